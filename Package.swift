@@ -1,0 +1,21 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Settings every target shares: Swift 6 language mode (strict concurrency) plus explicit `any`.
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Tablecast",
+    products: [
+        .library(name: "TableModel", targets: ["TableModel"]),
+    ],
+    dependencies: [],
+    targets: [
+        // Layer 2: the table and its editing semantics as pure values.
+        .target(name: "TableModel", swiftSettings: swiftSettings),
+        .testTarget(name: "TableModelTests", dependencies: ["TableModel"], swiftSettings: swiftSettings),
+    ]
+)
