@@ -17,5 +17,9 @@ let package = Package(
         // Layer 2: the table and its editing semantics as pure values.
         .target(name: "TableModel", swiftSettings: swiftSettings),
         .testTarget(name: "TableModelTests", dependencies: ["TableModel"], swiftSettings: swiftSettings),
+
+        // Layer 4: the server: table actors, subscriptions, presence, access control.
+        .target(name: "TablecastServer", dependencies: ["TableModel"], swiftSettings: swiftSettings),
+        .testTarget(name: "TablecastServerTests", dependencies: ["TablecastServer"], swiftSettings: swiftSettings),
     ]
 )
