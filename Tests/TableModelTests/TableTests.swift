@@ -10,11 +10,11 @@ final class TableTests: XCTestCase {
         let next = table.nextID
         try table.apply(
             Batch(
-                deleteRows: [IndexPath(section: 0, row: 2), IndexPath(section: 0, row: 4)],
+                deleteRows: [RowPath(section: 0, row: 2), RowPath(section: 0, row: 4)],
                 insertRows: [
-                    .init(at: IndexPath(section: 0, row: 0), row: Row(id: "r\(next)", value: "Alaska")),
-                    .init(at: IndexPath(section: 0, row: 3), row: Row(id: "r\(next + 1)", value: "Georgia")),
-                    .init(at: IndexPath(section: 0, row: 5), row: Row(id: "r\(next + 2)", value: "Virginia")),
+                    .init(at: RowPath(section: 0, row: 0), row: Row(id: "r\(next)", value: "Alaska")),
+                    .init(at: RowPath(section: 0, row: 3), row: Row(id: "r\(next + 1)", value: "Georgia")),
+                    .init(at: RowPath(section: 0, row: 5), row: Row(id: "r\(next + 2)", value: "Virginia")),
                 ]))
         XCTAssertEqual(
             table.sections[0].rows.map(\.value),
@@ -30,8 +30,8 @@ final class TableTests: XCTestCase {
         })
         try table.apply(
             Batch(
-                deleteSections: [1], deleteRows: [IndexPath(section: 0, row: 1)],
-                insertRows: [.init(at: IndexPath(section: 1, row: 1), row: Row(id: "r13", value: "new"))]))
+                deleteSections: [1], deleteRows: [RowPath(section: 0, row: 1)],
+                insertRows: [.init(at: RowPath(section: 1, row: 1), row: Row(id: "r13", value: "new"))]))
         XCTAssertEqual(
             table,
             Table(
@@ -57,10 +57,10 @@ final class TableTests: XCTestCase {
         var table = Table(contents: (1...3).map { section in
             SectionContent(rows: (1...3).map { RowContent(value: .string("Section \(section) Cell \($0)")) })
         })
-        try table.apply(Batch(moveRows: [.init(from: IndexPath(section: 0, row: 0), to: IndexPath(section: 0, row: 1))]))
+        try table.apply(Batch(moveRows: [.init(from: RowPath(section: 0, row: 0), to: RowPath(section: 0, row: 1))]))
         XCTAssertEqual(
             table.sections[0].rows.map(\.value), ["Section 1 Cell 2", "Section 1 Cell 1", "Section 1 Cell 3"])
-        try table.apply(Batch(moveRows: [.init(from: IndexPath(section: 0, row: 1), to: IndexPath(section: 1, row: 0))]))
+        try table.apply(Batch(moveRows: [.init(from: RowPath(section: 0, row: 1), to: RowPath(section: 1, row: 0))]))
         XCTAssertEqual(table.sections[0].rows.map(\.value), ["Section 1 Cell 2", "Section 1 Cell 3"])
         XCTAssertEqual(
             table.sections[1].rows.map(\.value),
@@ -78,7 +78,7 @@ final class TableTests: XCTestCase {
         XCTAssertEqual(withoutOdd.sections[0].rows.map(\.value), [0, 2, 4, 6])
 
         var small = numbers
-        try small.apply(Batch(deleteRows: [[0, 2], [0, 3], [1, 1], [1, 2], [1, 3]].map { IndexPath(section: $0[0], row: $0[1]) }))
+        try small.apply(Batch(deleteRows: [[0, 2], [0, 3], [1, 1], [1, 2], [1, 3]].map { RowPath(section: $0[0], row: $0[1]) }))
         XCTAssertEqual(small.sections.map { $0.rows.map(\.value) }, [[0, 2], [1]])
     }
 
@@ -86,7 +86,7 @@ final class TableTests: XCTestCase {
         var table = Table(contents: [SectionContent(rows: [RowContent(value: 1)])])
         let before = table
         XCTAssertThrowsError(
-            try table.apply(Batch(deleteRows: [IndexPath(section: 0, row: 0)], reloadRows: [.init(at: IndexPath(section: 0, row: 0), value: 2)])))
+            try table.apply(Batch(deleteRows: [RowPath(section: 0, row: 0)], reloadRows: [.init(at: RowPath(section: 0, row: 0), value: 2)])))
         XCTAssertEqual(table, before)
     }
 }

@@ -49,11 +49,11 @@ public struct Batch: Hashable, Sendable {
     /// A row inserted at its final index path, with its id.
     public struct RowInsert: Hashable, Sendable {
         /// The index path after the update.
-        public var at: IndexPath
+        public var at: RowPath
         /// The new row.
         public var row: Row
         /// Creates an entry.
-        public init(at: IndexPath, row: Row) {
+        public init(at: RowPath, row: Row) {
             self.at = at
             self.row = row
         }
@@ -62,7 +62,7 @@ public struct Batch: Hashable, Sendable {
     /// A row whose value (and optionally flags) is replaced.
     public struct RowReload: Hashable, Sendable {
         /// The index path before the update.
-        public var at: IndexPath
+        public var at: RowPath
         /// The new value.
         public var value: JSONValue
         /// The new `editable` flag, or `nil` to keep it.
@@ -70,7 +70,7 @@ public struct Batch: Hashable, Sendable {
         /// The new `movable` flag, or `nil` to keep it.
         public var movable: Bool?
         /// Creates an entry.
-        public init(at: IndexPath, value: JSONValue, editable: Bool? = nil, movable: Bool? = nil) {
+        public init(at: RowPath, value: JSONValue, editable: Bool? = nil, movable: Bool? = nil) {
             self.at = at
             self.value = value
             self.editable = editable
@@ -81,11 +81,11 @@ public struct Batch: Hashable, Sendable {
     /// A row moved from its index path before the update to its index path after it.
     public struct RowMove: Hashable, Sendable {
         /// The index path before the update.
-        public var from: IndexPath
+        public var from: RowPath
         /// The index path after the update.
-        public var to: IndexPath
+        public var to: RowPath
         /// Creates an entry.
-        public init(from: IndexPath, to: IndexPath) {
+        public init(from: RowPath, to: RowPath) {
             self.from = from
             self.to = to
         }
@@ -100,7 +100,7 @@ public struct Batch: Hashable, Sendable {
     /// Sections to move.
     public var moveSections: [SectionMove]
     /// Rows to delete, by index path before the update.
-    public var deleteRows: [IndexPath]
+    public var deleteRows: [RowPath]
     /// Rows to insert, at index paths after the update.
     public var insertRows: [RowInsert]
     /// Rows whose value changes, by index path before the update.
@@ -111,7 +111,7 @@ public struct Batch: Hashable, Sendable {
     /// Creates a batch; every list defaults to empty.
     public init(
         deleteSections: [Int] = [], insertSections: [SectionInsert] = [], reloadSections: [SectionReload] = [],
-        moveSections: [SectionMove] = [], deleteRows: [IndexPath] = [], insertRows: [RowInsert] = [],
+        moveSections: [SectionMove] = [], deleteRows: [RowPath] = [], insertRows: [RowInsert] = [],
         reloadRows: [RowReload] = [], moveRows: [RowMove] = []
     ) {
         self.deleteSections = deleteSections

@@ -8,18 +8,20 @@ struct BatchLayout: Sendable {
     var sectionMoves: [Int: Int]
     /// Final index → the insertSections entry that fills it.
     var sectionInserts: [Int: Int]
+    /// Final index → old index, for moved sections.
+    var sectionSources: [Int: Int]
     /// Old section index → how its rows are renumbered (removed rows), for sections that lose rows.
     var rowsRemoved: [Int: [Int]]
     /// Final section index → the final row indices that are filled, for sections that gain rows.
     var rowsPlaced: [Int: [Int]]
     /// Rows the batch deletes, by old index path.
-    var deletedRows: Set<IndexPath>
+    var deletedRows: Set<RowPath>
     /// Old index path → final index path, for moved rows.
-    var rowMoves: [IndexPath: IndexPath]
+    var rowMoves: [RowPath: RowPath]
 
     /// Where a row or section reference ends up after the batch.
     enum Fate: Equatable {
-        case at(IndexPath)
+        case at(RowPath)
         case deleted
         case sectionDeleted
     }
@@ -31,18 +33,25 @@ struct BatchLayout: Sendable {
         return sections.finalIndex(ofOld: section)
     }
 
+    /// The old index of final section `final`, or `nil` when the batch inserts it.
+    func oldSection(ofFinal final: Int) -> Int? {
+        if sectionInserts[final] != nil { return nil }
+        if let from = sectionSources[final] { return from }
+        return sections.oldIndex(ofSurvivor: sections.survivorsBefore(final: final))
+    }
+
     /// How the rows of old section `section` (which must survive) are renumbered into final section `final`.
     func rowReindexing(old section: Int, final: Int) -> Reindexing {
         Reindexing(removed: rowsRemoved[section] ?? [], placed: rowsPlaced[final] ?? [])
     }
 
     /// Where the row at old index path `path` is after the batch.
-    func fate(of path: IndexPath) -> Fate {
+    func fate(of path: RowPath) -> Fate {
         guard let section = finalSection(ofOld: path.section) else { return .sectionDeleted }
         if deletedRows.contains(path) { return .deleted }
         if let to = rowMoves[path] { return .at(to) }
         let row = rowReindexing(old: path.section, final: section).finalIndex(ofOld: path.row)
-        return .at(IndexPath(section: section, row: row))
+        return .at(RowPath(section: section, row: row))
     }
 
     /// The final index of a gap between sections: `gap` is "just before old section `gap`", anchored to the section
@@ -58,13 +67,13 @@ struct BatchLayout: Sendable {
 
     /// The final position of a gap between rows of old section `section` (see ``finalSectionGap(_:)``), or `nil`
     /// when the batch deletes the section.
-    func finalRowGap(section: Int, gap: Int) -> IndexPath? {
+    func finalRowGap(section: Int, gap: Int) -> RowPath? {
         guard let final = finalSection(ofOld: section) else { return nil }
         let rows = rowReindexing(old: section, final: final)
         var predecessor = gap - 1
         while predecessor >= 0, rows.isRemoved(predecessor) { predecessor -= 1 }
         var row = predecessor >= 0 ? rows.finalIndex(ofOld: predecessor) + 1 : 0
         while rows.isPlaced(row) { row += 1 }
-        return IndexPath(section: final, row: row)
+        return RowPath(section: final, row: row)
     }
 }

@@ -6,6 +6,7 @@ extension Table {
     /// batch's structure, the limits and that inserted ids are exactly the next ones the generator would assign; it
     /// does not re-check the per-row rules (`editable`, `movable`, `moves`, `reserveLastRow`), which the engine
     /// enforced when it resolved the intent that produced the batch.
+    /// An empty batch changes nothing and commits nothing: the version stays.
     public mutating func apply(_ batch: Batch) throws(TableError) {
         _ = try applyReturningLayout(batch)
     }
@@ -17,7 +18,7 @@ extension Table {
 
     mutating func applyReturningLayout(_ batch: Batch) throws(TableError) -> BatchLayout {
         let layout = try layout(of: batch, checkIDs: true) { "\($0.rawValue)[\($1)]" }
-        perform(batch, layout: layout)
+        if !batch.isEmpty { perform(batch, layout: layout) }
         return layout
     }
 
@@ -119,8 +120,8 @@ extension Table {
             placed: (batch.insertSections.map(\.at) + batch.moveSections.map(\.to)).sorted())
 
         // Rows, old space: deletions, reloads, move sources, in sections that exist and that the batch keeps.
-        var rowRole: [IndexPath: (verb: String, label: String)] = [:]
-        func claimRow(_ path: IndexPath, _ verb: String, _ entry: String) throws(TableError) {
+        var rowRole: [RowPath: (verb: String, label: String)] = [:]
+        func claimRow(_ path: RowPath, _ verb: String, _ entry: String) throws(TableError) {
             guard path.section >= 0, path.section < oldSectionCount else {
                 throw .outOfRange(entry, "row \(path) does not exist: table has \(oldSectionCount) sections before the update")
             }
@@ -135,7 +136,7 @@ extension Table {
             rowRole[path] = (verb, entry)
         }
         var rowsRemoved: [Int: [Int]] = [:]
-        var deletedRows = Set<IndexPath>()
+        var deletedRows = Set<RowPath>()
         for (index, path) in batch.deleteRows.enumerated() {
             try claimRow(path, "deleted", label(.deleteRows, index))
             rowsRemoved[path.section, default: []].append(path.row)
@@ -182,7 +183,7 @@ extension Table {
             let finalCount = survivors + entries.count
             var taken: [Int: String] = [:]
             for (row, entry) in entries {
-                let path = IndexPath(section: section, row: row)
+                let path = RowPath(section: section, row: row)
                 guard row >= 0, row < finalCount else {
                     throw .outOfRange(entry, "row \(path) is out of range: section \(section) has \(finalCount) rows after the update")
                 }
@@ -206,7 +207,7 @@ extension Table {
         let rowMoves = Dictionary(batch.moveRows.map { ($0.from, $0.to) }, uniquingKeysWith: { first, _ in first })
         return BatchLayout(
             sections: sectionReindexing, deletedSections: deletedSections, sectionMoves: sectionMoves,
-            sectionInserts: sectionInserts, rowsRemoved: rowsRemoved, rowsPlaced: rowsPlaced,
+            sectionInserts: sectionInserts, sectionSources: movedInto, rowsRemoved: rowsRemoved, rowsPlaced: rowsPlaced,
             deletedRows: deletedRows, rowMoves: rowMoves)
     }
 

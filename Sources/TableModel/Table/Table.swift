@@ -22,7 +22,7 @@ public struct Table: Hashable, Sendable {
     }
 
     /// The row at `path`, or `nil` when there is none.
-    public func row(at path: IndexPath) -> Row? {
+    public func row(at path: RowPath) -> Row? {
         guard sections.indices.contains(path.section), sections[path.section].rows.indices.contains(path.row) else {
             return nil
         }

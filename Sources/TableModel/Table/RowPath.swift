@@ -1,5 +1,6 @@
-/// A row's position: its section and its row within that section, both zero-based.
-public struct IndexPath: Hashable, Comparable, Sendable, CustomStringConvertible {
+/// A row's position: its section and its row within that section, both zero-based. (Not named `IndexPath`
+/// so that it never clashes with Foundation's type in modules that import both.)
+public struct RowPath: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The section index.
     public var section: Int
     /// The row index within the section.
@@ -11,7 +12,7 @@ public struct IndexPath: Hashable, Comparable, Sendable, CustomStringConvertible
         self.row = row
     }
 
-    public static func < (lhs: IndexPath, rhs: IndexPath) -> Bool {
+    public static func < (lhs: RowPath, rhs: RowPath) -> Bool {
         (lhs.section, lhs.row) < (rhs.section, rhs.row)
     }
 
