@@ -1,0 +1,249 @@
+extension Table {
+    /// Validates `batch` against this table completely and applies it all-or-nothing, advancing ``version`` by one
+    /// and the id generator past the ids the batch assigns. On error the table is unchanged.
+    ///
+    /// This is how every replica (a client, a replay from the log) follows the authoritative table. It checks the
+    /// batch's structure, the limits and that inserted ids are exactly the next ones the generator would assign; it
+    /// does not re-check the per-row rules (`editable`, `movable`, `moves`, `reserveLastRow`), which the engine
+    /// enforced when it resolved the intent that produced the batch.
+    /// An empty batch changes nothing and commits nothing: the version stays.
+    public mutating func apply(_ batch: Batch) throws(TableError) {
+        _ = try applyReturningLayout(batch)
+    }
+
+    /// Checks `batch` against this table exactly as ``apply(_:)`` would, without changing anything.
+    public func validate(_ batch: Batch) throws(TableError) {
+        _ = try layout(of: batch, checkIDs: true) { "\($0.rawValue)[\($1)]" }
+    }
+
+    mutating func applyReturningLayout(_ batch: Batch) throws(TableError) -> BatchLayout {
+        let layout = try layout(of: batch, checkIDs: true) { "\($0.rawValue)[\($1)]" }
+        if !batch.isEmpty { perform(batch, layout: layout) }
+        return layout
+    }
+
+    /// Applies a validated batch in place: reloads, then rows leave their old sections, sections are rearranged,
+    /// and rows are placed into their final sections. Each touched array is rewritten in one pass.
+    private mutating func perform(_ batch: Batch, layout: BatchLayout) {
+        for reload in batch.reloadRows {
+            var row = sections[reload.at.section].rows[reload.at.row]
+            row.value = reload.value
+            if let editable = reload.editable { row.editable = editable }
+            if let movable = reload.movable { row.movable = movable }
+            sections[reload.at.section].rows[reload.at.row] = row
+        }
+        for reload in batch.reloadSections {
+            sections[reload.at].header = reload.header
+            sections[reload.at].footer = reload.footer
+        }
+        let movedRows = batch.moveRows.map { sections[$0.from.section].rows[$0.from.row] }
+        for (section, removed) in layout.rowsRemoved {
+            sections[section].rows.remove(atSortedIndices: removed)
+        }
+        if !layout.sections.removed.isEmpty || !layout.sections.placed.isEmpty {
+            var placements: [(index: Int, element: Section)] = batch.insertSections.map { ($0.at, $0.section) }
+            placements += batch.moveSections.map { ($0.to, sections[$0.from]) }
+            placements.sort { $0.index < $1.index }
+            sections.remove(atSortedIndices: layout.sections.removed)
+            sections.insert(placements: placements)
+        }
+        var rowPlacements: [Int: [(index: Int, element: Row)]] = [:]
+        for insert in batch.insertRows { rowPlacements[insert.at.section, default: []].append((insert.at.row, insert.row)) }
+        for (move, row) in zip(batch.moveRows, movedRows) {
+            rowPlacements[move.to.section, default: []].append((move.to.row, row))
+        }
+        for (section, placements) in rowPlacements {
+            sections[section].rows.insert(placements: placements.sorted { $0.index < $1.index })
+        }
+        version += 1
+        nextID += UInt64(batch.createdIDCount)
+    }
+
+    /// Validates `batch` against this table and works out its layout. `label` names an entry for messages.
+    func layout(
+        of batch: Batch, checkIDs: Bool, label: (BatchList, Int) -> String
+    ) throws(TableError) -> BatchLayout {
+        let oldSectionCount = sections.count
+
+        // Sections, old space: deletions, reloads, move sources; each old section may play one role.
+        var sectionRole: [Int: (verb: String, label: String)] = [:]
+        func claimSection(_ section: Int, _ verb: String, _ entry: String) throws(TableError) {
+            guard section >= 0, section < oldSectionCount else {
+                throw .outOfRange(entry, "section \(section) does not exist: table has \(oldSectionCount) sections before the update")
+            }
+            if let other = sectionRole[section] {
+                throw .invalidBatch(entry, "section \(section) is also \(other.verb) by \(other.label)")
+            }
+            sectionRole[section] = (verb, entry)
+        }
+        var deletedSections = Set<Int>()
+        for (index, section) in batch.deleteSections.enumerated() {
+            try claimSection(section, "deleted", label(.deleteSections, index))
+            deletedSections.insert(section)
+        }
+        for (index, reload) in batch.reloadSections.enumerated() {
+            try claimSection(reload.at, "reloaded", label(.reloadSections, index))
+        }
+        for (index, move) in batch.moveSections.enumerated() {
+            try claimSection(move.from, "moved", label(.moveSections, index))
+        }
+
+        // Sections, new space: insertions and move destinations fill distinct final slots below the final count.
+        let finalSectionCount = oldSectionCount - batch.deleteSections.count + batch.insertSections.count
+        var sectionSlot: [Int: String] = [:]
+        func placeSection(_ section: Int, _ entry: String) throws(TableError) {
+            guard section >= 0, section < finalSectionCount else {
+                throw .outOfRange(entry, "section index \(section) is out of range: table has \(finalSectionCount) sections after the update")
+            }
+            if let other = sectionSlot[section] {
+                throw .invalidBatch(entry, "section index \(section) is also the destination of \(other)")
+            }
+            sectionSlot[section] = entry
+        }
+        var sectionInserts: [Int: Int] = [:]
+        for (index, insert) in batch.insertSections.enumerated() {
+            try placeSection(insert.at, label(.insertSections, index))
+            sectionInserts[insert.at] = index
+        }
+        var sectionMoves: [Int: Int] = [:]
+        var movedInto: [Int: Int] = [:]
+        for (index, move) in batch.moveSections.enumerated() {
+            try placeSection(move.to, label(.moveSections, index))
+            sectionMoves[move.from] = move.to
+            movedInto[move.to] = move.from
+        }
+        if finalSectionCount > rules.maxSections {
+            throw .limitExceeded(label(.insertSections, 0), "table would have \(finalSectionCount) sections, more than the limit of \(rules.maxSections)")
+        }
+        let sectionReindexing = Reindexing(
+            removed: (batch.deleteSections + batch.moveSections.map(\.from)).sorted(),
+            placed: (batch.insertSections.map(\.at) + batch.moveSections.map(\.to)).sorted())
+
+        // Rows, old space: deletions, reloads, move sources, in sections that exist and that the batch keeps.
+        var rowRole: [RowPath: (verb: String, label: String)] = [:]
+        func claimRow(_ path: RowPath, _ verb: String, _ entry: String) throws(TableError) {
+            guard path.section >= 0, path.section < oldSectionCount else {
+                throw .outOfRange(entry, "row \(path) does not exist: table has \(oldSectionCount) sections before the update")
+            }
+            let rowCount = sections[path.section].rows.count
+            guard path.row >= 0, path.row < rowCount else {
+                throw .outOfRange(entry, "row \(path) does not exist: section \(path.section) has \(rowCount) rows before the update")
+            }
+            if deletedSections.contains(path.section), let deleter = sectionRole[path.section]?.label {
+                throw .invalidBatch(entry, "row \(path) is in section \(path.section), which \(deleter) deletes")
+            }
+            if let other = rowRole[path] { throw .invalidBatch(entry, "row \(path) is also \(other.verb) by \(other.label)") }
+            rowRole[path] = (verb, entry)
+        }
+        var rowsRemoved: [Int: [Int]] = [:]
+        var deletedRows = Set<RowPath>()
+        for (index, path) in batch.deleteRows.enumerated() {
+            try claimRow(path, "deleted", label(.deleteRows, index))
+            rowsRemoved[path.section, default: []].append(path.row)
+            deletedRows.insert(path)
+        }
+        for (index, reload) in batch.reloadRows.enumerated() {
+            let entry = label(.reloadRows, index)
+            try claimRow(reload.at, "reloaded", entry)
+            try checkValueSize(reload.value, entry)
+        }
+        for (index, move) in batch.moveRows.enumerated() {
+            try claimRow(move.from, "moved", label(.moveRows, index))
+            rowsRemoved[move.from.section, default: []].append(move.from.row)
+        }
+        for key in rowsRemoved.keys { rowsRemoved[key]!.sort() }
+
+        // Rows, new space: placements into final sections, distinct and below each section's final count.
+        var placedEntries: [Int: [(row: Int, label: String)]] = [:]
+        for (index, insert) in batch.insertRows.enumerated() {
+            let entry = label(.insertRows, index)
+            try checkValueSize(insert.row.value, entry)
+            placedEntries[insert.at.section, default: []].append((insert.at.row, entry))
+            guard insert.at.section >= 0, insert.at.section < finalSectionCount else {
+                throw .outOfRange(entry, "row \(insert.at) is out of range: table has \(finalSectionCount) sections after the update")
+            }
+        }
+        for (index, move) in batch.moveRows.enumerated() {
+            let entry = label(.moveRows, index)
+            placedEntries[move.to.section, default: []].append((move.to.row, entry))
+            guard move.to.section >= 0, move.to.section < finalSectionCount else {
+                throw .outOfRange(entry, "row \(move.to) is out of range: table has \(finalSectionCount) sections after the update")
+            }
+        }
+        var rowsPlaced: [Int: [Int]] = [:]
+        for section in placedEntries.keys.sorted() {
+            let entries = placedEntries[section]!
+            let survivors: Int
+            if let insert = sectionInserts[section] {
+                survivors = batch.insertSections[insert].section.rows.count
+            } else {
+                let old = movedInto[section] ?? sectionReindexing.oldIndex(ofSurvivor: sectionReindexing.survivorsBefore(final: section))
+                survivors = sections[old].rows.count - (rowsRemoved[old]?.count ?? 0)
+            }
+            let finalCount = survivors + entries.count
+            var taken: [Int: String] = [:]
+            for (row, entry) in entries {
+                let path = RowPath(section: section, row: row)
+                guard row >= 0, row < finalCount else {
+                    throw .outOfRange(entry, "row \(path) is out of range: section \(section) has \(finalCount) rows after the update")
+                }
+                if let other = taken[row] { throw .invalidBatch(entry, "row \(path) is also the destination of \(other)") }
+                taken[row] = entry
+            }
+            if finalCount > rules.maxRowsPerSection {
+                throw .limitExceeded(entries[0].label, "section \(section) would have \(finalCount) rows, more than the limit of \(rules.maxRowsPerSection)")
+            }
+            rowsPlaced[section] = entries.map(\.row).sorted()
+        }
+        for (index, insert) in batch.insertSections.enumerated() {
+            let entry = label(.insertSections, index)
+            if insert.section.rows.count > rules.maxRowsPerSection {
+                throw .limitExceeded(entry, "section \(insert.at) would have \(insert.section.rows.count) rows, more than the limit of \(rules.maxRowsPerSection)")
+            }
+            for row in insert.section.rows { try checkValueSize(row.value, entry) }
+        }
+        if checkIDs { try checkCreatedIDs(batch, label: label) }
+
+        let rowMoves = Dictionary(batch.moveRows.map { ($0.from, $0.to) }, uniquingKeysWith: { first, _ in first })
+        return BatchLayout(
+            sections: sectionReindexing, deletedSections: deletedSections, sectionMoves: sectionMoves,
+            sectionInserts: sectionInserts, sectionSources: movedInto, rowsRemoved: rowsRemoved, rowsPlaced: rowsPlaced,
+            deletedRows: deletedRows, rowMoves: rowMoves)
+    }
+
+    private func checkValueSize(_ value: JSONValue, _ entry: String) throws(TableError) {
+        let size = value.encodedByteCount
+        if size > rules.maxValueBytes {
+            throw .limitExceeded(entry, "value is \(size) bytes, more than the limit of \(rules.maxValueBytes)")
+        }
+    }
+
+    /// Inserted ids must be exactly the next ones the generator assigns (in any order), which makes them unique
+    /// and never reused without an index of every id in the table.
+    private func checkCreatedIDs(_ batch: Batch, label: (BatchList, Int) -> String) throws(TableError) {
+        let count = UInt64(batch.createdIDCount)
+        var seen = Set<UInt64>()
+        func check(_ id: String, _ kind: IDKind, _ entry: String) throws(TableError) {
+            let number = id.hasPrefix(kind.rawValue) ? UInt64(id.dropFirst()) : nil
+            guard let number, number >= nextID, number - nextID < count, Table.id(kind, number) == id else {
+                let expected = count == 1 ? "\(nextID)" : "\(nextID) to \(nextID + count - 1)"
+                throw .invalidBatch(entry, "\(kind == .section ? "section" : "row") id \"\(id)\" is not a fresh id: this batch assigns ids numbered \(expected)")
+            }
+            if !seen.insert(number).inserted { throw .invalidBatch(entry, "id \"\(id)\" is assigned twice") }
+        }
+        for (index, insert) in batch.insertSections.enumerated() {
+            let entry = label(.insertSections, index)
+            try check(insert.section.id, .section, entry)
+            for row in insert.section.rows { try check(row.id, .row, entry) }
+        }
+        for (index, insert) in batch.insertRows.enumerated() { try check(insert.row.id, .row, label(.insertRows, index)) }
+    }
+}
+
+extension Batch {
+    /// How many ids the batch assigns: one per inserted section and one per inserted row, including the rows of
+    /// inserted sections.
+    var createdIDCount: Int {
+        insertSections.reduce(insertSections.count + insertRows.count) { $0 + $1.section.rows.count }
+    }
+}

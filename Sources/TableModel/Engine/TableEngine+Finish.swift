@@ -1,0 +1,144 @@
+extension TableEngine {
+    /// Turns a draft in current coordinates into a resolution: validates it, enforces the rules, retargets moves
+    /// and insertions, drops what changes nothing, assigns ids and puts the batch in canonical order.
+    func finish(_ draft: Draft, intent: Intent) throws(TableError) -> Resolution {
+        var draft = draft
+        let label = { (list: BatchList, index: Int) in intent.label(list, draft.origin(list, index)) }
+        var layout = try table.layout(of: draft.batch(on: table), checkIDs: false, label: label)
+        try checkRules(draft, label: label)
+        if table.rules.moves == .withinSection, retargetIntoSourceSection(&draft, layout: layout) {
+            layout = try table.layout(of: draft.batch(on: table), checkIDs: false, label: label)
+        }
+        if table.rules.reserveLastRow, keepPlaceholdersLast(&draft, layout: layout) {
+            layout = try table.layout(of: draft.batch(on: table), checkIDs: false, label: label)
+        }
+        draft.reloadRows.removeAll { reload in
+            let row = table.sections[reload.at.section].rows[reload.at.row]
+            return row.value == reload.value && (reload.editable ?? row.editable) == row.editable
+                && (reload.movable ?? row.movable) == row.movable
+        }
+        draft.reloadSections.removeAll { reload in
+            let section = table.sections[reload.at]
+            return (reload.header ?? section.header) == section.header && (reload.footer ?? section.footer) == section.footer
+        }
+        let changesNothing =
+            draft.deleteSections.isEmpty && draft.insertSections.isEmpty && draft.reloadSections.isEmpty
+            && draft.deleteRows.isEmpty && draft.insertRows.isEmpty && draft.reloadRows.isEmpty
+            && draft.moveSections.allSatisfy { $0.from == $0.to } && draft.moveRows.allSatisfy { $0.from == $0.to }
+        var batch = changesNothing ? Batch() : draft.batch(on: table)
+
+        // Ids in the order of the intent's entries; inserts are never dropped, so draft order is entry order.
+        var nextID = table.nextID
+        var createdIDs: [String] = []
+        func assign(_ kind: Table.IDKind) -> String {
+            defer { nextID += 1 }
+            createdIDs.append(Table.id(kind, nextID))
+            return createdIDs[createdIDs.count - 1]
+        }
+        for index in batch.insertSections.indices {
+            batch.insertSections[index].section.id = assign(.section)
+            for row in batch.insertSections[index].section.rows.indices {
+                batch.insertSections[index].section.rows[row].id = assign(.row)
+            }
+        }
+        for index in batch.insertRows.indices { batch.insertRows[index].row.id = assign(.row) }
+
+        return Resolution(
+            batch: batch.canonical, baseVersion: table.version, version: table.version + (changesNothing ? 0 : 1),
+            createdIDs: createdIDs, insertedSections: draft.insertSections.map(\.at), insertedRows: draft.insertRows.map(\.at),
+            movedSections: draft.moveSections.map(\.to), movedRows: draft.moveRows.map(\.to))
+    }
+
+    /// The delegate decisions: canEditRow, canMoveRow, the `moves` rule and the reserved last row.
+    private func checkRules(_ draft: Draft, label: (BatchList, Int) -> String) throws(TableError) {
+        let rules = table.rules
+        func isReserved(_ path: RowPath) -> Bool {
+            rules.reserveLastRow && path.row == table.sections[path.section].rows.count - 1
+        }
+        for (index, delete) in draft.deleteRows.enumerated() {
+            if !table.sections[delete.path.section].rows[delete.path.row].editable {
+                throw .notEditable(label(.deleteRows, index), "row \(delete.path) is not editable")
+            }
+            if isReserved(delete.path) {
+                throw .notEditable(label(.deleteRows, index), "row \(delete.path) is the reserved last row of section \(delete.path.section)")
+            }
+        }
+        for (index, reload) in draft.reloadRows.enumerated() where !table.sections[reload.at.section].rows[reload.at.row].editable {
+            throw .notEditable(label(.reloadRows, index), "row \(reload.at) is not editable")
+        }
+        for (index, move) in draft.moveRows.enumerated() {
+            if rules.moves == .none { throw .notMovable(label(.moveRows, index), "rows cannot be moved in this table (moves: none)") }
+            if !table.sections[move.from.section].rows[move.from.row].movable {
+                throw .notMovable(label(.moveRows, index), "row \(move.from) is not movable")
+            }
+            if isReserved(move.from) {
+                throw .notMovable(label(.moveRows, index), "row \(move.from) is the reserved last row of section \(move.from.section)")
+            }
+        }
+    }
+
+    /// Listing 8-3 for `moves: withinSection`: a destination in an earlier section becomes row 0 of the source
+    /// section, one in a later section becomes its last row. Returns whether anything changed.
+    private func retargetIntoSourceSection(_ draft: inout Draft, layout: BatchLayout) -> Bool {
+        var retargeted: [(index: Int, toEarlier: Bool)] = []
+        for (index, move) in draft.moveRows.enumerated() {
+            let source = layout.finalSection(ofOld: move.from.section)!
+            if move.to.section != source {
+                retargeted.append((index, move.to.section < source))
+                draft.moveRows[index].to = RowPath(section: source, row: 0)
+            }
+        }
+        guard !retargeted.isEmpty else { return false }
+        let counts = finalRowCounts(draft, layout: layout)
+        for (index, toEarlier) in retargeted where !toEarlier {
+            let section = draft.moveRows[index].to.section
+            draft.moveRows[index].to.row = counts[section, default: 0] - 1
+        }
+        return true
+    }
+
+    /// `reserveLastRow`: a section's last row is an add-item placeholder that stays last, so rows placed after
+    /// it move to just before it (keeping their order). Returns whether anything changed.
+    private func keepPlaceholdersLast(_ draft: inout Draft, layout: BatchLayout) -> Bool {
+        var placedRows: [Int: [Int]] = [:]
+        for insert in draft.insertRows { placedRows[insert.at.section, default: []].append(insert.at.row) }
+        for move in draft.moveRows { placedRows[move.to.section, default: []].append(move.to.row) }
+        var placeholderRow: [Int: Int] = [:]
+        for (section, rows) in placedRows {
+            guard let old = layout.oldSection(ofFinal: section), !table.sections[old].rows.isEmpty else { continue }
+            let survivors = table.sections[old].rows.count - (layout.rowsRemoved[old]?.count ?? 0)
+            placeholderRow[section] = Reindexing(removed: [], placed: rows.sorted()).finalIndex(ofSurvivor: survivors - 1)
+        }
+        var changed = false
+        for index in draft.insertRows.indices {
+            let at = draft.insertRows[index].at
+            if let placeholder = placeholderRow[at.section], at.row > placeholder {
+                draft.insertRows[index].at.row -= 1
+                changed = true
+            }
+        }
+        for index in draft.moveRows.indices {
+            let to = draft.moveRows[index].to
+            if let placeholder = placeholderRow[to.section], to.row > placeholder {
+                draft.moveRows[index].to.row -= 1
+                changed = true
+            }
+        }
+        return changed
+    }
+
+    /// The row count after the draft of every final section that rows are placed into.
+    private func finalRowCounts(_ draft: Draft, layout: BatchLayout) -> [Int: Int] {
+        var counts: [Int: Int] = [:]
+        for insert in draft.insertRows { counts[insert.at.section, default: 0] += 1 }
+        for move in draft.moveRows { counts[move.to.section, default: 0] += 1 }
+        for section in counts.keys {
+            if let old = layout.oldSection(ofFinal: section) {
+                counts[section]! += table.sections[old].rows.count - (layout.rowsRemoved[old]?.count ?? 0)
+            } else if let insert = layout.sectionInserts[section] {
+                counts[section]! += draft.insertSections[insert].content.rows.count
+            }
+        }
+        return counts
+    }
+}
