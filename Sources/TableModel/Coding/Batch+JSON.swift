@@ -1,0 +1,68 @@
+extension Batch {
+    /// The update as clients receive it: all eight lists, index paths as `[section, row]`:
+    /// `deleteSections: [s]`, `insertSections: [{at, section}]`, `reloadSections: [{at, header, footer}]`,
+    /// `moveSections: [{from, to}]`, `deleteRows: [[s, r]]`, `insertRows: [{at, row}]`,
+    /// `reloadRows: [{at, value, editable?, movable?}]`, `moveRows: [{from, to}]`.
+    public var json: JSONValue {
+        .object([
+            "deleteSections": .array(deleteSections.map { .number(Double($0)) }),
+            "insertSections": .array(insertSections.map { .object(["at": .number(Double($0.at)), "section": $0.section.json]) }),
+            "reloadSections": .array(reloadSections.map { .object(["at": .number(Double($0.at)), "header": $0.header.json, "footer": $0.footer.json]) }),
+            "moveSections": .array(moveSections.map { .object(["from": .number(Double($0.from)), "to": .number(Double($0.to))]) }),
+            "deleteRows": .array(deleteRows.map(\.json)),
+            "insertRows": .array(insertRows.map { .object(["at": $0.at.json, "row": $0.row.json]) }),
+            "reloadRows": .array(reloadRows.map { reload in
+                var members: [String: JSONValue] = ["at": reload.at.json, "value": reload.value]
+                if let editable = reload.editable { members["editable"] = .bool(editable) }
+                if let movable = reload.movable { members["movable"] = .bool(movable) }
+                return .object(members)
+            }),
+            "moveRows": .array(moveRows.map { .object(["from": $0.from.json, "to": $0.to.json]) }),
+        ])
+    }
+
+    /// Decodes ``json``; absent lists are empty.
+    public init(json: JSONValue) throws(JSONDecodingError) {
+        let object = try ObjectReader(json, path: "", allowing: Batch.listNames)
+        self.init(
+            deleteSections: try object.optional("deleteSections", Decode.array(Decode.count)) ?? [],
+            insertSections: try object.optional("insertSections", Decode.array { (value, path) throws(JSONDecodingError) in
+                let entry = try ObjectReader(value, path: path, allowing: ["at", "section"])
+                return SectionInsert(
+                    at: try entry.required("at", Decode.count),
+                    section: try entry.required("section") { (value, path) throws(JSONDecodingError) in try Section(json: value, path: path) })
+            }) ?? [],
+            reloadSections: try object.optional("reloadSections", Decode.array { (value, path) throws(JSONDecodingError) in
+                let entry = try ObjectReader(value, path: path, allowing: ["at", "header", "footer"])
+                return SectionReload(
+                    at: try entry.required("at", Decode.count), header: try entry.required("header", Decode.nullableString),
+                    footer: try entry.required("footer", Decode.nullableString))
+            }) ?? [],
+            moveSections: try object.optional("moveSections", Decode.array { (value, path) throws(JSONDecodingError) in
+                let entry = try ObjectReader(value, path: path, allowing: ["from", "to"])
+                return SectionMove(from: try entry.required("from", Decode.count), to: try entry.required("to", Decode.count))
+            }) ?? [],
+            deleteRows: try object.optional("deleteRows", Decode.array(Decode.rowPath)) ?? [],
+            insertRows: try object.optional("insertRows", Decode.array { (value, path) throws(JSONDecodingError) in
+                let entry = try ObjectReader(value, path: path, allowing: ["at", "row"])
+                return RowInsert(
+                    at: try entry.required("at", Decode.rowPath),
+                    row: try entry.required("row") { (value, path) throws(JSONDecodingError) in try Row(json: value, path: path) })
+            }) ?? [],
+            reloadRows: try object.optional("reloadRows", Decode.array { (value, path) throws(JSONDecodingError) in
+                let entry = try ObjectReader(value, path: path, allowing: ["at", "value", "editable", "movable"])
+                return RowReload(
+                    at: try entry.required("at", Decode.rowPath), value: try entry.required("value", Decode.any),
+                    editable: try entry.optional("editable", Decode.bool), movable: try entry.optional("movable", Decode.bool))
+            }) ?? [],
+            moveRows: try object.optional("moveRows", Decode.array { (value, path) throws(JSONDecodingError) in
+                let entry = try ObjectReader(value, path: path, allowing: ["from", "to"])
+                return RowMove(from: try entry.required("from", Decode.rowPath), to: try entry.required("to", Decode.rowPath))
+            }) ?? [])
+    }
+
+    static let listNames: Set<String> = [
+        "deleteSections", "insertSections", "reloadSections", "moveSections", "deleteRows", "insertRows", "reloadRows",
+        "moveRows",
+    ]
+}
