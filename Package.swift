@@ -18,8 +18,12 @@ let package = Package(
         .target(name: "TableModel", swiftSettings: swiftSettings),
         .testTarget(name: "TableModelTests", dependencies: ["TableModel"], swiftSettings: swiftSettings),
 
+        // Layer 3: the wire protocol: client messages decoded into intents, server messages encoded once.
+        .target(name: "TablecastProtocol", dependencies: ["TableModel"], swiftSettings: swiftSettings),
+        .testTarget(name: "TablecastProtocolTests", dependencies: ["TablecastProtocol"], swiftSettings: swiftSettings),
+
         // Layer 4: the server: table actors, subscriptions, presence, access control.
-        .target(name: "TablecastServer", dependencies: ["TableModel"], swiftSettings: swiftSettings),
+        .target(name: "TablecastServer", dependencies: ["TableModel", "TablecastProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "TablecastServerTests", dependencies: ["TablecastServer"], swiftSettings: swiftSettings),
     ]
 )

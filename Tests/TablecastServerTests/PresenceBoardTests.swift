@@ -1,8 +1,9 @@
+import TablecastProtocol
 import TablecastServer
 import XCTest
 
 final class PresenceBoardTests: XCTestCase {
-    typealias Entry = PresenceBoard<Int>.Entry
+    typealias Entry = PresenceEntry
 
     func testJoinOrderIsKeptAndDuplicatesChangeNothing() {
         var board = PresenceBoard<Int>()

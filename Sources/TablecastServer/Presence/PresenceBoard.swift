@@ -1,33 +1,18 @@
+import TablecastProtocol
+
 /// Who is on one table and what each of them is doing: the state behind `presence` messages.
 ///
 /// Keyed by connection, because one client id may be connected twice (two tabs); listed in the order people
 /// arrived so that every subscriber sees the same list. Each mutation reports whether anything visible changed,
 /// so the table sends `presence` only when there is news.
 public struct PresenceBoard<Connection: Hashable & Sendable>: Sendable {
-    /// One person on the table, as `presence` shows them.
-    public struct Entry: Sendable, Hashable {
-        public var client: String
-        public var name: String
-        /// In editing mode (`setEditing:animated:`).
-        public var editing: Bool
-        /// The row being swiped or edited, if any.
-        public var row: String?
-
-        public init(client: String, name: String, editing: Bool, row: String?) {
-            self.client = client
-            self.name = name
-            self.editing = editing
-            self.row = row
-        }
-    }
-
     private var order: [Connection] = []
-    private var entries: [Connection: Entry] = [:]
+    private var entries: [Connection: PresenceEntry] = [:]
 
     public init() {}
 
     /// Everyone on the table, in arrival order.
-    public var clients: [Entry] { order.compactMap { entries[$0] } }
+    public var clients: [PresenceEntry] { order.compactMap { entries[$0] } }
 
     /// Whether anyone is here.
     public var isEmpty: Bool { order.isEmpty }
@@ -36,7 +21,7 @@ public struct PresenceBoard<Connection: Hashable & Sendable>: Sendable {
     public mutating func join(_ connection: Connection, client: String, name: String) -> Bool {
         guard entries[connection] == nil else { return false }
         order.append(connection)
-        entries[connection] = Entry(client: client, name: name, editing: false, row: nil)
+        entries[connection] = PresenceEntry(client: client, name: name, editing: false, row: nil)
         return true
     }
 
@@ -65,7 +50,7 @@ public struct PresenceBoard<Connection: Hashable & Sendable>: Sendable {
         update(connection) { if $0.row == row { $0.row = nil } }
     }
 
-    private mutating func update(_ connection: Connection, _ change: (inout Entry) -> Void) -> Bool {
+    private mutating func update(_ connection: Connection, _ change: (inout PresenceEntry) -> Void) -> Bool {
         guard var entry = entries[connection] else { return false }
         let before = entry
         change(&entry)

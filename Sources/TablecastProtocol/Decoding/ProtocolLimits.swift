@@ -1,0 +1,19 @@
+/// Limits the decoder enforces on client messages, so hostile or buggy input is refused before it costs anything.
+public struct ProtocolLimits: Hashable, Sendable {
+    /// Most entries a `batch` may have across its eight lists (rows inside inserted sections included).
+    public var maxBatchEntries: Int
+    /// Longest `ref` a client may choose.
+    public var maxRefLength: Int
+    /// Longest client id and display name in `hello`.
+    public var maxClientIDLength: Int
+
+    /// - Parameters:
+    ///   - maxBatchEntries: default 1,000; beyond it a batch is refused with `limit_exceeded`.
+    ///   - maxRefLength: default 64 characters.
+    ///   - maxClientIDLength: default 64 characters, for client ids and names.
+    public init(maxBatchEntries: Int = 1_000, maxRefLength: Int = 64, maxClientIDLength: Int = 64) {
+        self.maxBatchEntries = maxBatchEntries
+        self.maxRefLength = maxRefLength
+        self.maxClientIDLength = maxClientIDLength
+    }
+}

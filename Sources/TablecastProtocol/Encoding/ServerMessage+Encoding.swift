@@ -1,0 +1,90 @@
+import TableModel
+
+extension ServerMessage {
+    /// The message as a JSON value, in the shapes web-client-protocol/ specifies.
+    public var json: JSONValue {
+        var members: [String: JSONValue]
+        switch self {
+        case .welcome(let welcome):
+            members = [
+                "type": "welcome", "client": .string(welcome.client),
+                "server": [
+                    "name": .string(welcome.serverName), "version": .string(welcome.serverVersion), "protocol": 1,
+                ],
+                "limits": [
+                    "maxMessageBytes": .number(Double(welcome.maxMessageBytes)),
+                    "maxBatchEntries": .number(Double(welcome.maxBatchEntries)),
+                    "intentsPerSecond": .number(Double(welcome.intentsPerSecond)),
+                ],
+            ]
+            members["ref"] = welcome.ref.map(JSONValue.string)
+        case .ack(let ack):
+            members = ["type": "ack", "table": .string(ack.table), "version": .number(Double(ack.version))]
+            members["ref"] = ack.ref.map(JSONValue.string)
+            members["epoch"] = ack.epoch.map(JSONValue.string)
+            if !ack.created.isEmpty { members["created"] = .array(ack.created.map(JSONValue.string)) }
+            if !ack.resolved.isEmpty { members["resolved"] = .array(ack.resolved) }
+            if ack.noop { members["noop"] = true }
+        case .error(let error):
+            members = ["type": "error", "code": .string(error.code.rawValue), "message": .string(error.message)]
+            members["ref"] = error.ref.map(JSONValue.string)
+            members["at"] = error.at.map(JSONValue.string)
+        case .snapshot(let table, let version, let epoch, let rules, let sections):
+            members = [
+                "type": "snapshot", "table": .string(table), "version": .number(Double(version)),
+                "epoch": .string(epoch), "rules": rules.json, "sections": .array(sections.map(\.json)),
+            ]
+        case .update(let update):
+            guard case .object(let lists) = update.batch.json else { preconditionFailure("a batch encodes as an object") }
+            members = lists
+            members["type"] = "update"
+            members["table"] = .string(update.table)
+            members["version"] = .number(Double(update.version))
+            var origin: [String: JSONValue] = ["client": .string(update.originClient)]
+            origin["ref"] = update.originRef.map(JSONValue.string)
+            members["origin"] = .object(origin)
+        case .subscribed(let ref, let status), .refreshed(let ref, let status):
+            if case .subscribed = self { members = ["type": "subscribed"] } else { members = ["type": "refreshed"] }
+            members["ref"] = ref.map(JSONValue.string)
+            members["table"] = .string(status.table)
+            members["version"] = .number(Double(status.version))
+            members["epoch"] = .string(status.epoch)
+            members["rules"] = status.rules.json
+        case .unsubscribed(let ref, let table):
+            members = ["type": "unsubscribed", "table": .string(table)]
+            members["ref"] = ref.map(JSONValue.string)
+        case .tables(let ref, let tables):
+            members = [
+                "type": "tables",
+                "tables": .array(
+                    tables.map {
+                        [
+                            "table": .string($0.table), "version": .number(Double($0.version)),
+                            "epoch": .string($0.epoch), "subscribers": .number(Double($0.subscribers)),
+                        ]
+                    }),
+            ]
+            members["ref"] = ref.map(JSONValue.string)
+        case .presence(let table, let clients):
+            members = [
+                "type": "presence", "table": .string(table),
+                "clients": .array(
+                    clients.map { entry in
+                        var client: [String: JSONValue] = [
+                            "client": .string(entry.client), "name": .string(entry.name), "editing": .bool(entry.editing),
+                        ]
+                        client["row"] = entry.row.map(JSONValue.string)
+                        return .object(client)
+                    }),
+            ]
+        case .dropped(let table):
+            members = ["type": "dropped", "table": .string(table)]
+        case .rules(let table, let rules):
+            members = ["type": "rules", "table": .string(table), "rules": rules.json]
+        }
+        return .object(members)
+    }
+
+    /// The message's text as UTF-8 bytes, ready to send.
+    public var encoded: [UInt8] { json.jsonBytes }
+}
