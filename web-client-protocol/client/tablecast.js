@@ -395,7 +395,6 @@ export class TablecastClient extends Emitter {
    *   delays in ms: `initial` (500) × `factor` (2) per attempt, capped at `max` (30000), each reduced by a
    *   random fraction up to `jitter` (0.5) so that many clients do not come back in step
    * @param {() => number} [options.random] source of [0, 1) numbers for the jitter (default Math.random)
-   * @param {{setTimeout: Function, clearTimeout: Function}} [options.timers] timer functions (default global)
    */
   constructor(options) {
     super();
@@ -409,7 +408,6 @@ export class TablecastClient extends Emitter {
     if (typeof this._WebSocket !== 'function') throw new TypeError('no WebSocket constructor: pass options.WebSocket');
     this.backoff = { initial: 500, max: 30000, factor: 2, jitter: 0.5, ...options.backoff };
     this._random = options.random ?? Math.random;
-    this._timers = options.timers ?? { setTimeout: (f, ms) => setTimeout(f, ms), clearTimeout: (t) => clearTimeout(t) };
 
     /** @type {'idle'|'connecting'|'live'|'reconnecting'|'closed'} */
     this.state = 'idle';
@@ -424,7 +422,8 @@ export class TablecastClient extends Emitter {
     this._helloRef = null;
     /** @type {Map<string, {msg: object|Function, kind: string, resolve: Function, reject: Function, sent: boolean}>} */
     this._pending = new Map(); // in creation order: re-sent in that order
-    /** @type {Map<string, {replica: Replica, subscribed: boolean, ref: string|null, waiters: Array}>} */
+    // catchingUp: a subscribe was sent (ref) and its `subscribed` has not arrived yet.
+    /** @type {Map<string, {replica: Replica, subscribed: boolean, catchingUp: boolean, ref: string|null, waiters: Array}>} */
     this._tables = new Map();
     this._presence = new Map(); // table → {editing: boolean, rows: Set<string>}, re-sent after resubscribing
     this._presenceSeen = new Map(); // table → last `presence` clients
@@ -444,7 +443,7 @@ export class TablecastClient extends Emitter {
    * subscriptions are kept, so a later {@link TablecastClient#connect} resumes them.
    */
   close() {
-    if (this._retryTimer !== null) this._timers.clearTimeout(this._retryTimer);
+    if (this._retryTimer !== null) clearTimeout(this._retryTimer);
     this._retryTimer = null;
     const ws = this._ws;
     this._ws = null;
@@ -486,8 +485,6 @@ export class TablecastClient extends Emitter {
       this._ws = null;
       this._lost();
     };
-    // Browsers report failures as an error event followed by close; close does the work.
-    ws.onerror = () => {};
   }
 
   _lost() {
@@ -513,7 +510,7 @@ export class TablecastClient extends Emitter {
     const delay = Math.round(full * (1 - jitter * this._random()));
     this._attempt += 1;
     this._setState({ state: 'reconnecting', delay, attempt: this._attempt });
-    this._retryTimer = this._timers.setTimeout(() => {
+    this._retryTimer = setTimeout(() => {
       this._retryTimer = null;
       this._open();
     }, delay);
@@ -592,7 +589,7 @@ export class TablecastClient extends Emitter {
   _table(table) {
     let entry = this._tables.get(table);
     if (!entry) {
-      entry = { replica: new Replica(table), subscribed: false, ref: null, waiters: [] };
+      entry = { replica: new Replica(table), subscribed: false, catchingUp: false, ref: null, waiters: [] };
       this._tables.set(table, entry);
     }
     return entry;
@@ -609,6 +606,7 @@ export class TablecastClient extends Emitter {
   }
 
   _sendSubscribe(table, entry) {
+    entry.catchingUp = true;
     entry.ref = this._nextRef();
     this._sendNow({ ...this._resume(table, 'subscribe'), ref: entry.ref });
   }
@@ -625,10 +623,11 @@ export class TablecastClient extends Emitter {
       entry.waiters.push({ resolve, reject });
       if (entry.subscribed) {
         // Already subscribed: answer once the current catch-up is complete (at once if it is).
-        if (entry.ref === null) entry.waiters.pop().resolve(entry.replica);
+        if (!entry.catchingUp) entry.waiters.pop().resolve(entry.replica);
         return;
       }
       entry.subscribed = true;
+      entry.catchingUp = true;
       if (this.state === 'live') this._sendSubscribe(table, entry);
     });
   }
@@ -653,7 +652,7 @@ export class TablecastClient extends Emitter {
     this._presenceSeen.delete(table);
     if (entry) {
       entry.subscribed = false;
-      entry.ref = null;
+      entry.catchingUp = false;
       for (const waiter of entry.waiters.splice(0)) waiter.reject(new TablecastError('closed', `unsubscribed from ${table}`));
     }
     if (this.state !== 'live') return Promise.resolve({ table });
@@ -761,7 +760,7 @@ export class TablecastClient extends Emitter {
   _sendPresence(msg) {
     const entry = this._tables.get(msg.table);
     // Presence needs the subscription in place; until it is, the remembered state is sent on `subscribed`.
-    if (this.state === 'live' && entry?.subscribed && entry.ref === null) this._sendNow(msg);
+    if (this.state === 'live' && entry?.subscribed && !entry.catchingUp) this._sendNow(msg);
   }
 
   /** Enters or leaves editing mode on a subscribed table (`setEditing:animated:`). */
@@ -859,7 +858,7 @@ TablecastClient.prototype._handlers = {
   subscribed(msg) {
     const entry = this._tables.get(msg.table);
     if (!entry || !entry.subscribed || msg.ref !== entry.ref) return;
-    entry.ref = null;
+    entry.catchingUp = false;
     this._caughtUp(msg);
     for (const waiter of entry.waiters.splice(0)) waiter.resolve(entry.replica);
     this._emit('subscribed', { table: msg.table, replica: entry.replica });
@@ -894,9 +893,9 @@ TablecastClient.prototype._handlers = {
       return;
     }
     for (const [table, entry] of this._tables) {
-      if (entry.ref !== null && entry.ref === msg.ref) {
+      if (entry.catchingUp && entry.ref === msg.ref) {
         entry.subscribed = false;
-        entry.ref = null;
+        entry.catchingUp = false;
         for (const waiter of entry.waiters.splice(0)) waiter.reject(error);
         error.table = table;
       }

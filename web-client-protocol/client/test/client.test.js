@@ -139,6 +139,27 @@ test('every intent kind is sent with the spec fields', async (t) => {
   assert.deepEqual(await conn.next(), { type: 'edit', table: 't', at: [0, 0], value: 1, base: 3, ref: 'mine-1' });
 });
 
+test('requests made before connecting wait; subscribing twice sends one subscribe and answers both', async (t) => {
+  const { client, peer } = await setup(t);
+  const first = client.subscribe('t');
+  const second = client.subscribe('t');
+  const listed = client.listTables();
+  client.connect();
+  const { conn } = await accept(peer);
+  const sub = await conn.next();
+  assert.equal(sub.type, 'subscribe');
+  const list = await conn.next();
+  assert.deepEqual(list, { type: 'listTables', ref: list.ref });
+  assert.ok(await conn.inbox.quiet(50), 'one subscribe only');
+  serveSubscribe(conn, sub, { version: 5, sections: fruit() });
+  conn.send({ type: 'tables', ref: list.ref, tables: [] });
+  const [a, b] = await Promise.all([first, second]);
+  assert.equal(a, b);
+  assert.deepEqual(a.values(), [['apple', 'pear']]);
+  assert.equal(await client.subscribe('t'), a, 'already caught up: answered at once');
+  assert.deepEqual(await listed, []);
+});
+
 test('intents on a table that is not subscribed have no base', async (t) => {
   const { client, peer } = await setup(t);
   client.connect();
