@@ -1,0 +1,923 @@
+// Tablecast protocol v1 client: a local replica of a table and a reconnecting WebSocket client.
+// One ES module, no dependencies, no build step; runs in browsers and in node (pass a WebSocket constructor).
+// The contract is ../README.md; the index semantics are UIKit's beginUpdates/endUpdates.
+
+/** Subprotocol name the server speaks. */
+export const SUBPROTOCOL = 'tablecast.v1';
+
+const clone = (value) => (value === undefined ? undefined : structuredClone(value));
+
+const isIndex = (n) => Number.isInteger(n) && n >= 0;
+const isIndexPath = (p) => Array.isArray(p) && p.length === 2 && isIndex(p[0]) && isIndex(p[1]);
+const pathKey = (p) => `${p[0]},${p[1]}`;
+const comparePaths = (a, b) => a[0] - b[0] || a[1] - b[1];
+
+/**
+ * Thrown by {@link Replica#apply} and {@link Replica#loadSnapshot} when the input does not fit the replica.
+ * The replica is unchanged when this is thrown.
+ */
+export class ReplicaError extends Error {
+  /**
+   * @param {'version'|'table'|'out_of_range'|'invalid'} code why the input was refused
+   * @param {string} message
+   * @param {string} [at] the entry at fault, e.g. "deleteRows[1]"
+   */
+  constructor(code, message, at) {
+    super(at ? `${at}: ${message}` : message);
+    this.name = 'ReplicaError';
+    this.code = code;
+    this.at = at;
+  }
+}
+
+/**
+ * A client's copy of one table: version, epoch, rules and sections, kept in step by applying the server's
+ * `update`s exactly as the protocol's "Applying an update to a replica" says. Pure: no I/O, no clock.
+ *
+ * Everything going in and coming out is deep-copied, so callers can neither change the replica by
+ * mutating what they passed nor what they got back.
+ */
+export class Replica {
+  /** @param {string} [table] the table's name; when set, updates for other tables are refused */
+  constructor(table) {
+    /** @type {string|undefined} */
+    this.table = table;
+    /** @type {number|null} version of the last applied snapshot or update; null before the first snapshot */
+    this.version = null;
+    /** @type {string|null} the table's epoch (one life of the table) */
+    this.epoch = null;
+    this._rules = null;
+    this._sections = [];
+    this._index = null; // lazily built id → position maps; dropped on every change
+  }
+
+  /** True once a snapshot has been loaded (the replica holds a table). */
+  get loaded() {
+    return this.version !== null;
+  }
+
+  /** @returns {object|null} a copy of the table's rules */
+  get rules() {
+    return clone(this._rules);
+  }
+
+  /** Replaces the rules (from `rules`, `subscribed`, `refreshed`); rules are not versioned. */
+  setRules(rules) {
+    this._rules = clone(rules);
+  }
+
+  /** @returns {Array<{id: string, header: string|null, footer: string|null, rows: Array<object>}>} a deep copy */
+  get sections() {
+    return clone(this._sections);
+  }
+
+  /** Number of sections. */
+  get sectionCount() {
+    return this._sections.length;
+  }
+
+  /** Number of rows in section `s` (throws a RangeError if there is no such section). */
+  rowCount(s) {
+    return this._sectionAt(s).rows.length;
+  }
+
+  /** @returns {object} a copy of the section at index `s`, rows included */
+  section(s) {
+    return clone(this._sectionAt(s));
+  }
+
+  /** @returns {object} a copy of the row at index path `[s, r]` */
+  row(path) {
+    const rows = this._sectionAt(path[0]).rows;
+    if (!isIndex(path[1]) || path[1] >= rows.length) throw new RangeError(`no row at [${path}]`);
+    return clone(rows[path[1]]);
+  }
+
+  /** @returns {[number, number]|null} the index path of the row with id `id`, or null */
+  indexPathOfRow(id) {
+    const found = this._ids().rows.get(id);
+    return found ? [...found] : null;
+  }
+
+  /** @returns {number|null} the index of the section with id `id`, or null */
+  indexOfSection(id) {
+    const found = this._ids().sections.get(id);
+    return found === undefined ? null : found;
+  }
+
+  /** @returns {object|null} a copy of the row with id `id`, or null */
+  rowById(id) {
+    const path = this.indexPathOfRow(id);
+    return path ? this.row(path) : null;
+  }
+
+  /** @returns {object|null} a copy of the section with id `id`, or null */
+  sectionById(id) {
+    const s = this.indexOfSection(id);
+    return s === null ? null : this.section(s);
+  }
+
+  /** @returns {Array<Array<*>>} the rows' values, section by section (handy for tests and simple views) */
+  values() {
+    return this._sections.map((section) => section.rows.map((row) => clone(row.value)));
+  }
+
+  /**
+   * Replaces the whole replica with a `snapshot` message (or any object with its fields).
+   * @param {{table?: string, version: number, epoch: string, rules?: object, sections: Array<object>}} snapshot
+   */
+  loadSnapshot(snapshot) {
+    if (this.table !== undefined && snapshot.table !== undefined && snapshot.table !== this.table) {
+      throw new ReplicaError('table', `snapshot of table ${snapshot.table} given to replica of ${this.table}`);
+    }
+    if (!isIndex(snapshot.version) || !Array.isArray(snapshot.sections)) {
+      throw new ReplicaError('invalid', 'a snapshot needs a version and sections');
+    }
+    this._sections = clone(snapshot.sections);
+    this.version = snapshot.version;
+    this.epoch = snapshot.epoch ?? null;
+    if (snapshot.rules !== undefined) this._rules = clone(snapshot.rules);
+    this._index = null;
+  }
+
+  /**
+   * Applies one `update` message: reloads at old index paths; takes out deleted and moved rows, then
+   * deleted and moved sections, by descending old index; puts back sections, then rows, by ascending new
+   * index. Refuses (throws {@link ReplicaError}, replica unchanged) an update whose version is not this
+   * replica's version + 1, or whose index paths do not fit the table.
+   * @param {object} update an `update` message; all eight lists may be absent (= empty)
+   */
+  apply(update) {
+    if (!this.loaded) throw new ReplicaError('version', 'no snapshot loaded yet');
+    if (this.table !== undefined && update.table !== undefined && update.table !== this.table) {
+      throw new ReplicaError('table', `update of table ${update.table} given to replica of ${this.table}`);
+    }
+    if (update.version !== this.version + 1) {
+      throw new ReplicaError('version', `update to version ${update.version} does not follow version ${this.version}`);
+    }
+    const list = (name) => {
+      const value = update[name] ?? [];
+      if (!Array.isArray(value)) throw new ReplicaError('invalid', `${name} is not a list`);
+      return value;
+    };
+    // Work on copies of the containers (rows are shared until replaced) so a refusal leaves `this` untouched.
+    const old = this._sections.map((section) => ({ ...section, rows: section.rows.slice() }));
+    const oldRow = (path, at) => {
+      if (!isIndexPath(path) || path[0] >= old.length || path[1] >= old[path[0]].rows.length) {
+        throw new ReplicaError('out_of_range', `row [${path}] is not in the table before the update`, at);
+      }
+      return old[path[0]].rows[path[1]];
+    };
+    const oldSection = (s, at) => {
+      if (!isIndex(s) || s >= old.length) {
+        throw new ReplicaError('out_of_range', `section ${s} is not in the table before the update`, at);
+      }
+      return old[s];
+    };
+
+    // 1. Reloads, at old index paths.
+    list('reloadSections').forEach((entry, i) => {
+      const section = oldSection(entry.at, `reloadSections[${i}]`);
+      section.header = entry.header ?? null;
+      section.footer = entry.footer ?? null;
+    });
+    list('reloadRows').forEach((entry, i) => {
+      const at = `reloadRows[${i}]`;
+      const row = { ...oldRow(entry.at, at), value: clone(entry.value) };
+      for (const flag of ['editable', 'movable']) {
+        // A flag that is absent is true; keep rows in that canonical shape.
+        if (entry[flag] === false) row[flag] = false;
+        else if (entry[flag] === true) delete row[flag];
+      }
+      old[entry.at[0]].rows[entry.at[1]] = row;
+    });
+
+    // 2. Take out rows, then sections, by descending old index; moved ones are kept aside.
+    const rowsOut = new Map(); // "s,r" → destination index path, or null for a delete
+    const takeRowOut = (path, destination, at) => {
+      oldRow(path, at);
+      if (rowsOut.has(pathKey(path))) throw new ReplicaError('invalid', `row [${path}] is taken out twice`, at);
+      rowsOut.set(pathKey(path), destination);
+    };
+    list('deleteRows').forEach((path, i) => takeRowOut(path, null, `deleteRows[${i}]`));
+    list('moveRows').forEach((entry, i) => {
+      if (!isIndexPath(entry.to)) throw new ReplicaError('out_of_range', `bad destination [${entry.to}]`, `moveRows[${i}]`);
+      takeRowOut(entry.from, entry.to, `moveRows[${i}]`);
+    });
+    const rowsIn = []; // {at: [s, r], row}
+    const rowPaths = [...rowsOut.keys()].map((key) => key.split(',').map(Number));
+    for (const path of rowPaths.sort((a, b) => comparePaths(b, a))) {
+      const [row] = old[path[0]].rows.splice(path[1], 1);
+      const destination = rowsOut.get(pathKey(path));
+      if (destination) rowsIn.push({ at: destination, row, source: `moveRows to [${destination}]` });
+    }
+
+    const sectionsOut = new Map(); // old index → destination index, or null for a delete
+    const takeSectionOut = (s, destination, at) => {
+      oldSection(s, at);
+      if (sectionsOut.has(s)) throw new ReplicaError('invalid', `section ${s} is taken out twice`, at);
+      sectionsOut.set(s, destination);
+    };
+    list('deleteSections').forEach((s, i) => takeSectionOut(s, null, `deleteSections[${i}]`));
+    list('moveSections').forEach((entry, i) => {
+      if (!isIndex(entry.to)) throw new ReplicaError('out_of_range', `bad destination ${entry.to}`, `moveSections[${i}]`);
+      takeSectionOut(entry.from, entry.to, `moveSections[${i}]`);
+    });
+    const sectionsIn = []; // {at: s, section}
+    for (const s of [...sectionsOut.keys()].sort((a, b) => b - a)) {
+      const [section] = old.splice(s, 1);
+      const destination = sectionsOut.get(s);
+      if (destination !== null) sectionsIn.push({ at: destination, section, source: `moveSections to ${destination}` });
+    }
+
+    // 3. Put back sections, then rows, by ascending destination. Each lands exactly at its index only if
+    // no two share a destination and none lies past the end (a gap), so both are refused.
+    list('insertSections').forEach((entry, i) => {
+      if (entry.section === null || typeof entry.section !== 'object' || !Array.isArray(entry.section.rows)) {
+        throw new ReplicaError('invalid', 'an inserted section needs rows', `insertSections[${i}]`);
+      }
+      sectionsIn.push({ at: entry.at, section: clone(entry.section), source: `insertSections[${i}]` });
+    });
+    sectionsIn.sort((a, b) => a.at - b.at);
+    sectionsIn.forEach((entry, i) => {
+      if (!isIndex(entry.at) || entry.at > old.length) {
+        throw new ReplicaError('out_of_range', `section ${entry.at} is not in the table after the update`, entry.source);
+      }
+      if (i > 0 && sectionsIn[i - 1].at === entry.at) {
+        throw new ReplicaError('invalid', `two sections put at ${entry.at}`, entry.source);
+      }
+      old.splice(entry.at, 0, entry.section);
+    });
+
+    list('insertRows').forEach((entry, i) => {
+      if (!isIndexPath(entry.at) || entry.row === null || typeof entry.row !== 'object') {
+        throw new ReplicaError('invalid', 'an inserted row needs an index path and a row', `insertRows[${i}]`);
+      }
+      rowsIn.push({ at: entry.at, row: clone(entry.row), source: `insertRows[${i}]` });
+    });
+    rowsIn.sort((a, b) => comparePaths(a.at, b.at));
+    rowsIn.forEach((entry, i) => {
+      const [s, r] = entry.at;
+      if (s >= old.length || r > old[s].rows.length) {
+        throw new ReplicaError('out_of_range', `row [${entry.at}] is not in the table after the update`, entry.source);
+      }
+      if (i > 0 && comparePaths(rowsIn[i - 1].at, entry.at) === 0) {
+        throw new ReplicaError('invalid', `two rows put at [${entry.at}]`, entry.source);
+      }
+      old[s].rows.splice(r, 0, entry.row);
+    });
+
+    // 4. Commit.
+    this._sections = old;
+    this.version = update.version;
+    this._index = null;
+  }
+
+  _sectionAt(s) {
+    if (!isIndex(s) || s >= this._sections.length) throw new RangeError(`no section ${s}`);
+    return this._sections[s];
+  }
+
+  _ids() {
+    if (!this._index) {
+      const rows = new Map();
+      const sections = new Map();
+      this._sections.forEach((section, s) => {
+        sections.set(section.id, s);
+        section.rows.forEach((row, r) => rows.set(row.id, [s, r]));
+      });
+      this._index = { rows, sections };
+    }
+    return this._index;
+  }
+}
+
+/**
+ * A request the server refused (an `error` message answering it), or one the client gave up on:
+ * code `closed` when {@link TablecastClient#close} was called before the answer, `disconnected` when the
+ * connection dropped after a non-idempotent request (createTable, dropTable) was sent and its outcome is unknown.
+ */
+export class TablecastError extends Error {
+  /**
+   * @param {string} code the protocol's error code (`conflict`, `out_of_range`, …) or `closed`/`disconnected`
+   * @param {string} message
+   * @param {string} [at] the entry at fault, e.g. "moveRows[0]"
+   */
+  constructor(code, message, at) {
+    super(message);
+    this.name = 'TablecastError';
+    this.code = code;
+    this.at = at;
+  }
+}
+
+/**
+ * A small event emitter (on/off) so the library needs neither EventTarget subclassing nor CustomEvent.
+ */
+class Emitter {
+  constructor() {
+    this._listeners = new Map();
+  }
+
+  /**
+   * Adds a listener.
+   * @param {string} type event name
+   * @param {(detail: any) => void} listener
+   * @returns {() => void} a function that removes the listener
+   */
+  on(type, listener) {
+    if (!this._listeners.has(type)) this._listeners.set(type, new Set());
+    this._listeners.get(type).add(listener);
+    return () => this.off(type, listener);
+  }
+
+  /** Removes a listener added with {@link Emitter#on}. */
+  off(type, listener) {
+    this._listeners.get(type)?.delete(listener);
+  }
+
+  _emit(type, detail) {
+    for (const listener of [...(this._listeners.get(type) ?? [])]) {
+      try {
+        listener(detail);
+      } catch (error) {
+        // A throwing listener must not break the protocol state machine; report it out of band.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+}
+
+function randomId(length) {
+  const alphabet = '0123456789abcdefghijklmnopqrstuvwxyz';
+  const bytes = new Uint8Array(length);
+  if (globalThis.crypto?.getRandomValues) globalThis.crypto.getRandomValues(bytes);
+  else for (let i = 0; i < length; i++) bytes[i] = Math.floor(Math.random() * 256);
+  return Array.from(bytes, (b) => alphabet[b % alphabet.length]).join('');
+}
+
+const OPEN = 1;
+
+// Requests whose retry after a lost connection is safe: edit intents are deduplicated by client+ref,
+// the others read or set state idempotently. createTable and dropTable are not, so they are retried only
+// if they never left this client.
+const NOT_RETRIED = new Set(['createTable', 'dropTable']);
+
+/**
+ * A Tablecast protocol v1 client: connects, says hello with a stable client id, keeps subscribed tables'
+ * replicas in step, turns intents into promises settled by `ack`/`error`, and reconnects with exponential
+ * backoff, resuming subscriptions (since + epoch) and re-sending every unacknowledged intent with its
+ * original ref, in the original order, so the server applies each exactly once.
+ *
+ * Events (listen with `on(type, listener)`):
+ * - `state` `{state, delay?, attempt?}`: `connecting`, `live` (welcome received), `reconnecting` (with the
+ *   delay in ms before the next attempt and the attempt number), `closed`.
+ * - `welcome` the server's `welcome` message.
+ * - `snapshot` `{table, replica}`: a replica was replaced by a snapshot.
+ * - `update` `{table, update, replica}`: an update was applied (`update` is the server's message).
+ * - `subscribed` `{table, replica}`: a (re)subscription's catch-up is complete.
+ * - `presence` `{table, clients}`; `rules` `{table, rules}`; `dropped` `{table}`.
+ * - `error` a {@link TablecastError} not tied to a pending promise (a refused presence message, a failed
+ *   re-subscription, an update the replica could not apply, an unparsable message).
+ */
+export class TablecastClient extends Emitter {
+  /**
+   * @param {object} options
+   * @param {string} options.url the server's WebSocket address, e.g. `ws://127.0.0.1:8080/`
+   * @param {string} [options.client] stable client id (1–64 characters) that makes retries idempotent; keep it
+   *   across page loads (e.g. in localStorage) to keep that guarantee across reloads. Default: a random id.
+   * @param {string} [options.name] name shown to other people in presence
+   * @param {string} [options.token] access token
+   * @param {Function} [options.WebSocket] WebSocket constructor (default `globalThis.WebSocket`)
+   * @param {{initial?: number, max?: number, factor?: number, jitter?: number}} [options.backoff] reconnect
+   *   delays in ms: `initial` (500) × `factor` (2) per attempt, capped at `max` (30000), each reduced by a
+   *   random fraction up to `jitter` (0.5) so that many clients do not come back in step
+   * @param {() => number} [options.random] source of [0, 1) numbers for the jitter (default Math.random)
+   */
+  constructor(options) {
+    super();
+    if (!options?.url) throw new TypeError('TablecastClient needs a url');
+    this.url = options.url;
+    /** The stable client id sent in `hello`. */
+    this.clientId = options.client ?? `web-${randomId(12)}`;
+    this.name = options.name;
+    this.token = options.token;
+    this._WebSocket = options.WebSocket ?? globalThis.WebSocket;
+    if (typeof this._WebSocket !== 'function') throw new TypeError('no WebSocket constructor: pass options.WebSocket');
+    this.backoff = { initial: 500, max: 30000, factor: 2, jitter: 0.5, ...options.backoff };
+    this._random = options.random ?? Math.random;
+
+    /** @type {'idle'|'connecting'|'live'|'reconnecting'|'closed'} */
+    this.state = 'idle';
+    /** The last `welcome` message, or null. */
+    this.welcome = null;
+    this._ws = null;
+    this._attempt = 0;
+    this._retryTimer = null;
+    // Refs are unique across sessions of one client id: the server remembers client+ref pairs.
+    this._refPrefix = randomId(8);
+    this._refCount = 0;
+    this._helloRef = null;
+    /** @type {Map<string, {msg: object|Function, kind: string, resolve: Function, reject: Function, sent: boolean}>} */
+    this._pending = new Map(); // in creation order: re-sent in that order
+    // catchingUp: a subscribe was sent (ref) and its `subscribed` has not arrived yet.
+    /** @type {Map<string, {replica: Replica, subscribed: boolean, catchingUp: boolean, ref: string|null, waiters: Array}>} */
+    this._tables = new Map();
+    this._presence = new Map(); // table → {editing: boolean, rows: Set<string>}, re-sent after resubscribing
+    this._presenceSeen = new Map(); // table → last `presence` clients
+  }
+
+  // ---- connection ----
+
+  /** Opens the connection (and keeps it open, reconnecting, until {@link TablecastClient#close}). */
+  connect() {
+    if (this.state === 'connecting' || this.state === 'live' || this.state === 'reconnecting') return;
+    this._attempt = 0;
+    this._open();
+  }
+
+  /**
+   * Closes the connection and stops reconnecting. Pending requests are rejected with code `closed`;
+   * subscriptions are kept, so a later {@link TablecastClient#connect} resumes them.
+   */
+  close() {
+    if (this._retryTimer !== null) clearTimeout(this._retryTimer);
+    this._retryTimer = null;
+    const ws = this._ws;
+    this._ws = null;
+    if (ws) ws.close(1000);
+    this._setState({ state: 'closed' });
+    const closed = () => new TablecastError('closed', 'the client was closed');
+    for (const entry of this._pending.values()) entry.reject(closed());
+    this._pending.clear();
+    for (const table of this._tables.values()) {
+      for (const waiter of table.waiters.splice(0)) waiter.reject(closed());
+    }
+  }
+
+  _open() {
+    this._setState({ state: 'connecting' });
+    let ws;
+    try {
+      ws = new this._WebSocket(this.url, SUBPROTOCOL);
+    } catch (error) {
+      this._emit('error', new TablecastError('disconnected', `cannot open ${this.url}: ${error.message}`));
+      this._scheduleReconnect();
+      return;
+    }
+    this._ws = ws;
+    ws.onopen = () => {
+      if (this._ws !== ws) return;
+      this._helloRef = this._nextRef();
+      const hello = { type: 'hello', ref: this._helloRef, client: this.clientId };
+      if (this.name !== undefined) hello.name = this.name;
+      if (this.token !== undefined) hello.token = this.token;
+      this._sendNow(hello);
+    };
+    ws.onmessage = (event) => {
+      if (this._ws !== ws) return;
+      this._receive(event.data);
+    };
+    ws.onclose = () => {
+      if (this._ws !== ws) return;
+      this._ws = null;
+      this._lost();
+    };
+  }
+
+  _lost() {
+    this.welcome = null;
+    for (const [ref, entry] of this._pending) {
+      if (entry.kind === 'unsubscribe') {
+        // A closed connection ends its subscriptions: the unsubscribe is done.
+        this._pending.delete(ref);
+        entry.resolve({ type: 'unsubscribed', table: entry.msg.table });
+      } else if (entry.sent && NOT_RETRIED.has(entry.kind)) {
+        this._pending.delete(ref);
+        entry.reject(new TablecastError('disconnected', `the connection dropped before ${entry.kind} was answered`));
+      } else {
+        entry.sent = false;
+      }
+    }
+    this._scheduleReconnect();
+  }
+
+  _scheduleReconnect() {
+    const { initial, max, factor, jitter } = this.backoff;
+    const full = Math.min(max, initial * factor ** this._attempt);
+    const delay = Math.round(full * (1 - jitter * this._random()));
+    this._attempt += 1;
+    this._setState({ state: 'reconnecting', delay, attempt: this._attempt });
+    this._retryTimer = setTimeout(() => {
+      this._retryTimer = null;
+      this._open();
+    }, delay);
+  }
+
+  _setState(detail) {
+    this.state = detail.state;
+    this._emit('state', detail);
+  }
+
+  _live(welcome) {
+    this.welcome = welcome;
+    this._attempt = 0;
+    this._setState({ state: 'live' });
+    this._emit('welcome', welcome);
+    // Subscriptions first, so that re-sent intents are rebased against a table we are caught up on.
+    for (const [table, entry] of this._tables) {
+      if (entry.subscribed) this._sendSubscribe(table, entry);
+    }
+    for (const [ref, entry] of this._pending) this._transmit(ref, entry);
+  }
+
+  // ---- sending ----
+
+  _nextRef() {
+    this._refCount += 1;
+    return `${this._refPrefix}-${this._refCount}`;
+  }
+
+  _sendNow(msg) {
+    if (!this._ws || this._ws.readyState !== OPEN) return false;
+    this._ws.send(JSON.stringify(msg));
+    return true;
+  }
+
+  _transmit(ref, entry) {
+    if (this.state !== 'live' || entry.sent) return;
+    const msg = typeof entry.msg === 'function' ? entry.msg() : entry.msg;
+    const text = JSON.stringify({ ...msg, ref });
+    const limit = this.welcome?.limits?.maxMessageBytes;
+    // Sending an oversized message would make the server close the connection (1009) on every retry.
+    if (limit && new TextEncoder().encode(text).length > limit) {
+      this._pending.delete(ref);
+      entry.reject(new TablecastError('limit_exceeded', `${msg.type} is larger than the server's ${limit} bytes`));
+      return;
+    }
+    if (this._ws?.readyState === OPEN) {
+      this._ws.send(text);
+      entry.sent = true;
+    }
+  }
+
+  /**
+   * Sends a request with an automatic ref (unless `msg.ref` is given) and returns a promise settled by its
+   * response. While not live, the request waits and is sent once the connection is live.
+   */
+  _request(kind, msg) {
+    const given = typeof msg === 'object' ? msg.ref : undefined;
+    const ref = given ?? this._nextRef();
+    return new Promise((resolve, reject) => {
+      const entry = { kind, msg, resolve, reject, sent: false };
+      this._pending.set(ref, entry);
+      this._transmit(ref, entry);
+    });
+  }
+
+  _intent(type, table, fields) {
+    const msg = { type, table, ...clone(fields) };
+    const replica = this._tables.get(table);
+    if (msg.base === undefined && replica?.subscribed && replica.replica.loaded) msg.base = replica.replica.version;
+    return this._request(type, msg);
+  }
+
+  // ---- tables and subscriptions ----
+
+  _table(table) {
+    let entry = this._tables.get(table);
+    if (!entry) {
+      entry = { replica: new Replica(table), subscribed: false, catchingUp: false, ref: null, waiters: [] };
+      this._tables.set(table, entry);
+    }
+    return entry;
+  }
+
+  _resume(table, type) {
+    const replica = this._table(table).replica;
+    const msg = { type, table };
+    if (replica.loaded) {
+      msg.since = replica.version;
+      msg.epoch = replica.epoch;
+    }
+    return msg;
+  }
+
+  _sendSubscribe(table, entry) {
+    entry.catchingUp = true;
+    entry.ref = this._nextRef();
+    this._sendNow({ ...this._resume(table, 'subscribe'), ref: entry.ref });
+  }
+
+  /**
+   * Subscribes to a table. The returned replica is the same object for the life of the subscription, kept in
+   * step with every update, resumed (since + epoch) after reconnects and replaced in place by snapshots.
+   * @param {string} table
+   * @returns {Promise<Replica>} resolved when the catch-up is complete (`subscribed`), rejected by an `error`
+   */
+  subscribe(table) {
+    const entry = this._table(table);
+    return new Promise((resolve, reject) => {
+      entry.waiters.push({ resolve, reject });
+      if (entry.subscribed) {
+        // Already subscribed: answer once the current catch-up is complete (at once if it is).
+        if (!entry.catchingUp) entry.waiters.pop().resolve(entry.replica);
+        return;
+      }
+      entry.subscribed = true;
+      entry.catchingUp = true;
+      if (this.state === 'live') this._sendSubscribe(table, entry);
+    });
+  }
+
+  /** The replica of a table this client subscribed to or refreshed, or undefined. */
+  replica(table) {
+    return this._tables.get(table)?.replica;
+  }
+
+  /** Tables this client is subscribed to. */
+  get subscriptions() {
+    return [...this._tables].filter(([, entry]) => entry.subscribed).map(([table]) => table);
+  }
+
+  /**
+   * Ends a subscription (and this client's presence on the table).
+   * @returns {Promise<object>} the `unsubscribed` message (or `{table}` at once when not connected)
+   */
+  unsubscribe(table) {
+    const entry = this._tables.get(table);
+    this._presence.delete(table);
+    this._presenceSeen.delete(table);
+    if (entry) {
+      entry.subscribed = false;
+      entry.catchingUp = false;
+      for (const waiter of entry.waiters.splice(0)) waiter.reject(new TablecastError('closed', `unsubscribed from ${table}`));
+    }
+    if (this.state !== 'live') return Promise.resolve({ table });
+    return this._request('unsubscribe', { type: 'unsubscribe', table });
+  }
+
+  /**
+   * Pull-to-refresh: catches the table's replica up (updates since its version, or a snapshot) without
+   * needing a subscription.
+   * @returns {Promise<Replica>} resolved when `refreshed` arrives
+   */
+  refresh(table) {
+    this._table(table);
+    // Built when sent, so that a refresh re-sent after a reconnect resumes from the replica's version then.
+    return this._request('refresh', () => this._resume(table, 'refresh')).then(() => this._tables.get(table).replica);
+  }
+
+  /** Last `presence` list received for a table (or an empty list). */
+  presence(table) {
+    return clone(this._presenceSeen.get(table) ?? []);
+  }
+
+  // ---- edit intents: each returns a promise of the `ack`, rejected with a TablecastError by an `error` ----
+  // `fields` are the intent's fields as in the protocol; `base` defaults to the subscribed replica's version
+  // and `ref` to a fresh one.
+
+  /** Inserts a row: `{at: [s, r], value, editable?, movable?}`. @returns {Promise<object>} the ack */
+  insert(table, fields) {
+    return this._intent('insert', table, fields);
+  }
+
+  /** Deletes a row: `{at: [s, r], row?}`. @returns {Promise<object>} the ack */
+  delete(table, fields) {
+    return this._intent('delete', table, fields);
+  }
+
+  /** Moves a row: `{from: [s, r], to: [s, r], row?}`. @returns {Promise<object>} the ack */
+  move(table, fields) {
+    return this._intent('move', table, fields);
+  }
+
+  /** Replaces a row's value: `{at: [s, r], value, row?}`. @returns {Promise<object>} the ack */
+  edit(table, fields) {
+    return this._intent('edit', table, fields);
+  }
+
+  /** Inserts a section: `{at: s, header?, footer?, rows?}`. @returns {Promise<object>} the ack */
+  insertSection(table, fields) {
+    return this._intent('insertSection', table, fields);
+  }
+
+  /** Deletes a section: `{at: s, section?}`. @returns {Promise<object>} the ack */
+  deleteSection(table, fields) {
+    return this._intent('deleteSection', table, fields);
+  }
+
+  /** Moves a section: `{from: s, to: s, section?}`. @returns {Promise<object>} the ack */
+  moveSection(table, fields) {
+    return this._intent('moveSection', table, fields);
+  }
+
+  /** Changes a section's header/footer (absent keeps, null removes): `{at: s, header?, footer?, section?}`. */
+  editSection(table, fields) {
+    return this._intent('editSection', table, fields);
+  }
+
+  /**
+   * beginUpdates/endUpdates: `{deleteSections?, insertSections?, reloadSections?, moveSections?, deleteRows?,
+   * insertRows?, reloadRows?, moveRows?}` with UIKit index semantics. @returns {Promise<object>} the ack
+   */
+  batch(table, fields) {
+    return this._intent('batch', table, fields);
+  }
+
+  // ---- administration ----
+
+  /** Creates a table: `{sections?, rules?}` (admin). @returns {Promise<object>} the ack `{table, version, epoch}` */
+  createTable(table, fields = {}) {
+    return this._request('createTable', { type: 'createTable', table, ...clone(fields) });
+  }
+
+  /** Drops a table (admin). @returns {Promise<object>} the ack */
+  dropTable(table) {
+    return this._request('dropTable', { type: 'dropTable', table });
+  }
+
+  /** Changes some of a table's rules (admin). @returns {Promise<object>} the ack */
+  setRules(table, rules) {
+    return this._request('setRules', { type: 'setRules', table, rules: clone(rules) });
+  }
+
+  /** @returns {Promise<Array<{table, version, epoch, subscribers}>>} the server's tables */
+  listTables() {
+    return this._request('listTables', { type: 'listTables' }).then((msg) => msg.tables);
+  }
+
+  // ---- presence: fire and forget (the server answers only failures, reported as `error` events) ----
+  // Remembered per table and re-sent after a resubscription, since the server clears presence on disconnect.
+
+  _presenceOf(table) {
+    if (!this._presence.has(table)) this._presence.set(table, { editing: false, rows: new Set() });
+    return this._presence.get(table);
+  }
+
+  _sendPresence(msg) {
+    const entry = this._tables.get(msg.table);
+    // Presence needs the subscription in place; until it is, the remembered state is sent on `subscribed`.
+    if (this.state === 'live' && entry?.subscribed && !entry.catchingUp) this._sendNow(msg);
+  }
+
+  /** Enters or leaves editing mode on a subscribed table (`setEditing:animated:`). */
+  setEditing(table, on) {
+    this._presenceOf(table).editing = Boolean(on);
+    this._sendPresence({ type: 'editing', table, on: Boolean(on) });
+  }
+
+  /** Announces a swipe or an edit in progress on a row (by id). */
+  beginEditingRow(table, row) {
+    this._presenceOf(table).rows.add(row);
+    this._sendPresence({ type: 'beginEditingRow', table, row });
+  }
+
+  /** Announces that the swipe or edit on a row ended. */
+  endEditingRow(table, row) {
+    this._presenceOf(table).rows.delete(row);
+    this._sendPresence({ type: 'endEditingRow', table, row });
+  }
+
+  _restorePresence(table) {
+    const presence = this._presence.get(table);
+    if (!presence) return;
+    if (presence.editing) this._sendPresence({ type: 'editing', table, on: true });
+    for (const row of presence.rows) this._sendPresence({ type: 'beginEditingRow', table, row });
+  }
+
+  // ---- receiving ----
+
+  _receive(data) {
+    let msg;
+    try {
+      if (typeof data !== 'string') throw new Error('a binary frame');
+      msg = JSON.parse(data);
+      if (msg === null || typeof msg !== 'object' || typeof msg.type !== 'string') throw new Error('no type');
+    } catch (error) {
+      this._emit('error', new TablecastError('bad_request', `unreadable message from the server: ${error.message}`));
+      return;
+    }
+    const handler = this._handlers[msg.type];
+    // Unknown types are ignored so that a newer server can add messages.
+    if (handler) handler.call(this, msg);
+  }
+
+  _settle(ref, value) {
+    const entry = ref === undefined ? undefined : this._pending.get(ref);
+    if (!entry) return false;
+    this._pending.delete(ref);
+    entry.resolve(value);
+    return true;
+  }
+
+  _resync(table, reason) {
+    // The replica can no longer follow the stream: forget it and ask for a snapshot.
+    const entry = this._tables.get(table);
+    this._emit('error', new TablecastError('internal', `${table}: ${reason.message}; reloading the table`));
+    entry.replica.version = null;
+    entry.replica.epoch = null;
+    if (this.state === 'live') this._sendNow({ type: 'refresh', table, ref: this._nextRef() });
+  }
+
+  _caughtUp(msg) {
+    const entry = this._tables.get(msg.table);
+    if (!entry) return null;
+    entry.replica.setRules(msg.rules);
+    if (entry.replica.version !== msg.version || entry.replica.epoch !== msg.epoch) {
+      this._resync(msg.table, new Error(`catch-up ended at version ${entry.replica.version}, not ${msg.version}`));
+    }
+    return entry;
+  }
+}
+
+TablecastClient.prototype._handlers = {
+  welcome(msg) {
+    if (msg.ref === undefined || msg.ref === this._helloRef) this._live(msg);
+  },
+  snapshot(msg) {
+    const entry = this._tables.get(msg.table);
+    if (!entry) return;
+    entry.replica.loadSnapshot(msg);
+    this._emit('snapshot', { table: msg.table, replica: entry.replica });
+  },
+  update(msg) {
+    const entry = this._tables.get(msg.table);
+    // Before a snapshot, or already applied (a refresh's catch-up can repeat live updates): nothing to do.
+    if (!entry || !entry.replica.loaded || msg.version <= entry.replica.version) return;
+    try {
+      entry.replica.apply(msg);
+    } catch (error) {
+      this._resync(msg.table, error);
+      return;
+    }
+    this._emit('update', { table: msg.table, update: msg, replica: entry.replica });
+  },
+  subscribed(msg) {
+    const entry = this._tables.get(msg.table);
+    if (!entry || !entry.subscribed || msg.ref !== entry.ref) return;
+    entry.catchingUp = false;
+    this._caughtUp(msg);
+    for (const waiter of entry.waiters.splice(0)) waiter.resolve(entry.replica);
+    this._emit('subscribed', { table: msg.table, replica: entry.replica });
+    this._restorePresence(msg.table);
+  },
+  refreshed(msg) {
+    this._caughtUp(msg);
+    this._settle(msg.ref, msg);
+  },
+  unsubscribed(msg) {
+    this._settle(msg.ref, msg);
+  },
+  tables(msg) {
+    this._settle(msg.ref, msg);
+  },
+  ack(msg) {
+    this._settle(msg.ref, msg);
+  },
+  error(msg) {
+    const error = new TablecastError(msg.code, msg.message, msg.at);
+    error.ref = msg.ref;
+    if (msg.ref !== undefined && msg.ref === this._helloRef) {
+      // Refused hello (e.g. a bad token): retrying would be refused again.
+      this._emit('error', error);
+      this.close();
+      return;
+    }
+    const pending = msg.ref === undefined ? undefined : this._pending.get(msg.ref);
+    if (pending) {
+      this._pending.delete(msg.ref);
+      pending.reject(error);
+      return;
+    }
+    for (const [table, entry] of this._tables) {
+      if (entry.catchingUp && entry.ref === msg.ref) {
+        entry.subscribed = false;
+        entry.catchingUp = false;
+        for (const waiter of entry.waiters.splice(0)) waiter.reject(error);
+        error.table = table;
+      }
+    }
+    this._emit('error', error);
+  },
+  presence(msg) {
+    this._presenceSeen.set(msg.table, clone(msg.clients));
+    this._emit('presence', { table: msg.table, clients: clone(msg.clients) });
+  },
+  rules(msg) {
+    this._tables.get(msg.table)?.replica.setRules(msg.rules);
+    this._emit('rules', { table: msg.table, rules: clone(msg.rules) });
+  },
+  dropped(msg) {
+    const entry = this._tables.get(msg.table);
+    this._tables.delete(msg.table);
+    this._presence.delete(msg.table);
+    this._presenceSeen.delete(msg.table);
+    if (entry) {
+      for (const waiter of entry.waiters.splice(0)) waiter.reject(new TablecastError('no_such_table', `${msg.table} was dropped`));
+    }
+    this._emit('dropped', { table: msg.table });
+  },
+};
