@@ -49,9 +49,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        var text = "\(kind): \(message)"
-        if let underlying { text += " (\(underlying))" }
-        return text
+        guard let underlying else { return "\(kind): \(message)" }
+        let statement = underlying.sql.map { ", in \($0)" } ?? ""
+        return "\(kind): \(message) [SQLite code \(underlying.code), extended \(underlying.extendedCode)\(statement)]"
     }
 }
 
@@ -78,6 +78,6 @@ extension StoreError {
             case .conflict: "a record conflicts with one already stored"
             default: "SQLite failed"
             }
-        self.init(kind, "\(context): \(what): \(error.message)", underlying: error)
+        self.init(kind, "\(context): \(what) (SQLite: \(error.message))", underlying: error)
     }
 }
