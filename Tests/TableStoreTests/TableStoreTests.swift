@@ -130,13 +130,28 @@ final class TableStoreTests: XCTestCase {
         XCTAssertNil(try store.ack(client: "bob", ref: "a5"))
     }
 
-    func testTheDefaultKeepsTenThousandRefsPerClient() throws {
+    func testTheDefaultKeepsAtLeastTenThousandRefsPerClientAndBoundsTheRest() throws {
         let store = try TableStore.open(in: makeTemporaryDirectory(for: self))
         try store.createTestTable("t")
-        try store.commit((1...10_001).map { record("t", Int64($0), ref: "r\($0)") })
+        try store.commit((1...10_200).map { record("t", Int64($0), ref: "r\($0)") })
         XCTAssertNil(try store.ack(client: "alice", ref: "r1"))
-        XCTAssertEqual(try store.ack(client: "alice", ref: "r2")?.version, 2)
-        XCTAssertEqual(try store.count("refs"), 10_000)
+        for kept in [201, 5_000, 10_200] {
+            XCTAssertEqual(try store.ack(client: "alice", ref: "r\(kept)")?.version, Int64(kept))
+        }
+        // Pruning runs every 1/64th of the quota: between 10,000 and 10,156 refs stay.
+        XCTAssertEqual(try store.count("refs"), 10_060)
+    }
+
+    func testARolledBackCommitDoesNotSkipRefSequenceNumbers() throws {
+        let store = try TableStore.open(in: makeTemporaryDirectory(for: self)) { $0.refsPerClient = 2 }
+        try store.createTestTable("t")
+        try store.commit([record("t", 1, ref: "a")])
+        assertThrows(.conflict) { try store.commit([record("t", 2, ref: "b"), record("t", 9, ref: "c")]) }
+        try store.commit([record("t", 2, ref: "b")])
+        try store.commit([record("t", 3, ref: "c")])
+        // With contiguous sequence numbers 1, 2, 3 the quota of 2 keeps exactly b and c.
+        XCTAssertNil(try store.ack(client: "alice", ref: "a"))
+        XCTAssertEqual(try store.count("refs"), 2)
     }
 
     func testLoadReturnsTheLatestSnapshotAndTheLogAfterIt() throws {

@@ -7,8 +7,15 @@ extension TableStore {
     /// as far as `options.synchronous` promises.
     public func commit(_ records: [CommitRecord]) throws {
         guard !records.isEmpty else { return }
-        try transaction("commit of \(records.count) record(s) to \(path)") {
-            for record in records { try write(record) }
+        if refSequences.count > Self.refSequenceCacheLimit { refSequences.removeAll() }
+        let committedSequences = refSequences
+        do {
+            try transaction("commit of \(records.count) record(s) to \(path)") {
+                for record in records { try write(record) }
+            }
+        } catch {
+            refSequences = committedSequences
+            throw error
         }
     }
 
@@ -63,14 +70,15 @@ extension TableStore {
         }
     }
 
-    /// Stores (client, ref) → ack with the client's next sequence number, then drops the client's refs that fell
-    /// out of the last `refsPerClient`: with contiguous sequence numbers that is a single range delete.
+    /// Stores (client, ref) → ack with the client's next sequence number, and now and then drops the client's
+    /// refs that fell out of the last `refsPerClient`: with contiguous sequence numbers that is one range delete.
     private func storeRef(_ ref: String, of record: CommitRecord) throws {
         let client = record.originClient
-        let last = try connection.firstRow("SELECT max(seq) FROM refs WHERE client = ?1", [.text(client)]) {
-            $0.int64(at: 0)
-        }
-        let seq = (last ?? 0) + 1
+        let last = try refSequences[client]
+            ?? connection.firstRow("SELECT max(seq) FROM refs WHERE client = ?1", [.text(client)]) { $0.int64(at: 0) }
+            ?? 0
+        let seq = last + 1
+        refSequences[client] = seq
         do {
             try connection.run(
                 "INSERT INTO refs (client, ref, table_name, version, ack, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -80,8 +88,12 @@ extension TableStore {
                 .conflict, "client \(client) already has ref \(ref) stored; a retry must be answered from ack(client:ref:)",
                 underlying: error)
         }
-        try connection.run(
-            "DELETE FROM refs WHERE client = ?1 AND seq <= ?2", [.text(client), .integer(seq - options.refsPerClient)])
+        // Pruning every 1/64th of the quota rather than on every ref keeps the commit path short; a client keeps
+        // between refsPerClient and 1/64 more refs.
+        if seq % max(1, options.refsPerClient / 64) == 0 {
+            try connection.run(
+                "DELETE FROM refs WHERE client = ?1 AND seq <= ?2", [.text(client), .integer(seq - options.refsPerClient)])
+        }
     }
 
     /// Drops snapshots older than the latest and log entries the retention policy no longer keeps. Returns the

@@ -15,6 +15,10 @@ public final class TableStore {
     /// Internal so tests can inspect pragmas and impose limits such as `max_page_count`.
     let connection: SQLiteConnection
     private var isClosed = false
+    /// Each client's latest ref sequence number, as committed: saves a lookup per ref in the commit path.
+    /// Restored when a commit rolls back; emptied when it grows past `refSequenceCacheLimit` clients.
+    var refSequences: [String: Int64] = [:]
+    static let refSequenceCacheLimit = 65_536
 
     /// Opens the store at `path`, creating the file and schema when it does not exist or is empty.
     ///

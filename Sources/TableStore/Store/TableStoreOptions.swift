@@ -30,7 +30,8 @@ public struct TableStoreOptions: Sendable {
     /// Prune a table's log in the same transaction as each commit that stores a snapshot of it, so the log stays
     /// bounded without a separate `compact`.
     public var autoCompact = true
-    /// Idempotency refs kept per client; older ones are pruned as new ones are stored.
+    /// Idempotency refs kept per client at least. Older ones are pruned as new ones are stored, in steps of 1/64th
+    /// of this number, so a client holds up to 1/64th more.
     public var refsPerClient: Int64 = 10_000
     /// Open for reading only (`SQLITE_OPEN_READONLY`): every write fails with `.readOnly`. The file must exist
     /// and already hold a Tablecast schema.
