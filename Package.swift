@@ -11,12 +11,20 @@ let package = Package(
     name: "Tablecast",
     products: [
         .library(name: "TableModel", targets: ["TableModel"]),
+        .library(name: "TableStore", targets: ["TableStore"]),
+        .executable(name: "store-bench", targets: ["TableStoreBenchmark"]),
     ],
     dependencies: [],
     targets: [
         // Layer 2: the table and its editing semantics as pure values.
         .target(name: "TableModel", swiftSettings: swiftSettings),
         .testTarget(name: "TableModelTests", dependencies: ["TableModel"], swiftSettings: swiftSettings),
+
+        // Layer 1: the SQLite C API as a system library. Layer 3: the store of tables, log, snapshots and refs.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "TableStore", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
+        .testTarget(name: "TableStoreTests", dependencies: ["TableStore"], swiftSettings: swiftSettings),
+        .executableTarget(name: "TableStoreBenchmark", dependencies: ["TableStore"], swiftSettings: swiftSettings),
 
         // Layer 3: the wire protocol: client messages decoded into intents, server messages encoded once.
         .target(name: "TablecastProtocol", dependencies: ["TableModel"], swiftSettings: swiftSettings),

@@ -1,0 +1,121 @@
+import CSQLite
+
+/// One SQLite connection: opened with explicit flags and a busy timeout, closed when the last reference goes away.
+///
+/// Not `Sendable`: SQLite is opened in multi-thread mode (no per-connection mutex), which is safe as long as one
+/// owner uses the connection at a time, and that is exactly what a non-`Sendable` class guarantees under Swift 6.
+public final class SQLiteConnection {
+    /// How to open the file (`SQLITE_OPEN_*`).
+    public struct OpenFlags: OptionSet, Sendable {
+        public let rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+
+        public static let readOnly = OpenFlags(rawValue: SQLITE_OPEN_READONLY)
+        public static let readWrite = OpenFlags(rawValue: SQLITE_OPEN_READWRITE)
+        /// Create the file when it does not exist (with `readWrite`).
+        public static let create = OpenFlags(rawValue: SQLITE_OPEN_CREATE)
+        /// Interpret the path as a `file:` URI (e.g. `file:x.db?mode=ro`).
+        public static let uri = OpenFlags(rawValue: SQLITE_OPEN_URI)
+    }
+
+    /// The path (or URI) the connection was opened with.
+    public let path: String
+    private let handle: OpaquePointer
+    private var isClosed = false
+    /// Prepared once, reused by SQL text: the store runs the same few statements for every commit.
+    private var cache: [String: SQLiteStatement] = [:]
+
+    /// Opens `path`. `busyTimeout` is how long a statement waits for another connection's lock before failing with
+    /// `SQLITE_BUSY`.
+    public init(path: String, flags: OpenFlags = [.readWrite, .create], busyTimeout: Duration = .seconds(5)) throws {
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &db, flags.rawValue | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nil)
+        guard rc == SQLITE_OK, let db else {
+            let error = SQLiteError(extendedCode: rc, db: db)
+            sqlite3_close_v2(db)
+            throw error
+        }
+        self.path = path
+        self.handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, Self.milliseconds(busyTimeout))
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Finalizes the cached statements and closes the connection; a no-op when already closed.
+    ///
+    /// `sqlite3_close_v2` defers the actual close until statements still held elsewhere are finalized.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more `;`-separated statements that take no parameters (schema scripts, pragmas, BEGIN/COMMIT).
+    public func execute(_ script: String) throws {
+        try checkOpen()
+        let rc = sqlite3_exec(handle, script, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw SQLiteError(extendedCode: rc, db: handle, sql: script) }
+    }
+
+    /// Prepares a statement the caller owns.
+    public func prepare(_ sql: String) throws -> SQLiteStatement {
+        try prepare(sql, flags: 0)
+    }
+
+    /// Returns the connection's prepared statement for `sql`, preparing it on first use.
+    public func cachedStatement(_ sql: String) throws -> SQLiteStatement {
+        if let statement = cache[sql] { return statement }
+        let statement = try prepare(sql, flags: UInt32(SQLITE_PREPARE_PERSISTENT))
+        cache[sql] = statement
+        return statement
+    }
+
+    /// Runs one cached statement with `values`, ignoring any result rows.
+    public func run(_ sql: String, _ values: [SQLiteValue] = []) throws {
+        try cachedStatement(sql).run(values)
+    }
+
+    /// Runs one cached statement with `values` and maps its rows.
+    public func rows<T>(_ sql: String, _ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> [T] {
+        try cachedStatement(sql).rows(values, transform)
+    }
+
+    /// Runs one cached statement with `values` and maps its first row, if any.
+    public func firstRow<T>(_ sql: String, _ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> T? {
+        try cachedStatement(sql).firstRow(values, transform)
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    public var changes: Int64 { sqlite3_changes64(handle) }
+
+    /// Whether a transaction is open (SQLite rolls some back by itself after `SQLITE_FULL`, I/O or busy errors).
+    public var isInTransaction: Bool { !isClosed && sqlite3_get_autocommit(handle) == 0 }
+
+    /// Whether the connection was opened read-only or the file could only be opened for reading.
+    public var isReadOnly: Bool { !isClosed && sqlite3_db_readonly(handle, "main") == 1 }
+
+    private func prepare(_ sql: String, flags: UInt32) throws -> SQLiteStatement {
+        try checkOpen()
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, flags, &statement, nil)
+        guard rc == SQLITE_OK else { throw SQLiteError(extendedCode: rc, db: handle, sql: sql) }
+        guard let statement else {
+            throw SQLiteError(extendedCode: SQLITE_MISUSE, message: "no statement in SQL text", sql: sql)
+        }
+        return SQLiteStatement(handle: statement, db: handle, sql: sql)
+    }
+
+    private func checkOpen() throws {
+        if isClosed { throw SQLiteError(extendedCode: SQLITE_MISUSE, message: "connection to \(path) is closed") }
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int32 {
+        let (seconds, attoseconds) = duration.components
+        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+}

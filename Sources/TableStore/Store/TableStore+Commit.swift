@@ -1,0 +1,114 @@
+extension TableStore {
+    /// Writes a group of records, possibly for several tables, in one transaction: all of them or none.
+    ///
+    /// Records of the same table must follow each other in version order, each the table's current version + 1.
+    /// On any failure (`.noSuchTable`, `.conflict`, `.full`, `.readOnly`, `.io`, …) the transaction is rolled back,
+    /// the database is as before the call, and the store stays usable. When the call returns, the group is durable
+    /// as far as `options.synchronous` promises.
+    public func commit(_ records: [CommitRecord]) throws {
+        guard !records.isEmpty else { return }
+        if refSequences.count > Self.refSequenceCacheLimit { refSequences.removeAll() }
+        let committedSequences = refSequences
+        do {
+            try transaction("commit of \(records.count) record(s) to \(path)") {
+                for record in records { try write(record) }
+            }
+        } catch {
+            refSequences = committedSequences
+            throw error
+        }
+    }
+
+    /// Prunes table `name`'s log and older snapshots back to `options.retention` behind its latest snapshot.
+    /// Returns the number of log entries removed.
+    @discardableResult
+    public func compact(_ name: String) throws -> Int64 {
+        try transaction("compacting table \(name) in \(path)") {
+            guard try info(of: name) != nil else { throw StoreError(.noSuchTable, "no table \(name) in \(path)") }
+            return try prune(name)
+        }
+    }
+
+    /// Compacts every table in one transaction. Returns the number of log entries removed.
+    @discardableResult
+    public func compactAll() throws -> Int64 {
+        try transaction("compacting \(path)") {
+            try connection.rows("SELECT name FROM tables", []) { $0.text(at: 0) }.reduce(0) { try $0 + prune($1) }
+        }
+    }
+
+    private func write(_ record: CommitRecord) throws {
+        // The version guard makes gaps and duplicates impossible: the log replays onto the snapshot without holes.
+        try connection.run(
+            "UPDATE tables SET version = ?2, rules = coalesce(?3, rules) WHERE name = ?1 AND version = ?2 - 1",
+            [.text(record.table), .integer(record.version), SQLiteValue(record.rules)])
+        if connection.changes == 0 {
+            guard let current = try info(of: record.table)?.version else {
+                throw StoreError(.noSuchTable, "no table \(record.table) for version \(record.version) in \(path)")
+            }
+            throw StoreError(
+                .conflict, "table \(record.table) is at version \(current); a record for version \(record.version) "
+                    + "cannot follow it")
+        }
+        try connection.run(
+            """
+            INSERT INTO log (table_name, version, batch, origin_client, origin_ref, time)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            """,
+            [
+                .text(record.table), .integer(record.version), .text(record.batch), .text(record.originClient),
+                SQLiteValue(record.originRef), .integer(record.time),
+            ])
+        if let ref = record.originRef {
+            try storeRef(ref, of: record)
+        }
+        if let snapshot = record.snapshot {
+            try connection.run(
+                "INSERT INTO snapshots (table_name, version, body) VALUES (?1, ?2, ?3)",
+                [.text(record.table), .integer(record.version), .text(snapshot)])
+            if options.autoCompact { try prune(record.table) }
+        }
+    }
+
+    /// Stores (client, ref) → ack with the client's next sequence number, and now and then drops the client's
+    /// refs that fell out of the last `refsPerClient`: with contiguous sequence numbers that is one range delete.
+    private func storeRef(_ ref: String, of record: CommitRecord) throws {
+        let client = record.originClient
+        let last = try refSequences[client]
+            ?? connection.firstRow("SELECT max(seq) FROM refs WHERE client = ?1", [.text(client)]) { $0.int64(at: 0) }
+            ?? 0
+        let seq = last + 1
+        refSequences[client] = seq
+        do {
+            try connection.run(
+                "INSERT INTO refs (client, ref, table_name, version, ack, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                [.text(client), .text(ref), .text(record.table), .integer(record.version), .text(record.ack), .integer(seq)])
+        } catch let error as SQLiteError where error.isConstraint {
+            throw StoreError(
+                .conflict, "client \(client) already has ref \(ref) stored; a retry must be answered from ack(client:ref:)",
+                underlying: error)
+        }
+        // Pruning every 1/64th of the quota rather than on every ref keeps the commit path short; a client keeps
+        // between refsPerClient and 1/64 more refs.
+        if seq % max(1, options.refsPerClient / 64) == 0 {
+            try connection.run(
+                "DELETE FROM refs WHERE client = ?1 AND seq <= ?2", [.text(client), .integer(seq - options.refsPerClient)])
+        }
+    }
+
+    /// Drops snapshots older than the latest and log entries the retention policy no longer keeps. Returns the
+    /// number of log entries removed.
+    @discardableResult
+    private func prune(_ name: String) throws -> Int64 {
+        let latest = try connection.firstRow(
+            "SELECT max(version) FROM snapshots WHERE table_name = ?1", [.text(name)]
+        ) { $0.isNull(at: 0) ? nil : $0.int64(at: 0) }
+        guard let snapshotVersion = latest ?? nil else { return 0 }
+        try connection.run(
+            "DELETE FROM snapshots WHERE table_name = ?1 AND version < ?2", [.text(name), .integer(snapshotVersion)])
+        guard case .versionsBeforeSnapshot(let kept) = options.retention else { return 0 }
+        try connection.run(
+            "DELETE FROM log WHERE table_name = ?1 AND version <= ?2", [.text(name), .integer(snapshotVersion - kept)])
+        return connection.changes
+    }
+}

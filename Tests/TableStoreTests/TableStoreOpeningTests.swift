@@ -1,0 +1,93 @@
+import Foundation
+import XCTest
+
+@testable import TableStore
+
+/// Opening refuses every file that is not a sound Tablecast database, and leaves such a file as it was.
+final class TableStoreOpeningTests: XCTestCase {
+    func testGarbageIsNotADatabaseAndIsLeftUntouched() throws {
+        let directory = try makeTemporaryDirectory(for: self)
+        let file = directory.appendingPathComponent("tablecast.db")
+        for garbage in [Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }), Data("hello, world\n".utf8)] {
+            try garbage.write(to: file)
+            let error = assertThrows(.notADatabase) { try TableStore.open(in: directory) }
+            XCTAssertTrue(error?.message.contains(file.path) ?? false, "\(String(describing: error))")
+            XCTAssertEqual(try Data(contentsOf: file), garbage)
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path), ["tablecast.db"])
+    }
+
+    func testAnotherApplicationsDatabaseIsForeign() throws {
+        let directory = try makeTemporaryDirectory(for: self)
+        let path = directory.appendingPathComponent("tablecast.db").path
+        do {
+            let other = try SQLiteConnection(path: path)
+            try other.execute("PRAGMA application_id = 1234; CREATE TABLE tables (name TEXT PRIMARY KEY)")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let error = assertThrows(.foreign) { try TableStore.open(in: directory) }
+        XCTAssertTrue(error?.message.contains("application_id is 1234") ?? false, "\(String(describing: error))")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
+        XCTAssertEqual(try SQLiteConnection(path: path).firstRow("PRAGMA journal_mode") { $0.text(at: 0) }, "delete")
+    }
+
+    func testATableLayoutThatIsNotOursIsForeign() throws {
+        let directory = try makeTemporaryDirectory(for: self)
+        let path = directory.appendingPathComponent("tablecast.db").path
+        try SQLiteConnection(path: path).execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+        let error = assertThrows(.foreign) { try TableStore.open(in: directory) }
+        XCTAssertTrue(error?.message.contains("notes") ?? false, "\(String(describing: error))")
+    }
+
+    func testAnUnknownSchemaVersionIsForeign() throws {
+        let directory = try makeTemporaryDirectory(for: self)
+        try TableStore.open(in: directory).close()
+        try SQLiteConnection(path: directory.appendingPathComponent("tablecast.db").path).execute("PRAGMA user_version = 99")
+        let error = assertThrows(.foreign) { try TableStore.open(in: directory) }
+        XCTAssertTrue(error?.message.contains("schema version 99") ?? false, "\(String(describing: error))")
+    }
+
+    func testOurMarkWithoutOurTablesIsForeign() throws {
+        let directory = try makeTemporaryDirectory(for: self)
+        let path = directory.appendingPathComponent("tablecast.db").path
+        try SQLiteConnection(path: path).execute(
+            "PRAGMA application_id = \(Schema.applicationID); PRAGMA user_version = \(Schema.version); CREATE TABLE log (x)")
+        let error = assertThrows(.foreign) { try TableStore.open(in: directory) }
+        XCTAssertTrue(error?.message.contains("lacks tables") ?? false, "\(String(describing: error))")
+    }
+
+    func testADamagedPageIsCorrupt() throws {
+        let directory = try makeTemporaryDirectory(for: self)
+        let file = directory.appendingPathComponent("tablecast.db")
+        do {
+            let store = try TableStore.open(in: directory) { $0.retention = .keepAll }
+            try store.createTestTable("t")
+            try store.commit((1...400).map { record("t", Int64($0), ref: "r\($0)") })
+            try store.close()
+        }
+        var bytes = try Data(contentsOf: file)
+        let pageSize = 4096
+        XCTAssertGreaterThan(bytes.count, 8 * pageSize)
+        // Scribble over the b-tree header and cell pointers of a page in the middle of the file.
+        let page = (bytes.count / pageSize / 2) * pageSize
+        bytes.replaceSubrange(page..<page + 64, with: [UInt8](repeating: 0xA5, count: 64))
+        try bytes.write(to: file)
+
+        let error = assertThrows(.corrupt) { try TableStore.open(in: directory) }
+        XCTAssertTrue(error?.message.contains(file.path) ?? false, "\(String(describing: error))")
+        XCTAssertEqual(try Data(contentsOf: file), bytes)
+    }
+
+    func testAnEmptyFileBecomesAStore() throws {
+        let directory = try makeTemporaryDirectory(for: self)
+        _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("tablecast.db").path, contents: Data())
+        let store = try TableStore.open(in: directory)
+        XCTAssertEqual(try store.pragma("application_id"), "\(Schema.applicationID)")
+    }
+
+    func testAMissingFileCannotBeOpenedReadOnly() throws {
+        let directory = try makeTemporaryDirectory(for: self)
+        assertThrows(.io) { try TableStore.open(in: directory) { $0.readOnly = true } }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path), [])
+    }
+}
