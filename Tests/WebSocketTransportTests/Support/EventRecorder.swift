@@ -4,17 +4,30 @@ import XCTest
 
 /// Collects a server's or client's events (delivered on its service thread) for assertions.
 final class EventRecorder: Sendable {
-    private let events = Mutex<[WebSocketEvent]>([])
-
-    var handler: WebSocketEventHandler {
-        { event in self.events.withLock { $0.append(event) } }
+    private struct State {
+        var events: [WebSocketEvent] = []
+        var messageCounts: [WebSocketConnectionID: Int] = [:]
     }
 
-    var all: [WebSocketEvent] { events.withLock { $0 } }
+    private let state = Mutex(State())
+
+    var handler: WebSocketEventHandler {
+        { event in
+            self.state.withLock { state in
+                state.events.append(event)
+                if case .message(let id, _) = event { state.messageCounts[id, default: 0] += 1 }
+            }
+        }
+    }
+
+    var all: [WebSocketEvent] { state.withLock { $0.events } }
 
     var opened: [WebSocketConnectionInfo] {
         all.compactMap { if case .opened(let info) = $0 { info } else { nil } }
     }
+
+    /// How many messages arrived on `id`, without copying the events.
+    func messageCount(on id: WebSocketConnectionID) -> Int { state.withLock { $0.messageCounts[id, default: 0] } }
 
     func messages(on id: WebSocketConnectionID? = nil) -> [WebSocketInboundMessage] {
         all.compactMap {
