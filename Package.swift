@@ -12,19 +12,60 @@ let package = Package(
     products: [
         .library(name: "TableModel", targets: ["TableModel"]),
         .library(name: "TableStore", targets: ["TableStore"]),
+        .library(name: "WebSocketTransport", targets: ["WebSocketTransport"]),
         .executable(name: "store-bench", targets: ["TableStoreBenchmark"]),
+        .executable(name: "websocket-bench", targets: ["WebSocketBench"]),
     ],
-    dependencies: [],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+    ],
     targets: [
+        // Layer 1: C libraries, imported as system library targets with small shims.
+        .systemLibrary(
+            name: "CLibWebSockets",
+            pkgConfig: "libwebsockets",
+            providers: [.apt(["libwebsockets-dev", "libcap-dev"])]
+        ),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+
         // Layer 2: the table and its editing semantics as pure values.
         .target(name: "TableModel", swiftSettings: swiftSettings),
         .testTarget(name: "TableModelTests", dependencies: ["TableModel"], swiftSettings: swiftSettings),
 
-        // Layer 1: the SQLite C API as a system library. Layer 3: the store of tables, log, snapshots and refs.
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // Layer 3: the store of tables, log, snapshots and refs.
         .target(name: "TableStore", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
         .testTarget(name: "TableStoreTests", dependencies: ["TableStore"], swiftSettings: swiftSettings),
         .executableTarget(name: "TableStoreBenchmark", dependencies: ["TableStore"], swiftSettings: swiftSettings),
+
+        // Layer 3: WebSocket and HTTP transport over libwebsockets, server and client roles.
+        .target(
+            name: "WebSocketTransport",
+            dependencies: [
+                "CLibWebSockets",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "WebSocketTransportTests",
+            dependencies: ["WebSocketTransport", .product(name: "Prometheus", package: "swift-prometheus")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "WebSocketBench",
+            dependencies: [
+                "WebSocketTransport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
 
         // Layer 3: the wire protocol: client messages decoded into intents, server messages encoded once.
         .target(name: "TablecastProtocol", dependencies: ["TableModel"], swiftSettings: swiftSettings),

@@ -1,0 +1,27 @@
+/// Where and how a client connection connects (plain `ws://`; TLS is not supported).
+public struct WebSocketConnectRequest: Sendable, Hashable {
+    /// Host name or IP address.
+    public var host: String
+    public var port: Int
+    /// Request path with optional query, e.g. `/tables/42?since=7`.
+    public var path: String
+    /// `Sec-WebSocket-Protocol` to ask for, or `nil`.
+    public var subprotocol: String?
+    /// `Origin` header, e.g. `http://example.test`; libwebsockets only sends `http://` origins. `nil` sends
+    /// `http://host:port`.
+    public var origin: String?
+    /// Extra request headers, e.g. `["Authorization": "Bearer …"]`.
+    public var headers: [String: String]
+
+    public init(
+        host: String, port: Int, path: String = "/", subprotocol: String? = nil, origin: String? = nil,
+        headers: [String: String] = [:]
+    ) {
+        self.host = host
+        self.port = port
+        self.path = path
+        self.subprotocol = subprotocol
+        self.origin = origin
+        self.headers = headers
+    }
+}

@@ -1,0 +1,38 @@
+/// A WebSocket close status code (RFC 6455 section 7.4), with the codes this transport sends as static members.
+public struct WebSocketCloseCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: UInt16
+
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    /// 1000: the purpose of the connection was fulfilled.
+    public static let normalClosure = WebSocketCloseCode(rawValue: 1000)
+    /// 1001: the server is shutting down (sent to every connection by a graceful shutdown).
+    public static let goingAway = WebSocketCloseCode(rawValue: 1001)
+    /// 1005: reported, never sent: the peer's close frame carried no code.
+    public static let noStatusReceived = WebSocketCloseCode(rawValue: 1005)
+    /// 1006: reported, never sent: the connection ended without a close frame (reset, failed connect,
+    /// keepalive timeout).
+    public static let abnormalClosure = WebSocketCloseCode(rawValue: 1006)
+    /// 1007: a text message was not valid UTF-8.
+    public static let invalidPayload = WebSocketCloseCode(rawValue: 1007)
+    /// 1009: a message exceeded the configured maximum size.
+    public static let messageTooBig = WebSocketCloseCode(rawValue: 1009)
+    /// 4000: the peer read too slowly and its outbound queue passed its bound (bytes or messages); the queued
+    /// messages were dropped. The reason is "outbound queue overflow". An application-range code (not 1008 or
+    /// 1013) so that a client can tell this apart from any other close: it means "reconnect and resynchronise",
+    /// because messages were lost.
+    public static let slowConsumer = WebSocketCloseCode(rawValue: 4000)
+
+    public var description: String { String(rawValue) }
+}
+
+/// Why a connection closed: the close code exchanged with the peer (or 1006 when none was) and its reason.
+public struct WebSocketCloseFrame: Sendable, Hashable {
+    public var code: WebSocketCloseCode
+    public var reason: String
+
+    public init(code: WebSocketCloseCode, reason: String = "") {
+        self.code = code
+        self.reason = reason
+    }
+}

@@ -1,0 +1,65 @@
+import CLibWebSockets
+
+/// An outbound WebSocket message, encoded once and shared by every connection it is sent to.
+///
+/// The payload sits in one heap buffer preceded by `LWS_PRE` bytes of headroom, so libwebsockets writes the
+/// frame header in place and never copies the payload per connection. Sending one message to N connections
+/// costs N reference-count increments and N queue appends.
+///
+/// The payload is immutable after `init`. The headroom is scratch space that only a service thread writes, and
+/// every server connection writes the same header bytes into it (same opcode and length, no mask). Client
+/// connections mask their payload, so the client role copies the message before writing it.
+public final class WebSocketMessage: @unchecked Sendable {
+    /// Whether the message is sent as a text or binary frame.
+    public let kind: WebSocketMessageKind
+    /// Payload length in bytes.
+    public let count: Int
+    /// Start of the allocation: `headroom` bytes, then the payload.
+    let storage: UnsafeMutableRawPointer
+
+    static let headroom = Int(CLibWebSockets_LWS_PRE())
+
+    /// Creates a message whose payload is written once by `initializer` into a buffer of exactly `count` bytes.
+    /// This is the zero-copy path for encoders that know the size up front.
+    public init(kind: WebSocketMessageKind, count: Int, initializer: (UnsafeMutableRawBufferPointer) -> Void) {
+        precondition(count >= 0, "negative payload length")
+        self.kind = kind
+        self.count = count
+        storage = .allocate(byteCount: Self.headroom + count, alignment: 16)
+        initializer(UnsafeMutableRawBufferPointer(start: storage + Self.headroom, count: count))
+    }
+
+    /// Creates a binary (or, with `kind: .text`, an already UTF-8 encoded text) message from bytes.
+    public convenience init(kind: WebSocketMessageKind = .binary, bytes: some Collection<UInt8>) {
+        self.init(kind: kind, count: bytes.count) { buffer in
+            _ = buffer.initializeMemory(as: UInt8.self, from: bytes)
+        }
+    }
+
+    /// Creates a text message.
+    public convenience init(text: String) {
+        var text = text
+        let count = text.utf8.count
+        self.init(kind: .text, count: count) { buffer in
+            text.withUTF8 { utf8 in
+                if let base = utf8.baseAddress { buffer.baseAddress!.copyMemory(from: base, byteCount: count) }
+            }
+        }
+    }
+
+    deinit { storage.deallocate() }
+
+    /// The payload, without headroom.
+    var payload: UnsafeMutableRawPointer { storage + Self.headroom }
+
+    /// Calls `body` with the payload bytes.
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(start: payload, count: count))
+    }
+}
+
+/// The frame type of a WebSocket message.
+public enum WebSocketMessageKind: Sendable, Hashable {
+    case text
+    case binary
+}

@@ -1,0 +1,66 @@
+import CLibWebSockets
+
+/// The server role's connection handling on the service thread.
+extension ServiceLoop {
+    /// Refuses an upgrade with 503 when at the connection limit or shutting down; lets it proceed otherwise.
+    func confirmUpgrade(_ wsi: OpaquePointer) -> Int32 {
+        guard isDraining || connections.count >= maxServerConnections else { return 0 }
+        metrics?.connectionsRejected.increment()
+        // >0 tells lws that we answered the request ourselves.
+        return lws_return_http_status(wsi, UInt32(HTTP_STATUS_SERVICE_UNAVAILABLE.rawValue), nil) == 0 ? 1 : -1
+    }
+
+    func accept(_ wsi: OpaquePointer) {
+        let connection = Connection(id: makeConnectionID(), loop: self)
+        register(connection, wsi: wsi)
+        connection.didOpen(wsi)
+        if let metrics {
+            metrics.connectionsAccepted.increment()
+            metrics.connectionsOpen.set(Int64(connections.count))
+        }
+        let requested = Self.header(wsi, WSI_TOKEN_PROTOCOL)
+        let info = WebSocketConnectionInfo(
+            id: connection.id,
+            remoteAddress: Self.peerAddress(wsi),
+            path: Self.header(wsi, WSI_TOKEN_GET_URI) ?? "/",
+            query: Self.query(wsi),
+            origin: Self.header(wsi, WSI_TOKEN_ORIGIN),
+            subprotocol: requested == nil ? nil : lws_get_protocol(wsi).map { String(cString: $0.pointee.name) })
+        handler(.opened(info))
+    }
+
+    private var maxServerConnections: Int {
+        guard case .server(let router) = role else { return .max }
+        return router.maxConnections
+    }
+
+    static func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+        let length = Int(lws_hdr_total_length(wsi, token))
+        guard length > 0 else { return nil }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token) >= 0 else { return nil }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// lws splits the query into one fragment per argument; they are joined back with `&`.
+    static func query(_ wsi: OpaquePointer) -> String? {
+        let total = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS))
+        guard total > 0 else { return nil }
+        var buffer = [CChar](repeating: 0, count: total + 1)
+        var arguments: [String] = []
+        var index: Int32 = 0
+        while lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index) >= 0 {
+            arguments.append(String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            index += 1
+        }
+        return arguments.joined(separator: "&")
+    }
+
+    static func peerAddress(_ wsi: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard let address = lws_get_peer_simple(wsi, &buffer, buffer.count) else { return "" }
+        // The listener is dual-stack, so IPv4 peers show up as IPv4-mapped IPv6 addresses.
+        let text = String(cString: address)
+        return text.hasPrefix("::ffff:") && text.contains(".") ? String(text.dropFirst(7)) : text
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Logging
+
+/// A WebSocket server (with `/healthz`, `/metrics` and static files over HTTP on the same port) running on its
+/// own libwebsockets service thread.
+///
+/// Events arrive through the `onEvent` handler on that thread (see `WebSocketEventHandler`). `send`,
+/// `broadcast` and `close` may be called from any thread, including from the handler; they return at once and
+/// the service thread does the work.
+///
+/// Fan-out: encode a `WebSocketMessage` once and pass it to `send(_:to:)` with many connections or to
+/// `broadcast(_:)`; each connection queues a reference to the same buffer. A connection whose queue passes
+/// `maxQueuedMessages` or `maxQueuedBytes` is closed with 4000 (`WebSocketCloseCode.slowConsumer`), reason
+/// "outbound queue overflow", so that it reconnects and resynchronises; other connections are unaffected.
+public final class WebSocketServer: Sendable {
+    private let loop: ServiceLoop
+    private let flushTimeout: Duration
+
+    /// The port the server listens on (the ephemeral one when configured with port 0).
+    public var port: Int { loop.port }
+
+    /// Starts listening and serving. Throws `WebSocketTransportError.listenFailed` if the port is taken.
+    public init(
+        configuration: Configuration, logger: Logger = Logger(label: "tablecast.websocket"),
+        onEvent: @escaping WebSocketEventHandler
+    ) throws {
+        try configuration.validate()
+        let directory = configuration.staticFilesDirectory.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        loop = try ServiceLoop(
+            role: .server(
+                HTTPRouter(
+                    registry: configuration.metricsRegistry, staticDirectory: directory,
+                    maxConnections: configuration.maxConnections)),
+            settings: ContextSettings(
+                port: configuration.port, host: configuration.host, subprotocols: configuration.subprotocols,
+                handshakeTimeoutSeconds: configuration.handshakeTimeout.wholeSeconds,
+                httpIdleTimeoutSeconds: configuration.httpIdleTimeout.wholeSeconds,
+                pingAfterIdleSeconds: configuration.pingAfterIdle.wholeSeconds,
+                hangUpAfterIdleSeconds: configuration.hangUpAfterIdle.wholeSeconds,
+                maxConnections: configuration.maxConnections),
+            limits: ConnectionLimits(
+                maxMessageSize: configuration.maxMessageSize, maxQueuedBytes: configuration.maxQueuedBytes,
+                maxQueuedMessages: configuration.maxQueuedMessages),
+            metrics: TransportMetrics(registry: configuration.metricsRegistry),
+            logger: logger, handler: onEvent)
+        flushTimeout = configuration.shutdownFlushTimeout
+    }
+
+    deinit {
+        loop.submit(.stop)
+    }
+
+    /// Queues `message` for one connection. Unknown or closed connections are ignored.
+    public func send(_ message: WebSocketMessage, to connection: WebSocketConnectionID) {
+        loop.submit(.send(message, connection))
+    }
+
+    /// Queues the same `message` for each of `connections`: one buffer, one queue entry per connection.
+    public func send(_ message: WebSocketMessage, to connections: [WebSocketConnectionID]) {
+        loop.submit(.sendMany(message, connections))
+    }
+
+    /// Queues `message` for every open connection.
+    public func broadcast(_ message: WebSocketMessage) {
+        loop.submit(.broadcast(message))
+    }
+
+    /// Closes a connection with `code` and `reason` after what is already queued for it is written.
+    public func close(_ connection: WebSocketConnectionID, code: WebSocketCloseCode = .normalClosure, reason: String = "") {
+        loop.submit(.close(connection, WebSocketCloseFrame(code: code, reason: reason)))
+    }
+
+    /// Graceful shutdown: stops accepting connections, lets each connection's queue drain, closes it with 1001
+    /// (`goingAway`), and returns once the service thread has stopped; connections still open after
+    /// `shutdownFlushTimeout` are torn down. Every connection still gets its `closed` event.
+    public func shutdown() async {
+        await loop.shutdown(closingWith: WebSocketCloseFrame(code: .goingAway, reason: "server shutting down"),
+                            flushTimeout: flushTimeout)
+    }
+}

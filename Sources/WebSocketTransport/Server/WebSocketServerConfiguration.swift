@@ -1,0 +1,87 @@
+import Foundation
+import Prometheus
+
+extension WebSocketServer {
+    /// Where the server listens and the limits it enforces.
+    public struct Configuration: Sendable {
+        public var host: String?
+        public var port: Int
+        public var subprotocols: [String]
+        public var maxMessageSize: Int
+        public var maxQueuedBytes: Int
+        public var maxQueuedMessages: Int
+        public var maxConnections: Int
+        public var handshakeTimeout: Duration
+        public var httpIdleTimeout: Duration
+        public var pingAfterIdle: Duration
+        public var hangUpAfterIdle: Duration
+        public var shutdownFlushTimeout: Duration
+        public var staticFilesDirectory: String?
+        public var metricsRegistry: PrometheusCollectorRegistry
+
+        /// - Parameters:
+        ///   - host: Address to listen on, e.g. `"127.0.0.1"`; `nil` listens on all IPv4 interfaces.
+        ///   - port: TCP port; 0 picks a free one (read it back from `WebSocketServer.port`).
+        ///   - subprotocols: `Sec-WebSocket-Protocol` values accepted besides none at all.
+        ///   - maxMessageSize: Largest inbound message after reassembly; a larger one closes the connection
+        ///     with 1009 (`messageTooBig`). Default 1 MiB.
+        ///   - maxQueuedBytes: Outbound payload bytes a connection may have waiting. Past it the connection is
+        ///     closed with 4000 (`slowConsumer`) and its queue dropped. Default 8 MiB.
+        ///   - maxQueuedMessages: Outbound messages a connection may have waiting; same consequence. Default 16,384.
+        ///   - maxConnections: Open WebSocket connections; upgrades beyond it get HTTP 503. Default 10,000.
+        ///   - handshakeTimeout: Time allowed for the HTTP request and WebSocket handshake. Default 10 s.
+        ///   - httpIdleTimeout: How long an idle keep-alive HTTP connection is kept. Default 60 s.
+        ///   - pingAfterIdle: A WebSocket connection idle this long is sent a PING. Default 30 s.
+        ///   - hangUpAfterIdle: A WebSocket connection with no PONG or traffic for this long is closed. Default 60 s.
+        ///   - shutdownFlushTimeout: How long `shutdown()` waits for queues to drain before tearing connections
+        ///     down. Default 5 s.
+        ///   - staticFilesDirectory: Directory served for other GET paths (`/` → `index.html`); `nil` serves none.
+        ///   - metricsRegistry: Registry the transport's metrics are added to and that `/metrics` renders, so the
+        ///     application's own metrics registered there are served too.
+        public init(
+            host: String? = nil,
+            port: Int = 8080,
+            subprotocols: [String] = [],
+            maxMessageSize: Int = 1 << 20,
+            maxQueuedBytes: Int = 8 << 20,
+            maxQueuedMessages: Int = 16_384,
+            maxConnections: Int = 10_000,
+            handshakeTimeout: Duration = .seconds(10),
+            httpIdleTimeout: Duration = .seconds(60),
+            pingAfterIdle: Duration = .seconds(30),
+            hangUpAfterIdle: Duration = .seconds(60),
+            shutdownFlushTimeout: Duration = .seconds(5),
+            staticFilesDirectory: String? = nil,
+            metricsRegistry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
+        ) {
+            self.host = host
+            self.port = port
+            self.subprotocols = subprotocols
+            self.maxMessageSize = maxMessageSize
+            self.maxQueuedBytes = maxQueuedBytes
+            self.maxQueuedMessages = maxQueuedMessages
+            self.maxConnections = maxConnections
+            self.handshakeTimeout = handshakeTimeout
+            self.httpIdleTimeout = httpIdleTimeout
+            self.pingAfterIdle = pingAfterIdle
+            self.hangUpAfterIdle = hangUpAfterIdle
+            self.shutdownFlushTimeout = shutdownFlushTimeout
+            self.staticFilesDirectory = staticFilesDirectory
+            self.metricsRegistry = metricsRegistry
+        }
+
+        func validate() throws {
+            guard (0...65_535).contains(port), maxMessageSize > 0, maxQueuedBytes > 0, maxQueuedMessages > 0,
+                maxConnections > 0, pingAfterIdle < hangUpAfterIdle
+            else {
+                throw WebSocketTransportError.invalidConfiguration.with(
+                    message: "port, sizes and counts must be in range, and pingAfterIdle < hangUpAfterIdle")
+            }
+        }
+    }
+}
+
+extension Duration {
+    /// Whole seconds, at least 1: lws timeouts are in seconds and 0 means "none".
+    var wholeSeconds: Int { max(1, Int(components.seconds)) }
+}

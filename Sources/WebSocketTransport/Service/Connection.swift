@@ -1,0 +1,160 @@
+import CLibWebSockets
+import DequeModule
+
+/// One WebSocket connection's state. Touched only on the service thread.
+final class Connection {
+    let id: WebSocketConnectionID
+    unowned let loop: ServiceLoop
+    /// The lws connection; `nil` for a client connection before lws created it and after it closed.
+    var wsi: OpaquePointer?
+    var isOpen = false
+
+    /// Messages waiting for a writable callback. Non-empty implies a writable callback is requested.
+    private var queue = Deque<WebSocketMessage>()
+    private var queuedBytes = 0
+    /// Set when the connection should close once `queue` is written (empty after an overflow).
+    private(set) var pendingClose: WebSocketCloseFrame?
+    /// What the `closed` event reports: the frame we sent, or the peer's.
+    var closeFrame: WebSocketCloseFrame?
+
+    private var inbound: [UInt8] = []
+    private var inboundKind = WebSocketMessageKind.text
+    private var assembling = false
+
+    /// Client role: the request's C strings, which lws reads until the connection ends.
+    var request: ClientRequestStrings?
+
+    init(id: WebSocketConnectionID, loop: ServiceLoop) {
+        self.id = id
+        self.loop = loop
+    }
+
+    // MARK: Outbound
+
+    func enqueue(_ message: WebSocketMessage) {
+        guard pendingClose == nil else { return }
+        let limits = loop.limits
+        guard queue.count < limits.maxQueuedMessages, queuedBytes + message.count <= limits.maxQueuedBytes else {
+            overflow()
+            return
+        }
+        queue.append(message)
+        queuedBytes += message.count
+        if queue.count == 1, isOpen, let wsi { lws_callback_on_writable(wsi) }
+    }
+
+    /// The peer fell behind: drop its queue and close it. If it never becomes writable again (it stopped
+    /// reading), lws kills it after two seconds; either way the `closed` event reports `slowConsumer`.
+    private func overflow() {
+        queue.removeAll()
+        queuedBytes = 0
+        let frame = WebSocketCloseFrame(code: .slowConsumer, reason: "outbound queue overflow")
+        pendingClose = frame
+        closeFrame = frame
+        loop.metrics?.queueOverflows.increment()
+        if isOpen, let wsi {
+            lws_callback_on_writable(wsi)
+            lws_set_timeout(wsi, PENDING_TIMEOUT_LAGGING, 2)
+        }
+    }
+
+    /// Closes with `frame` after the messages already queued are written.
+    func closeAfterFlush(_ frame: WebSocketCloseFrame) {
+        guard pendingClose == nil else { return }
+        pendingClose = frame
+        if isOpen, let wsi { lws_callback_on_writable(wsi) }
+    }
+
+    /// Called once the connection opened, so that anything queued before (client role) gets written.
+    func didOpen(_ wsi: OpaquePointer) {
+        self.wsi = wsi
+        isOpen = true
+        if !queue.isEmpty || pendingClose != nil { lws_callback_on_writable(wsi) }
+    }
+
+    /// The WRITEABLE callback: writes queued messages until the socket is choked, then asks for more.
+    func writeable(_ wsi: OpaquePointer) -> Int32 {
+        var messages = 0
+        var bytes = 0
+        defer {
+            if messages > 0, let metrics = loop.metrics {
+                metrics.messagesSent.increment(by: Int64(messages))
+                metrics.bytesSent.increment(by: Int64(bytes))
+            }
+        }
+        while let message = queue.first {
+            if loop.write(message, to: wsi) < 0 { return -1 }
+            queue.removeFirst()
+            queuedBytes -= message.count
+            messages += 1
+            bytes += message.count
+            if lws_send_pipe_choked(wsi) != 0 { break }
+        }
+        if !queue.isEmpty {
+            lws_callback_on_writable(wsi)
+            return 0
+        }
+        if let frame = pendingClose { return close(wsi, with: frame) }
+        return 0
+    }
+
+    /// Records `frame`, hands it to lws and returns -1 so that lws sends the close frame and closes.
+    func close(_ wsi: OpaquePointer, with frame: WebSocketCloseFrame) -> Int32 {
+        if closeFrame == nil { closeFrame = frame }
+        // A close frame's payload is at most 125 bytes: 2 for the code, the rest for the reason.
+        var reason = Array(frame.reason.utf8.prefix(123))
+        lws_close_reason(wsi, lws_close_status(rawValue: UInt32(frame.code.rawValue)), &reason, reason.count)
+        return -1
+    }
+
+    // MARK: Inbound
+
+    /// A RECEIVE callback: one chunk of a frame. Reassembles fragments, enforces the size limit, validates text.
+    func receive(_ wsi: OpaquePointer, _ data: UnsafeRawPointer?, _ length: Int) -> Int32 {
+        if !assembling {
+            assembling = true
+            inboundKind = lws_frame_is_binary(wsi) != 0 ? .binary : .text
+        }
+        let maxSize = loop.limits.maxMessageSize
+        if inbound.count + length > maxSize {
+            return close(wsi, with: WebSocketCloseFrame(code: .messageTooBig, reason: "message exceeds \(maxSize) bytes"))
+        }
+        let chunk = UnsafeRawBufferPointer(start: data, count: length)
+        let bytes: [UInt8]
+        if lws_is_final_fragment(wsi) != 0 {
+            if inbound.isEmpty {
+                bytes = Array(chunk)
+            } else {
+                inbound.append(contentsOf: chunk)
+                bytes = inbound
+                inbound = []
+            }
+            assembling = false
+        } else {
+            inbound.append(contentsOf: chunk)
+            return 0
+        }
+        if inboundKind == .text, !UTF8Validation.isValid(bytes) {
+            return close(wsi, with: WebSocketCloseFrame(code: .invalidPayload, reason: "invalid UTF-8"))
+        }
+        if let metrics = loop.metrics {
+            metrics.messagesReceived.increment()
+            metrics.bytesReceived.increment(by: Int64(bytes.count))
+        }
+        loop.handler(.message(id, WebSocketInboundMessage(kind: inboundKind, bytes: bytes)))
+        return 0
+    }
+
+    /// The peer's close frame: 2 bytes of code (network order), then the reason.
+    func peerClosed(_ data: UnsafeRawPointer?, _ length: Int) {
+        guard closeFrame == nil else { return }
+        let payload = UnsafeRawBufferPointer(start: data, count: length)
+        guard payload.count >= 2 else {
+            closeFrame = WebSocketCloseFrame(code: .noStatusReceived)
+            return
+        }
+        let code = UInt16(payload[0]) << 8 | UInt16(payload[1])
+        closeFrame = WebSocketCloseFrame(
+            code: WebSocketCloseCode(rawValue: code), reason: String(decoding: payload.dropFirst(2), as: UTF8.self))
+    }
+}

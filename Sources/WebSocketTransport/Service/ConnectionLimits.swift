@@ -1,0 +1,6 @@
+/// Per-connection limits the service thread enforces, shared by the server and client roles.
+struct ConnectionLimits: Sendable {
+    var maxMessageSize: Int
+    var maxQueuedBytes: Int
+    var maxQueuedMessages: Int
+}

@@ -1,0 +1,14 @@
+/// What the lws context is created with; strings are copied into storage that outlives the context.
+struct ContextSettings: Sendable {
+    /// Listening port, 0 for an ephemeral one; `nil` for the client role (no listener).
+    var port: Int?
+    var host: String?
+    /// WebSocket subprotocols the server accepts (client: empty).
+    var subprotocols: [String]
+    var handshakeTimeoutSeconds: Int
+    var httpIdleTimeoutSeconds: Int
+    var pingAfterIdleSeconds: Int
+    var hangUpAfterIdleSeconds: Int
+    /// Connections lws must be able to hold: sizes its fd table.
+    var maxConnections: Int
+}

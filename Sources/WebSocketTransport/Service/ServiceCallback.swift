@@ -1,0 +1,73 @@
+import CLibWebSockets
+
+/// The one protocol callback of every context. Global and nonisolated because lws calls it on its service
+/// thread; the owning `ServiceLoop` is found through the context's user pointer.
+func lwsServiceCallback(
+    wsi: OpaquePointer?, reason: lws_callback_reasons, user: UnsafeMutableRawPointer?,
+    input: UnsafeMutableRawPointer?, length: Int
+) -> Int32 {
+    guard let wsi, let context = lws_get_context(wsi), let loop = lws_context_user(context) else { return 0 }
+    return Unmanaged<ServiceLoop>.fromOpaque(loop).takeUnretainedValue()
+        .handle(wsi, reason, user, input, length)
+}
+
+extension ServiceLoop {
+    func handle(
+        _ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+        _ input: UnsafeMutableRawPointer?, _ length: Int
+    ) -> Int32 {
+        switch reason {
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            processInbox()
+
+        case LWS_CALLBACK_SERVER_WRITEABLE, LWS_CALLBACK_CLIENT_WRITEABLE:
+            return connection(for: wsi)?.writeable(wsi) ?? 0
+
+        case LWS_CALLBACK_RECEIVE, LWS_CALLBACK_CLIENT_RECEIVE:
+            return connection(for: wsi)?.receive(wsi, input, length) ?? 0
+
+        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            connection(for: wsi)?.peerClosed(input, length)
+
+        case LWS_CALLBACK_CLOSED, LWS_CALLBACK_CLIENT_CLOSED:
+            if let connection = connection(for: wsi) { finish(connection) }
+
+        // Server role.
+        case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+            // While draining, new TCP connections are dropped before any request is read.
+            return isDraining ? -1 : 0
+
+        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            return confirmUpgrade(wsi)
+
+        case LWS_CALLBACK_ESTABLISHED:
+            accept(wsi)
+
+        case LWS_CALLBACK_HTTP:
+            return serveHTTP(wsi, user, input)
+
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            return continueHTTP(wsi, user)
+
+        case LWS_CALLBACK_CLOSED_HTTP, LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+            releaseHTTPResponse(user)
+
+        // Client role.
+        case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
+            return appendHandshakeHeaders(wsi, input, length)
+
+        case LWS_CALLBACK_CLIENT_ESTABLISHED:
+            clientEstablished(wsi)
+
+        case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+            if let connection = connection(for: wsi) {
+                let detail = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) }
+                finish(connection, detail: detail ?? "connection failed")
+            }
+
+        default:
+            break
+        }
+        return 0
+    }
+}

@@ -1,0 +1,12 @@
+/// Work handed from any thread to the service thread through the loop's locked inbox.
+enum ServiceCommand: Sendable {
+    case send(WebSocketMessage, WebSocketConnectionID)
+    case sendMany(WebSocketMessage, [WebSocketConnectionID])
+    case broadcast(WebSocketMessage)
+    case close(WebSocketConnectionID, WebSocketCloseFrame)
+    case connect(WebSocketConnectionID, WebSocketConnectRequest)
+    /// Stop accepting, close every connection with the frame once its queue is flushed, then stop.
+    case drain(WebSocketCloseFrame)
+    /// Stop now: whatever is still open is torn down with the context.
+    case stop
+}

@@ -1,0 +1,223 @@
+import CLibWebSockets
+import Foundation
+import Logging
+import Synchronization
+
+/// One libwebsockets context and the thread that services it.
+///
+/// libwebsockets' rule: only the service thread touches lws objects. Other threads append a `ServiceCommand` to
+/// the locked inbox and wake the loop with `lws_cancel_service` (only when the inbox was empty: wakes coalesce);
+/// the service thread drains the inbox in `LWS_CALLBACK_EVENT_WAIT_CANCELLED`. Everything below `MARK: Service
+/// thread` is touched only by that thread.
+final class ServiceLoop: @unchecked Sendable {
+    enum Role: Sendable {
+        case server(HTTPRouter)
+        case client
+    }
+
+    let role: Role
+    let limits: ConnectionLimits
+    let handler: WebSocketEventHandler
+    let metrics: TransportMetrics?
+    let logger: Logger
+    /// Set once in `init`, before the service thread starts; never reassigned.
+    private(set) var context: OpaquePointer!
+    /// The listening port (server role), read back from lws so that port 0 reports the ephemeral port.
+    private(set) var port = 0
+
+    private struct Inbox {
+        var commands: [ServiceCommand] = []
+        /// False once the context is being destroyed: nothing may wake it any more.
+        var open = true
+    }
+
+    private let inbox = Mutex(Inbox())
+    private let nextID = Atomic<UInt64>(1)
+    private let termination = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let storage: ContextStorage
+
+    // MARK: Service thread
+
+    private(set) var connections: [WebSocketConnectionID: Connection] = [:]
+    private var draining = false
+    private var stopRequested = false
+    /// Client role: a copy of each outbound message, because lws masks client payloads in place.
+    private var maskScratch = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 16)
+    private var maskScratchCapacity = 4096
+
+    init(
+        role: Role, settings: ContextSettings, limits: ConnectionLimits, metrics: TransportMetrics?, logger: Logger,
+        handler: @escaping WebSocketEventHandler
+    ) throws {
+        self.role = role
+        self.limits = limits
+        self.metrics = metrics
+        self.logger = logger
+        self.handler = handler
+        LibWebSocketsLog.install(logger)
+        storage = ContextStorage(settings: settings, isServer: settings.port != nil)
+
+        var info = storage.creationInfo
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        guard let context = lws_create_context(&info) else {
+            throw (settings.port == nil ? WebSocketTransportError.contextCreationFailed : .listenFailed)
+                .with(message: "libwebsockets could not create its context (port \(settings.port ?? -1) in use?)")
+        }
+        self.context = context
+        if settings.port != nil, let vhost = lws_get_vhost_by_name(context, ContextStorage.vhostName) {
+            port = Int(lws_get_vhost_listen_port(vhost))
+        }
+        let thread = Thread { [self] in run() }
+        thread.name = "lws-service"
+        thread.start()
+    }
+
+    deinit {
+        maskScratch.deallocate()
+    }
+
+    func makeConnectionID() -> WebSocketConnectionID {
+        WebSocketConnectionID(rawValue: nextID.add(1, ordering: .relaxed).oldValue)
+    }
+
+    /// Hands `command` to the service thread; callable from any thread. Ignored once the loop stopped.
+    func submit(_ command: ServiceCommand) {
+        inbox.withLock { inbox in
+            guard inbox.open else { return }
+            inbox.commands.append(command)
+            if inbox.commands.count == 1 { lws_cancel_service(context) }
+        }
+    }
+
+    /// Stops accepting, closes every connection with `frame` once its queue is flushed, and waits until the
+    /// context is destroyed; connections still open after `flushTimeout` are torn down.
+    func shutdown(closingWith frame: WebSocketCloseFrame, flushTimeout: Duration) async {
+        submit(.drain(frame))
+        let deadline = Task {
+            try? await Task.sleep(for: flushTimeout)
+            self.submit(.stop)
+        }
+        await waitUntilStopped()
+        deadline.cancel()
+    }
+
+    func waitUntilStopped() async {
+        await withCheckedContinuation { continuation in
+            let done = termination.withLock { state in
+                if !state.done { state.waiters.append(continuation) }
+                return state.done
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    private func run() {
+        while !stopRequested {
+            if lws_service(context, 0) < 0 { break }
+        }
+        inbox.withLock { $0.open = false }
+        // Destroying the context closes what is left; their CLOSED callbacks report them as usual.
+        lws_context_destroy(context)
+        let waiters = termination.withLock { state in
+            state.done = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    // MARK: Service thread: commands
+
+    func processInbox() {
+        let commands = inbox.withLock { inbox in
+            defer { inbox.commands = [] }
+            return inbox.commands
+        }
+        for command in commands {
+            switch command {
+            case .send(let message, let id):
+                connections[id]?.enqueue(message)
+            case .sendMany(let message, let ids):
+                for id in ids { connections[id]?.enqueue(message) }
+            case .broadcast(let message):
+                for connection in connections.values { connection.enqueue(message) }
+            case .close(let id, let frame):
+                connections[id]?.closeAfterFlush(frame)
+            case .connect(let id, let request):
+                connect(id, request)
+            case .drain(let frame):
+                drain(closingWith: frame)
+            case .stop:
+                stopRequested = true
+            }
+        }
+    }
+
+    private func drain(closingWith frame: WebSocketCloseFrame) {
+        draining = true
+        if connections.isEmpty {
+            stopRequested = true
+            return
+        }
+        for connection in connections.values {
+            if connection.isOpen {
+                connection.closeAfterFlush(frame)
+            } else if let wsi = connection.wsi {
+                lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)
+            }
+        }
+    }
+
+    var isDraining: Bool { draining }
+
+    // MARK: Service thread: connection lifecycle
+
+    func register(_ connection: Connection, wsi: OpaquePointer?) {
+        connections[connection.id] = connection
+        if let wsi { lws_set_opaque_user_data(wsi, Unmanaged.passUnretained(connection).toOpaque()) }
+    }
+
+    func connection(for wsi: OpaquePointer) -> Connection? {
+        guard let pointer = lws_get_opaque_user_data(wsi) else { return nil }
+        return Unmanaged<Connection>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// Reports the close, forgets the connection, and stops the loop when a drain has closed the last one.
+    func finish(_ connection: Connection, detail: String = "") {
+        guard connections.removeValue(forKey: connection.id) != nil else { return }
+        if let wsi = connection.wsi { lws_set_opaque_user_data(wsi, nil) }
+        connection.wsi = nil
+        let wasOpen = connection.isOpen
+        connection.isOpen = false
+        let frame = connection.closeFrame ?? WebSocketCloseFrame(code: .abnormalClosure, reason: detail)
+        if let metrics, wasOpen {
+            metrics.connectionsOpen.set(Int64(openCount()))
+            metrics.recordClose(frame.code)
+        }
+        handler(.closed(connection.id, frame))
+        if draining, connections.isEmpty { stopRequested = true }
+    }
+
+    func openCount() -> Int {
+        switch role {
+        case .server: connections.count
+        case .client: connections.values.count(where: \.isOpen)
+        }
+    }
+
+    /// Writes one message from within a WRITEABLE callback.
+    func write(_ message: WebSocketMessage, to wsi: OpaquePointer) -> Int32 {
+        let type = message.kind == .text ? LWS_WRITE_TEXT : LWS_WRITE_BINARY
+        guard case .client = role else {
+            return lws_write(wsi, message.payload.assumingMemoryBound(to: UInt8.self), message.count, type)
+        }
+        let headroom = WebSocketMessage.headroom
+        if headroom + message.count > maskScratchCapacity {
+            maskScratch.deallocate()
+            maskScratchCapacity = headroom + message.count
+            maskScratch = .allocate(byteCount: maskScratchCapacity, alignment: 16)
+        }
+        (maskScratch + headroom).copyMemory(from: message.payload, byteCount: message.count)
+        return lws_write(wsi, (maskScratch + headroom).assumingMemoryBound(to: UInt8.self), message.count, type)
+    }
+}

@@ -1,0 +1,58 @@
+import WebSocketTransport
+import XCTest
+
+final class WebSocketClientTests: XCTestCase {
+    /// Our client against our server: text and binary echo, open info, and both sides' close events.
+    func testEchoAgainstServer() async throws {
+        let serverEvents = EventRecorder()
+        let box = ServerBox()
+        let server = try WebSocketServer(
+            configuration: .init(host: "127.0.0.1", port: 0, subprotocols: ["tablecast.v1"])
+        ) { event in
+            serverEvents.handler(event)
+            if case .message(let id, let message) = event {
+                box.server?.send(WebSocketMessage(kind: message.kind, bytes: message.bytes), to: id)
+            }
+        }
+        box.server = server
+        let clientEvents = EventRecorder()
+        let client = try WebSocketClient(onEvent: clientEvents.handler)
+        let id = client.connect(
+            WebSocketConnectRequest(
+                host: "127.0.0.1", port: server.port, path: "/tables/7?since=3&x=y", subprotocol: "tablecast.v1",
+                origin: "http://example.test", headers: ["X-Tablecast-Test": "yes"]))
+        client.send(WebSocketMessage(text: "hello, tables"), to: id)
+        client.send(WebSocketMessage(bytes: [0, 1, 2, 255]), to: id)
+        try await clientEvents.wait("two echoes") { $0.messages(on: id).count == 2 }
+        XCTAssertEqual(clientEvents.messages(on: id).map(\.text).first, "hello, tables")
+        XCTAssertEqual(clientEvents.messages(on: id).last, WebSocketInboundMessage(kind: .binary, bytes: [0, 1, 2, 255]))
+
+        let info = try XCTUnwrap(serverEvents.opened.first)
+        XCTAssertEqual(info.path, "/tables/7")
+        XCTAssertEqual(info.query, "since=3&x=y")
+        XCTAssertEqual(info.origin, "http://example.test")
+        XCTAssertEqual(info.subprotocol, "tablecast.v1")
+        XCTAssertEqual(info.remoteAddress, "127.0.0.1")
+        XCTAssertEqual(clientEvents.opened.first?.subprotocol, "tablecast.v1")
+
+        client.close(id, code: .normalClosure, reason: "done")
+        try await serverEvents.wait("server close") { !$0.closes().isEmpty }
+        try await clientEvents.wait("client close") { !$0.closes().isEmpty }
+        XCTAssertEqual(serverEvents.closes().first, WebSocketCloseFrame(code: .normalClosure, reason: "done"))
+        XCTAssertEqual(clientEvents.closes().first?.code, .normalClosure)
+        await client.shutdown()
+        await server.shutdown()
+    }
+
+    /// A connection that cannot connect reports only `closed` with 1006.
+    func testFailedConnectReportsAbnormalClose() async throws {
+        let events = EventRecorder()
+        let client = try WebSocketClient(onEvent: events.handler)
+        let port = try FreePort.find()
+        let id = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: port))
+        try await events.wait("close") { !$0.closes(on: id).isEmpty }
+        XCTAssertEqual(events.closes(on: id).first?.code, .abnormalClosure)
+        XCTAssertTrue(events.opened.isEmpty)
+        await client.shutdown()
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Prometheus
+import WebSocketTransport
+import XCTest
+
+/// Plain HTTP on the WebSocket port, over real sockets.
+final class WebSocketServerHTTPTests: XCTestCase {
+    func testHealthzMetricsStaticFilesAndNotFound() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tablecast-static-\(UUID())")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("js"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let page = "<!doctype html><title>Tablecast</title>"
+        try page.write(to: directory.appendingPathComponent("index.html"), atomically: true, encoding: .utf8)
+        try "export const x = 1;\n".write(to: directory.appendingPathComponent("js/app.js"), atomically: true, encoding: .utf8)
+        let image = Data((0..<40_000).map { UInt8($0 % 251) })
+        try image.write(to: directory.appendingPathComponent("big.png"))
+
+        let registry = PrometheusCollectorRegistry()
+        registry.makeCounter(descriptor: MetricNameDescriptor(
+            metricName: "app_edits", unitName: "total", helpText: "an application metric")).increment(by: Int64(3))
+        let server = try WebSocketServer(
+            configuration: .init(
+                host: "127.0.0.1", port: 0, staticFilesDirectory: directory.path, metricsRegistry: registry),
+            onEvent: { _ in })
+
+        let health = try HTTPGet(port: server.port, path: "/healthz")
+        XCTAssertEqual(health.status, 200)
+        XCTAssertEqual(health.headers["content-type"], "application/json")
+        XCTAssertEqual(health.text, #"{"status":"ok","connections":0}"#)
+
+        let metrics = try HTTPGet(port: server.port, path: "/metrics")
+        XCTAssertEqual(metrics.status, 200)
+        XCTAssertEqual(metrics.headers["content-type"], "text/plain; version=0.0.4; charset=utf-8")
+        XCTAssertTrue(metrics.text.contains("# TYPE websocket_connections_open gauge"), metrics.text)
+        XCTAssertTrue(metrics.text.contains("websocket_messages_sent_total 0"), metrics.text)
+        XCTAssertTrue(metrics.text.contains("app_edits_total 3"), metrics.text)
+
+        let index = try HTTPGet(port: server.port, path: "/")
+        XCTAssertEqual(index.status, 200)
+        XCTAssertEqual(index.headers["content-type"], "text/html; charset=utf-8")
+        XCTAssertEqual(index.text, page)
+
+        let script = try HTTPGet(port: server.port, path: "/js/app.js")
+        XCTAssertEqual(script.headers["content-type"], "text/javascript; charset=utf-8")
+        XCTAssertEqual(script.text, "export const x = 1;\n")
+
+        // Larger than one write chunk: the body goes out over several writable callbacks.
+        let png = try HTTPGet(port: server.port, path: "/big.png")
+        XCTAssertEqual(png.headers["content-type"], "image/png")
+        XCTAssertEqual(png.headers["content-length"], "40000")
+        XCTAssertEqual(Data(png.body), image)
+
+        for path in ["/missing.html", "/../etc/passwd", "/js/../../etc/passwd"] {
+            XCTAssertEqual(try HTTPGet(port: server.port, path: path).status, 404, path)
+        }
+        await server.shutdown()
+    }
+
+    func testUpgradeBeyondMaxConnectionsIsRefusedWith503() async throws {
+        let events = EventRecorder()
+        let server = try WebSocketServer(
+            configuration: .init(host: "127.0.0.1", port: 0, maxConnections: 2), onEvent: events.handler)
+        let first = try RawSocket(port: server.port)
+        let second = try RawSocket(port: server.port)
+        XCTAssertEqual(first.upgrade(), "HTTP/1.1 101 Switching Protocols")
+        XCTAssertEqual(second.upgrade(), "HTTP/1.1 101 Switching Protocols")
+        let third = try RawSocket(port: server.port)
+        XCTAssertTrue(third.upgrade().hasSuffix(" 503 Service Unavailable"))
+        try await events.wait("two opens") { $0.opened.count == 2 }
+        XCTAssertEqual(events.opened.count, 2)
+        await server.shutdown()
+    }
+}

@@ -1,0 +1,151 @@
+import Prometheus
+import WebSocketTransport
+import XCTest
+
+final class WebSocketServerTests: XCTestCase {
+    private func makeServer(
+        _ configuration: WebSocketServer.Configuration = .init(host: "127.0.0.1", port: 0),
+        events: EventRecorder
+    ) throws -> WebSocketServer {
+        try WebSocketServer(configuration: configuration, onEvent: events.handler)
+    }
+
+    /// A text message sent as three hand-written frames (text, continuation, final continuation) arrives whole.
+    func testFragmentedMessageIsReassembled() async throws {
+        let events = EventRecorder()
+        let server = try makeServer(events: events)
+        let socket = try RawSocket(port: server.port)
+        XCTAssertEqual(socket.upgrade(), "HTTP/1.1 101 Switching Protocols")
+        socket.write(RawSocket.frame(opcode: 0x1, fin: false, payload: Array("frag".utf8)))
+        socket.write(RawSocket.frame(opcode: 0x0, fin: false, payload: Array("ment".utf8)))
+        // A ping between fragments is allowed and must not disturb reassembly.
+        socket.write(RawSocket.frame(opcode: 0x9, fin: true, payload: []))
+        socket.write(RawSocket.frame(opcode: 0x0, fin: true, payload: Array("ed é".utf8)))
+        try await events.wait("message") { !$0.messages().isEmpty }
+        XCTAssertEqual(events.messages(), [WebSocketInboundMessage(kind: .text, bytes: Array("fragmented é".utf8))])
+        await server.shutdown()
+    }
+
+    /// A message one byte over the limit closes the connection with 1009, on the wire and in the event.
+    func testOversizedMessageClosesWith1009() async throws {
+        let events = EventRecorder()
+        let server = try makeServer(.init(host: "127.0.0.1", port: 0, maxMessageSize: 1000), events: events)
+        do {
+            let socket = try RawSocket(port: server.port)
+            _ = socket.upgrade()
+            socket.write(RawSocket.frame(opcode: 0x2, fin: true, payload: [UInt8](repeating: 7, count: 1000)))
+            socket.write(RawSocket.frame(opcode: 0x2, fin: false, payload: [UInt8](repeating: 7, count: 600)))
+            socket.write(RawSocket.frame(opcode: 0x0, fin: true, payload: [UInt8](repeating: 7, count: 401)))
+            let close = socket.readCloseFrame()
+            XCTAssertEqual(close?.code, 1009)
+            XCTAssertEqual(close?.reason, "message exceeds 1000 bytes")
+        }
+        try await events.wait("close") { !$0.closes().isEmpty }
+        XCTAssertEqual(events.messages().map(\.bytes.count), [1000])
+        XCTAssertEqual(events.closes().first?.code, .messageTooBig)
+        await server.shutdown()
+    }
+
+    /// A text frame with bytes that are not UTF-8 (a lone continuation byte, then an overlong encoding)
+    /// closes with 1007.
+    func testInvalidUTF8ClosesWith1007() async throws {
+        let events = EventRecorder()
+        let server = try makeServer(events: events)
+        for payload: [UInt8] in [[0x61, 0x80, 0x62], [0xC0, 0xAF]] {
+            let socket = try RawSocket(port: server.port)
+            _ = socket.upgrade()
+            socket.write(RawSocket.frame(opcode: 0x1, fin: true, payload: payload))
+            XCTAssertEqual(socket.readCloseFrame()?.code, 1007)
+        }
+        try await events.wait("two closes") { $0.closes().count == 2 }
+        XCTAssertEqual(events.closes().map(\.code), [.invalidPayload, .invalidPayload])
+        XCTAssertTrue(events.messages().isEmpty)
+        await server.shutdown()
+    }
+
+    /// A client that stops reading is closed with 4000 once its queue passes its bound, while the other
+    /// connections receive every message.
+    func testSlowReaderIsClosedAtItsBoundWhileOthersKeepReceiving() async throws {
+        let serverEvents = EventRecorder()
+        let server = try makeServer(
+            .init(host: "127.0.0.1", port: 0, maxQueuedBytes: 1 << 20, maxQueuedMessages: 1000), events: serverEvents)
+        let clientEvents = EventRecorder()
+        let client = try WebSocketClient(onEvent: clientEvents.handler)
+        let readers = (0..<4).map { _ in client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port)) }
+        let stalled = try RawSocket(port: server.port, receiveBuffer: 4096)
+        _ = stalled.upgrade(path: "/stalled")
+        try await serverEvents.wait("5 opens") { $0.opened.count == 5 }
+        let stalledID = try XCTUnwrap(serverEvents.opened.first { $0.path == "/stalled" }?.id)
+
+        // 20 MiB in 1 KiB messages: far beyond what socket buffers and the 1 MiB bound can hold. The
+        // broadcaster keeps at most 500 messages ahead of the slowest live reader, so only the stalled one
+        // can reach the bound of 1,000.
+        let count = 20_000
+        let payload = [UInt8](repeating: 0x2A, count: 1024)
+        for sequence in 0..<count {
+            var bytes = payload
+            withUnsafeBytes(of: UInt32(sequence).bigEndian) { bytes.replaceSubrange(0..<4, with: $0) }
+            server.broadcast(WebSocketMessage(bytes: bytes))
+            if sequence % 100 == 99 {
+                try await clientEvents.wait("readers within 500", timeout: .seconds(30)) { events in
+                    readers.allSatisfy { events.messageCount(on: $0) > sequence - 500 }
+                }
+            }
+        }
+        try await serverEvents.wait("slow reader closed", timeout: .seconds(8)) { !$0.closes(on: stalledID).isEmpty }
+        XCTAssertEqual(
+            serverEvents.closes(on: stalledID).first,
+            WebSocketCloseFrame(code: .slowConsumer, reason: "outbound queue overflow"))
+        try await clientEvents.wait("all messages at every reader", timeout: .seconds(30)) { events in
+            readers.allSatisfy { events.messageCount(on: $0) == count }
+        }
+        for reader in readers {
+            let sequences = clientEvents.messages(on: reader).map { $0.bytes[0..<4].reduce(0) { $0 << 8 | Int($1) } }
+            XCTAssertEqual(sequences, Array(0..<count))
+        }
+        XCTAssertEqual(serverEvents.closes().count, 1)
+        await client.shutdown()
+        await server.shutdown()
+    }
+
+    /// 1,000 open/close cycles (50 at a time) leave nothing behind: the open-connections gauge returns to 0.
+    func testConnectDisconnectCyclesLeaveNoLeakedConnection() async throws {
+        let registry = PrometheusCollectorRegistry()
+        let serverEvents = EventRecorder()
+        let server = try makeServer(.init(host: "127.0.0.1", port: 0, metricsRegistry: registry), events: serverEvents)
+        let clientEvents = EventRecorder()
+        let client = try WebSocketClient(onEvent: clientEvents.handler)
+        for batch in 0..<20 {
+            let ids = (0..<50).map { _ in client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port)) }
+            try await clientEvents.wait("batch \(batch) open") { $0.opened.count == (batch + 1) * 50 }
+            for id in ids { client.close(id) }
+            try await clientEvents.wait("batch \(batch) closed") { $0.closes().count == (batch + 1) * 50 }
+        }
+        try await serverEvents.wait("server saw 1,000 closes") { $0.closes().count == 1000 }
+        let metrics = try HTTPGet(port: server.port, path: "/metrics").text
+        XCTAssertTrue(metrics.contains("websocket_connections_open 0"), metrics)
+        XCTAssertTrue(metrics.contains("websocket_connections_accepted_total 1000"), metrics)
+        XCTAssertTrue(metrics.contains(#"websocket_connections_closed_total{reason="normal"} 1000"#), metrics)
+        let health = try HTTPGet(port: server.port, path: "/healthz").text
+        XCTAssertEqual(health, #"{"status":"ok","connections":0}"#)
+        await client.shutdown()
+        await server.shutdown()
+    }
+
+    /// Shutdown closes open connections with 1001 after flushing what was queued for them.
+    func testShutdownFlushesAndClosesWith1001() async throws {
+        let serverEvents = EventRecorder()
+        let server = try makeServer(events: serverEvents)
+        let clientEvents = EventRecorder()
+        let client = try WebSocketClient(onEvent: clientEvents.handler)
+        let id = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port))
+        try await serverEvents.wait("open") { $0.opened.count == 1 }
+        for index in 0..<100 { server.broadcast(WebSocketMessage(text: "last words \(index)")) }
+        await server.shutdown()
+        try await clientEvents.wait("close") { !$0.closes(on: id).isEmpty }
+        XCTAssertEqual(clientEvents.messages(on: id).count, 100)
+        XCTAssertEqual(clientEvents.closes(on: id).first?.code, .goingAway)
+        XCTAssertEqual(serverEvents.closes().first?.code, .goingAway)
+        await client.shutdown()
+    }
+}
