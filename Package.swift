@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "TableModel", targets: ["TableModel"]),
         .library(name: "TableStore", targets: ["TableStore"]),
         .library(name: "WebSocketTransport", targets: ["WebSocketTransport"]),
+        .executable(name: "tablecast", targets: ["TablecastCLI"]),
         .executable(name: "store-bench", targets: ["TableStoreBenchmark"]),
         .executable(name: "websocket-bench", targets: ["WebSocketBench"]),
     ],
@@ -72,7 +73,27 @@ let package = Package(
         .testTarget(name: "TablecastProtocolTests", dependencies: ["TablecastProtocol"], swiftSettings: swiftSettings),
 
         // Layer 4: the server: table actors, subscriptions, presence, access control.
-        .target(name: "TablecastServer", dependencies: ["TableModel", "TablecastProtocol"], swiftSettings: swiftSettings),
+        .target(
+            name: "TablecastServer",
+            dependencies: [
+                "TableModel", "TablecastProtocol", "TableStore", "WebSocketTransport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "TablecastServerTests", dependencies: ["TablecastServer"], swiftSettings: swiftSettings),
+
+        // Layer 5: the `tablecast` executable: serve, compact and the clients.
+        .executableTarget(
+            name: "TablecastCLI",
+            dependencies: [
+                "TablecastServer", "TableStore", "TableModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
     ]
 )

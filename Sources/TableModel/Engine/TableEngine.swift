@@ -45,6 +45,12 @@ public struct TableEngine: Sendable {
         for batch in batches { try apply(batch) }
     }
 
+    /// Replaces the table's rules. Rules are not versioned: the history stays, and intents resolved from now on
+    /// follow the new rules.
+    public mutating func setRules(_ rules: TableRules) {
+        table.rules = rules
+    }
+
     /// The oldest base version an intent may have, and the oldest version ``batches(since:)`` can catch up from.
     public var oldestBase: UInt64 { table.version - UInt64(history.count - historyStart) }
 

@@ -1,0 +1,30 @@
+import ArgumentParser
+import TableStore
+
+/// `tablecast compact`: prunes every table's log back to the retention behind its latest snapshot.
+struct CompactCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "compact",
+        abstract: "Prune the log of every table to the updates kept behind its latest snapshot.",
+        discussion: "The server also prunes automatically whenever it stores a snapshot; run this on a stopped server's file.")
+
+    @Option(help: "The SQLite database file.")
+    var db = "tablecast.db"
+
+    @Option(help: "Log versions to keep behind each table's latest snapshot.")
+    var history = 10_000
+
+    func run() throws {
+        var options = TableStoreOptions()
+        options.retention = .versionsBeforeSnapshot(Int64(history))
+        do {
+            let store = try TableStore(path: db, options: options)
+            let removed = try store.compactAll()
+            try store.close()
+            print("removed \(removed) log entries from \(db)")
+        } catch let error as StoreError {
+            print("tablecast compact: \(error)")
+            throw ExitCode(3)
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import TableModel
+import TablecastProtocol
+import WebSocketTransport
+
+/// What the server knows of one connection: who is behind it, what it may do, how it behaves.
+struct ConnectionSession {
+    let id: WebSocketConnectionID
+    var client: String
+    var name: String
+    /// The client chose its id in `hello` (so its refs are kept across reconnects).
+    var stable = false
+    var token: String?
+    var saidHello = false
+    /// Paces edit intents.
+    var bucket: TokenBucket
+    /// Bad messages since the last good one; too many in a row and the connection is closed.
+    var consecutiveBadMessages = 0
+    /// Tables this connection is subscribed to, so its presence is cleared when it closes.
+    var subscriptions: Set<String> = []
+
+    init(id: WebSocketConnectionID, anonymousClient: String, intentsPerSecond: Int) {
+        self.id = id
+        client = anonymousClient
+        name = anonymousClient
+        bucket = TokenBucket(rate: Double(intentsPerSecond), burst: Double(intentsPerSecond))
+    }
+
+    var requester: Requester {
+        Requester(connection: id, client: client, name: name, stable: stable)
+    }
+}
+
+extension ClientMessage {
+    /// The role this message needs on its table.
+    var neededRole: Role {
+        switch body {
+        case .hello, .listTables, .subscribe, .refresh, .unsubscribe: .read
+        case .editing, .beginEditingRow, .endEditingRow: .write
+        case .createTable, .dropTable, .setRules: .admin
+        case .intent(_, _, let intent): intent.setsRowFlags ? .admin : .write
+        }
+    }
+}
+
+extension Intent {
+    /// Whether the intent sets a row's `editable` or `movable` flag, which only admins may do.
+    var setsRowFlags: Bool {
+        let batch = clientBatch
+        let inserted = batch.insertRows.map(\.row) + batch.insertSections.flatMap(\.section.rows)
+        return inserted.contains { !$0.editable || !$0.movable }
+            || batch.reloadRows.contains { $0.editable != nil || $0.movable != nil }
+    }
+}

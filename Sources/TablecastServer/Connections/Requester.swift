@@ -1,0 +1,13 @@
+import WebSocketTransport
+
+/// Who sent a request: the connection it came on and the client behind it.
+struct Requester: Sendable, Hashable {
+    let connection: WebSocketConnectionID
+    /// The client id: chosen in `hello`, or assigned (`anon-…`).
+    let client: String
+    /// The display name shown in presence.
+    let name: String
+    /// Whether the client said hello with a stable id, so its refs are kept for idempotent retries across
+    /// reconnects; an anonymous id lives only as long as its connection.
+    let stable: Bool
+}

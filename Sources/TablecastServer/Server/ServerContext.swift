@@ -1,0 +1,46 @@
+import Foundation
+import Logging
+import TablecastProtocol
+import WebSocketTransport
+
+/// What every table actor and the connection router share: the transport, the committer and the settings.
+final class ServerContext: Sendable {
+    let transport: WebSocketServer
+    let committer: Committer
+    let refs: RefRegistry
+    let metrics: ServerMetrics
+    let logger: Logger
+    /// A snapshot is stored with every version that is a multiple of this.
+    let snapshotInterval: UInt64
+    /// Committed batches kept per table for rebasing stale intents and catch-up.
+    let historyLimit: Int
+
+    init(
+        transport: WebSocketServer, committer: Committer, refs: RefRegistry, metrics: ServerMetrics, logger: Logger,
+        snapshotInterval: UInt64, historyLimit: Int
+    ) {
+        self.transport = transport
+        self.committer = committer
+        self.refs = refs
+        self.metrics = metrics
+        self.logger = logger
+        self.snapshotInterval = snapshotInterval
+        self.historyLimit = historyLimit
+    }
+
+    /// Encodes `message` once and queues it for `connection`.
+    func send(_ message: ServerMessage, to connection: WebSocketConnectionID) {
+        transport.send(WebSocketMessage(kind: .text, bytes: message.encoded), to: connection)
+    }
+
+    /// Encodes `message` once and queues the same buffer for every one of `connections`.
+    func send(_ message: ServerMessage, to connections: [WebSocketConnectionID]) {
+        guard !connections.isEmpty else { return }
+        transport.send(WebSocketMessage(kind: .text, bytes: message.encoded), to: connections)
+    }
+
+    /// Milliseconds since the Unix epoch, for the log's times.
+    static func now() -> Int64 {
+        Int64(Date().timeIntervalSince1970 * 1000)
+    }
+}

@@ -1,0 +1,145 @@
+import Dispatch
+import Foundation
+import Synchronization
+import TableStore
+
+/// The one owner of the ``TableStore``: a dedicated thread (SQLite calls block, so they stay off the cooperative
+/// pool) that performs group commit.
+///
+/// Groups submitted while a transaction is in flight wait in the queue; the next turn of the loop writes all of
+/// them, across tables, in one transaction, and resumes each group's waiter once that transaction is durable. One
+/// fsync therefore acknowledges as many intents as arrived during the previous one.
+final class Committer: Sendable {
+    /// What a commit turn measured, for metrics.
+    struct TurnReport: Sendable {
+        var records: Int
+        var groups: Int
+        var seconds: Double
+    }
+
+    private enum Job: Sendable {
+        case commit([CommitRecord], CheckedContinuation<Void, any Error>)
+        case perform(run: @Sendable (TableStore) -> Void, fail: @Sendable (any Error) -> Void)
+    }
+
+    /// A job submitted after ``stop()``.
+    struct Stopped: Error, CustomStringConvertible {
+        var description: String { "the server is shutting down" }
+    }
+
+    private struct State {
+        var jobs: [Job] = []
+        var stopping = false
+    }
+
+    /// The store, confined to the committer thread once the thread starts.
+    private final class StoreBox: @unchecked Sendable {
+        let store: TableStore
+        init(_ store: TableStore) { self.store = store }
+    }
+
+    private let state = Mutex(State())
+    private let wakeup = DispatchSemaphore(value: 0)
+    private let stopped = DispatchSemaphore(value: 0)
+    private let onTurn: @Sendable (TurnReport) -> Void
+
+    /// Starts the thread. `store` must not be used by anyone else from now on.
+    init(store: TableStore, onTurn: @escaping @Sendable (TurnReport) -> Void = { _ in }) {
+        self.onTurn = onTurn
+        let box = StoreBox(store)
+        let thread = Thread { [self] in run(box.store) }
+        thread.name = "tablecast-committer"
+        thread.start()
+    }
+
+    /// Writes `records` (one table's group, in version order) in the next transaction; returns once it is durable.
+    func commit(_ records: [CommitRecord]) async throws {
+        try await withCheckedThrowingContinuation { continuation in
+            submit(.commit(records, continuation))
+        }
+    }
+
+    /// Runs `body` with the store on the committer thread, after the commits queued before it.
+    func perform<T: Sendable>(_ body: @escaping @Sendable (TableStore) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            submit(
+                .perform(
+                    run: { store in continuation.resume(with: Result { try body(store) }) },
+                    fail: { continuation.resume(throwing: $0) }))
+        }
+    }
+
+    /// Finishes what is queued, closes the store (checkpointing the WAL) and stops the thread.
+    func stop() async {
+        state.withLock { $0.stopping = true }
+        wakeup.signal()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                self.stopped.wait()
+                continuation.resume()
+            }
+        }
+    }
+
+    private func submit(_ job: Job) {
+        let accepted = state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            state.jobs.append(job)
+            return true
+        }
+        guard accepted else {
+            switch job {
+            case .commit(_, let continuation): continuation.resume(throwing: Stopped())
+            case .perform(_, let fail): fail(Stopped())
+            }
+            return
+        }
+        wakeup.signal()
+    }
+
+    private func run(_ store: TableStore) {
+        while true {
+            wakeup.wait()
+            let (jobs, stopping) = state.withLock { state in
+                defer { state.jobs.removeAll(keepingCapacity: true) }
+                return (state.jobs, state.stopping)
+            }
+            var groups: [([CommitRecord], CheckedContinuation<Void, any Error>)] = []
+            for job in jobs {
+                switch job {
+                case .commit(let records, let continuation): groups.append((records, continuation))
+                case .perform(let body, _):
+                    // Reads and table-level changes keep their place after the commits queued before them.
+                    commitGroups(groups, store)
+                    groups.removeAll()
+                    body(store)
+                }
+            }
+            commitGroups(groups, store)
+            if stopping && state.withLock({ $0.jobs.isEmpty }) {
+                try? store.close()
+                stopped.signal()
+                return
+            }
+        }
+    }
+
+    private func commitGroups(_ groups: [([CommitRecord], CheckedContinuation<Void, any Error>)], _ store: TableStore) {
+        guard !groups.isEmpty else { return }
+        let start = ContinuousClock.now
+        do {
+            try store.commit(groups.flatMap(\.0))
+            for (_, continuation) in groups { continuation.resume() }
+        } catch let error as StoreError where !error.kind.isStorageFailure && groups.count > 1 {
+            // One table's group is at fault (e.g. dropped meanwhile): commit the others without it.
+            for (records, continuation) in groups {
+                continuation.resume(with: Result { try store.commit(records) })
+            }
+        } catch {
+            for (_, continuation) in groups { continuation.resume(throwing: error) }
+        }
+        let elapsed = start.duration(to: .now)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        onTurn(TurnReport(records: groups.reduce(0) { $0 + $1.0.count }, groups: groups.count, seconds: seconds))
+    }
+}

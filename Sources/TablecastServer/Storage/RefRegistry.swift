@@ -1,0 +1,58 @@
+import DequeModule
+import Synchronization
+
+/// The refs of committed intents per client, so that a retried intent is recognized without a store lookup per
+/// intent: the refs a client had stored before are loaded once when it says hello, and every commit adds its ref.
+/// Only refs are held, not acks; a hit fetches the stored ack.
+final class RefRegistry: Sendable {
+    private struct ClientRefs {
+        var refs: Set<String> = []
+        var order: Deque<String> = []
+    }
+
+    /// Most refs remembered per client (the store keeps at least as many).
+    let limit: Int
+    private let clients = Mutex<[String: ClientRefs]>([:])
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Whether refs of `client` are loaded.
+    func isLoaded(_ client: String) -> Bool {
+        clients.withLock { $0[client] != nil }
+    }
+
+    /// Adds the refs `client` has in the store.
+    func load(_ client: String, refs stored: Set<String>) {
+        clients.withLock { clients in
+            var entry = clients[client] ?? ClientRefs()
+            for ref in stored where entry.refs.insert(ref).inserted { entry.order.append(ref) }
+            trim(&entry)
+            clients[client] = entry
+        }
+    }
+
+    func contains(_ client: String, _ ref: String) -> Bool {
+        clients.withLock { $0[client]?.refs.contains(ref) ?? false }
+    }
+
+    /// Remembers a committed ref.
+    func record(_ client: String, _ ref: String) {
+        clients.withLock { clients in
+            var entry = clients[client] ?? ClientRefs()
+            if entry.refs.insert(ref).inserted { entry.order.append(ref) }
+            trim(&entry)
+            clients[client] = entry
+        }
+    }
+
+    /// Drops what is held for `client` (its last connection closed); the store still has its refs.
+    func forget(_ client: String) {
+        clients.withLock { _ = $0.removeValue(forKey: client) }
+    }
+
+    private func trim(_ entry: inout ClientRefs) {
+        while entry.order.count > limit, let oldest = entry.order.popFirst() { entry.refs.remove(oldest) }
+    }
+}

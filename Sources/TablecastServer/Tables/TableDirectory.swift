@@ -1,0 +1,107 @@
+import Synchronization
+import TableModel
+import TableStore
+import TablecastProtocol
+
+/// The tables by name. Creating and dropping go through here (the router awaits them one at a time, so two
+/// requests for one name never race); everything else goes straight to a table's actor.
+final class TableDirectory: Sendable {
+    private let context: ServerContext
+    private let tables = Mutex<[String: TableActor]>([:])
+
+    init(context: ServerContext, loaded: [TableActor]) {
+        self.context = context
+        tables.withLock { tables in
+            for actor in loaded { tables[actor.name] = actor }
+        }
+        context.metrics.tables.set(Double(loaded.count))
+    }
+
+    func actor(_ name: String) -> TableActor? {
+        tables.withLock { $0[name] }
+    }
+
+    var all: [TableActor] {
+        tables.withLock { Array($0.values) }
+    }
+
+    /// The `tables` listing, sorted by name, of the tables `visible` lets through.
+    func summaries(visible: (String) -> Bool) -> [ServerMessage.TableSummary] {
+        all.filter { visible($0.name) }.map(\.summary).sorted { $0.table < $1.table }
+    }
+
+    /// Creates a table at version 0; answers with its ack or an error.
+    func create(_ name: String, sections: [SectionContent], rules patch: RulesPatch, ref: String?) async -> ServerMessage {
+        guard actor(name) == nil else {
+            return .error(ProtocolError(.tableExists, "table '\(name)' already exists", ref: ref))
+        }
+        let rules = patch.applied(to: TableRules())
+        if let problem = Self.check(sections, against: rules) {
+            var error = problem
+            error.ref = ref
+            return .error(error)
+        }
+        let table = Table(contents: sections, rules: rules)
+        let epoch = Epoch.random()
+        let (rulesText, snapshot) = (rules.json.jsonText, table.json.jsonText)
+        do {
+            try await context.committer.perform { store in
+                try store.createTable(name, epoch: epoch, rules: rulesText, snapshot: snapshot, created: ServerContext.now())
+            }
+        } catch let error as StoreError where error.kind == .tableExists {
+            return .error(ProtocolError(.tableExists, "table '\(name)' already exists", ref: ref))
+        } catch {
+            return .error(ProtocolError(.unavailable, "the table could not be stored: \(error)", ref: ref))
+        }
+        let actor = TableActor(
+            name: name, epoch: epoch, engine: TableEngine(table: table, historyLimit: context.historyLimit),
+            context: context)
+        let count = tables.withLock { tables in
+            tables[name] = actor
+            return tables.count
+        }
+        context.metrics.tables.set(Double(count))
+        context.logger.info("table created", metadata: ["table": "\(name)"])
+        return .ack(.init(ref: ref, table: name, version: 0, epoch: Epoch.text(epoch)))
+    }
+
+    /// Drops a table: its actor answers the requester and tells subscribers; then it leaves the directory.
+    func drop(_ name: String, requester: Requester, ref: String?) async {
+        guard let actor = actor(name) else {
+            return context.send(.error(ProtocolError(.noSuchTable, "no table '\(name)'", ref: ref)), to: requester.connection)
+        }
+        let dropped = await withCheckedContinuation { done in actor.enqueue(.drop(requester, ref: ref, done: done)) }
+        // A failed drop leaves the table in place.
+        guard dropped else { return }
+        let count = tables.withLock { tables in
+            if tables[name] === actor { tables[name] = nil }
+            return tables.count
+        }
+        context.logger.info("table dropped", metadata: ["table": "\(name)"])
+        context.metrics.tables.set(Double(count))
+    }
+
+    /// Checks initial content against the table's limits, as the engine would for an insert.
+    static func check(_ sections: [SectionContent], against rules: TableRules) -> ProtocolError? {
+        if sections.count > rules.maxSections {
+            return ProtocolError(
+                .limitExceeded, "createTable: \(sections.count) sections exceed the limit of \(rules.maxSections)",
+                at: "sections")
+        }
+        for (s, section) in sections.enumerated() {
+            if section.rows.count > rules.maxRowsPerSection {
+                return ProtocolError(
+                    .limitExceeded,
+                    "createTable: section \(s) has \(section.rows.count) rows; the limit is \(rules.maxRowsPerSection)",
+                    at: "sections[\(s)]")
+            }
+            for (r, row) in section.rows.enumerated() where row.value.encodedByteCount > rules.maxValueBytes {
+                return ProtocolError(
+                    .limitExceeded,
+                    "createTable: the value of row \(r) of section \(s) is \(row.value.encodedByteCount) bytes; "
+                        + "the limit is \(rules.maxValueBytes)", at: "sections[\(s)].rows[\(r)]")
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,26 @@
+import TableModel
+import TablecastProtocol
+import WebSocketTransport
+
+/// What a table actor does, in the order its connections asked.
+enum TableWork: Sendable {
+    case intent(Requester, ref: String?, base: UInt64?, Intent)
+    case subscribe(Requester, ref: String?, since: UInt64?, epoch: String?)
+    case refresh(Requester, ref: String?, since: UInt64?, epoch: String?)
+    case unsubscribe(Requester, ref: String?)
+    case presence(Requester, ref: String?, PresenceChange)
+    case setRules(Requester, ref: String?, RulesPatch)
+    case disconnected(WebSocketConnectionID)
+    /// Drop the table: answer the requester, tell subscribers, refuse what is still queued; `done` says whether
+    /// it was dropped.
+    case drop(Requester, ref: String?, done: CheckedContinuation<Bool, Never>)
+    /// Resumes once everything queued before it is done (shutdown waits on it).
+    case barrier(CheckedContinuation<Void, Never>)
+
+    /// A presence message.
+    enum PresenceChange: Sendable {
+        case editing(Bool)
+        case beginEditingRow(String)
+        case endEditingRow(String)
+    }
+}

@@ -1,0 +1,230 @@
+"""Black-box fixtures: a real `tablecast serve` on a free port and a client that knows only the wire protocol.
+
+Everything here is written from web-client-protocol/ (the spec and its schemas); nothing imports or reads the
+server's source. Every message sent and received is validated against its JSON Schema.
+"""
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+import uuid
+
+import pytest
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from websockets.sync.client import connect
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCHEMA_DIR = ROOT / "web-client-protocol" / "schema"
+
+
+def _load_validators():
+    resources = []
+    for path in SCHEMA_DIR.glob("*.json"):
+        schema = json.loads(path.read_text())
+        resources.append((schema["$id"], Resource.from_contents(schema)))
+        resources.append((path.name, Resource.from_contents(schema)))
+    registry = Registry().with_resources(resources)
+    validators = {}
+    for path in SCHEMA_DIR.glob("*.json"):
+        if path.name != "defs.json":
+            validators[path.stem] = Draft202012Validator(json.loads(path.read_text()), registry=registry)
+    return validators
+
+
+VALIDATORS = _load_validators()
+
+
+def validate(message):
+    """Validates one message against the schema named by its type; unknown types fail the test."""
+    kind = message.get("type")
+    assert kind in VALIDATORS, f"no schema for message type {kind!r}: {message}"
+    errors = sorted(VALIDATORS[kind].iter_errors(message), key=str)
+    assert not errors, f"{kind} does not match its schema: {errors[0].message} in {message}"
+
+
+def tablecast_binary():
+    if "TABLECAST_BIN" in os.environ:
+        return os.environ["TABLECAST_BIN"]
+    bin_dir = subprocess.run(["swift", "build", "--show-bin-path"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.strip()
+    return os.path.join(bin_dir, "tablecast")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """One `tablecast serve` process with its own database file, stopped with SIGTERM at the end."""
+
+    def __init__(self, *args, db_dir=None):
+        self.dir = db_dir or tempfile.mkdtemp(prefix="tablecast-bb-")
+        self.db = os.path.join(self.dir, "tablecast.db")
+        self.args = list(args)
+        self.port = None
+        self.process = None
+
+    def start(self):
+        self.port = free_port()
+        self.log = open(os.path.join(self.dir, f"server-{self.port}.log"), "w")
+        self.process = subprocess.Popen(
+            [tablecast_binary(), "serve", "--host", "127.0.0.1", "--port", str(self.port), "--db", self.db, *self.args],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            assert self.process.poll() is None, f"server exited early: {self.read_log()}"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1) as r:
+                    if r.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError(f"server did not become healthy: {self.read_log()}")
+
+    @property
+    def url(self):
+        return f"ws://127.0.0.1:{self.port}/"
+
+    def read_log(self):
+        self.log.flush()
+        return pathlib.Path(self.log.name).read_text()
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            code = self.process.wait(timeout=20)
+            assert code == 0, f"server exited {code} on SIGTERM: {self.read_log()}"
+        self.log.close()
+
+    def client(self, **kwargs):
+        return Client(self.url, **kwargs)
+
+
+class Client:
+    """A protocol client over the `websockets` package: sends dicts, receives validated dicts."""
+
+    def __init__(self, url, client_id=None, name="tester", hello=True, token=None, subprotocol="tablecast.v1"):
+        # The sync client is a context manager; entering it by hand keeps one connection per Client object.
+        self._connection = connect(url, subprotocols=[subprotocol] if subprotocol else None, open_timeout=10,
+                                   max_size=None)
+        self.ws = self._connection.__enter__()
+        self.client_id = client_id or f"bb-{uuid.uuid4().hex[:12]}"
+        self.pending = []
+        self.welcome = None
+        if hello:
+            message = {"type": "hello", "client": self.client_id, "name": name}
+            if token is not None:
+                message["token"] = token
+            self.welcome = self.request(message, expect="welcome")
+
+    def send(self, message, check=True):
+        if check:
+            validate(message)
+        self.ws.send(json.dumps(message))
+
+    def send_raw(self, text):
+        self.ws.send(text)
+
+    def recv(self, timeout=10):
+        if self.pending:
+            return self.pending.pop(0)
+        message = json.loads(self.ws.recv(timeout=timeout))
+        validate(message)
+        return message
+
+    def next(self, kind, timeout=10, keep_others=True, **match):
+        """Returns the next message of type `kind` (matching fields); other messages are kept for later."""
+        skipped = []
+        deadline = time.time() + timeout
+        try:
+            while True:
+                remaining = deadline - time.time()
+                if self.pending:
+                    message = self.pending.pop(0)
+                else:
+                    assert remaining > 0, f"no {kind} {match} within {timeout}s; saw {skipped}"
+                    message = json.loads(self.ws.recv(timeout=remaining))
+                    validate(message)
+                if message["type"] == kind and all(message.get(k) == v for k, v in match.items()):
+                    return message
+                skipped.append(message)
+        finally:
+            if keep_others:
+                self.pending = skipped + self.pending
+
+    def request(self, message, expect="ack", check=True):
+        """Sends a message with a fresh ref and returns its response (`expect` or an `error`). `check=False`
+        sends a deliberately invalid message without validating it first."""
+        message = dict(message)
+        message.setdefault("ref", uuid.uuid4().hex[:16])
+        self.send(message, check=check)
+        skipped = []
+        try:
+            while True:
+                response = self.recv()
+                if response.get("ref") == message["ref"] and response["type"] in (expect, "error"):
+                    return response
+                skipped.append(response)
+        finally:
+            self.pending = skipped + self.pending
+
+    def ok(self, message, expect="ack"):
+        response = self.request(message, expect)
+        assert response["type"] == expect, f"expected {expect}, got {response}"
+        return response
+
+    def fails(self, message, code, check=True):
+        response = self.request(message, check=check)
+        assert response["type"] == "error", f"expected error {code}, got {response}"
+        assert response["code"] == code, f"expected {code}, got {response}"
+        assert response["message"], "an error must say what went wrong"
+        return response
+
+    def subscribe(self, table, **fields):
+        """Subscribes and returns (catch-up messages, subscribed); other messages are kept for later."""
+        ref = uuid.uuid4().hex[:16]
+        self.send({"type": "subscribe", "table": table, "ref": ref, **fields})
+        catch_up, skipped = [], []
+        try:
+            while True:
+                message = self.recv()
+                if message["type"] == "subscribed" and message.get("ref") == ref:
+                    return catch_up, message
+                if message["type"] == "error" and message.get("ref") == ref:
+                    raise AssertionError(f"subscribe failed: {message}")
+                if message["type"] in ("snapshot", "update") and message["table"] == table:
+                    catch_up.append(message)
+                else:
+                    skipped.append(message)
+        finally:
+            self.pending = skipped + self.pending
+
+    def close(self):
+        self._connection.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = Server().start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def table_name():
+    return f"t-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def client(server):
+    c = server.client()
+    yield c
+    c.close()

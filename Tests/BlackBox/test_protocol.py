@@ -1,0 +1,305 @@
+"""The wire protocol, message by message, as web-client-protocol/README.md specifies it."""
+import json
+
+from replica import Replica
+
+STATES = ["Arizona", "California", "Delaware", "New Jersey", "Washington"]
+
+
+def create(client, table, sections=None, rules=None):
+    message = {"type": "createTable", "table": table}
+    if sections is not None:
+        message["sections"] = sections
+    if rules is not None:
+        message["rules"] = rules
+    return client.ok(message)
+
+
+def section(*values, header=None, footer=None):
+    return {"header": header, "footer": footer, "rows": [{"value": v} for v in values]}
+
+
+def snapshot_of(client, table):
+    catch_up, subscribed = client.subscribe(table)
+    assert catch_up and catch_up[0]["type"] == "snapshot"
+    client.ok({"type": "unsubscribe", "table": table}, expect="unsubscribed")
+    return catch_up[0]
+
+
+def values(snapshot):
+    return [[row["value"] for row in s["rows"]] for s in snapshot["sections"]]
+
+
+def test_hello_is_answered_with_welcome_and_limits(server):
+    c = server.client(client_id="bb-hello", name="Ana")
+    assert c.welcome["client"] == "bb-hello"
+    assert c.welcome["server"]["protocol"] == 1
+    assert c.welcome["limits"]["maxBatchEntries"] == 1000
+    c.close()
+
+
+def test_a_client_without_hello_gets_an_anonymous_id(server, table_name):
+    c = server.client(hello=False)
+    create(c, table_name)
+    c.subscribe(table_name)
+    c.ok({"type": "insertSection", "table": table_name, "at": 0})
+    update = c.next("update")
+    assert update["origin"]["client"].startswith("anon-")
+    c.close()
+
+
+def test_no_subprotocol_is_served_the_same(server, table_name):
+    c = server.client(subprotocol=None)
+    create(c, table_name)
+    c.close()
+
+
+def test_tables_are_created_listed_and_dropped(client, table_name):
+    ack = create(client, table_name, [section("a")])
+    assert ack["version"] == 0 and ack["epoch"]
+    client.fails({"type": "createTable", "table": table_name}, "table_exists")
+    listed = client.ok({"type": "listTables"}, expect="tables")["tables"]
+    entry = [t for t in listed if t["table"] == table_name]
+    assert entry == [{"table": table_name, "version": 0, "epoch": ack["epoch"], "subscribers": 0}]
+    client.ok({"type": "dropTable", "table": table_name})
+    client.fails({"type": "subscribe", "table": table_name}, "no_such_table")
+    again = create(client, table_name)
+    assert again["epoch"] != ack["epoch"], "a table created again is a new life: a new epoch"
+
+
+def test_bad_table_names_are_refused(client):
+    for name in ["", "-lead", "a" * 65, "spa ce", "slash/x"]:
+        response = client.request({"type": "createTable", "table": name}, check=False)
+        assert response["type"] == "error" and response["code"] == "bad_request", (name, response)
+
+
+def test_subscriber_gets_snapshot_then_updates_then_its_ack(client, table_name):
+    create(client, table_name, [section("x", header="H", footer="F")])
+    catch_up, subscribed = client.subscribe(table_name)
+    snapshot = catch_up[0]
+    assert snapshot["version"] == 0 and subscribed["version"] == 0
+    assert snapshot["sections"][0]["header"] == "H" and values(snapshot) == [["x"]]
+    assert subscribed["rules"]["moves"] == "any"
+    client.send({"type": "insert", "table": table_name, "at": [0, 1], "value": {"n": 1}, "ref": "i1"})
+    arrivals = [m for m in (client.recv(), client.recv(), client.recv()) if m["type"] != "presence"]
+    update = arrivals[0]
+    assert update["type"] == "update", "the originator's update comes before its ack"
+    assert update["version"] == 1 and update["origin"] == {"client": client.client_id, "ref": "i1"}
+    assert update["insertRows"][0]["at"] == [0, 1] and update["insertRows"][0]["row"]["value"] == {"n": 1}
+    ack = arrivals[1]
+    assert ack == {"type": "ack", "ref": "i1", "table": table_name, "version": 1,
+                   "created": [update["insertRows"][0]["row"]["id"]], "resolved": [[0, 1]]}
+
+
+def test_every_intent_type_and_replica_matches_snapshot(server, table_name):
+    a = server.client()
+    create(a, table_name, [section("a0", "a1", "a2", header="A"), section("b0", "b1", header="B")])
+    watcher = server.client()
+    catch_up, _ = watcher.subscribe(table_name)
+    replica = Replica(catch_up[0])
+    snap = catch_up[0]
+    a1 = snap["sections"][0]["rows"][1]["id"]
+    a.ok({"type": "insert", "table": table_name, "at": [0, 3], "value": "a3"})
+    a.ok({"type": "delete", "table": table_name, "at": [0, 1], "row": a1})
+    a.ok({"type": "move", "table": table_name, "from": [0, 0], "to": [1, 2]})
+    a.ok({"type": "edit", "table": table_name, "at": [1, 0], "value": "B0!"})
+    a.ok({"type": "insertSection", "table": table_name, "at": 2, "header": "C", "rows": [{"value": "c0"}]})
+    a.ok({"type": "editSection", "table": table_name, "at": 2, "footer": "end"})
+    a.ok({"type": "moveSection", "table": table_name, "from": 2, "to": 0})
+    a.ok({"type": "deleteSection", "table": table_name, "at": 1})
+    for _ in range(8):
+        replica.apply(watcher.next("update"))
+    final = snapshot_of(a, table_name)
+    assert replica.version == final["version"] == 8
+    assert replica.sections == final["sections"]
+    assert values(final) == [["c0"], ["B0!", "b1", "a0"]]
+    assert [(s["header"], s["footer"]) for s in final["sections"]] == [("C", "end"), ("B", None)]
+    a.close()
+    watcher.close()
+
+
+def test_states_example_as_a_batch(client, table_name):
+    create(client, table_name, [section(*STATES)])
+    ack = client.ok({"type": "batch", "table": table_name, "base": 0,
+                     "deleteRows": [{"at": [0, 2]}, {"at": [0, 4]}],
+                     "insertRows": [{"at": [0, 0], "value": "Alaska"}, {"at": [0, 3], "value": "Georgia"},
+                                    {"at": [0, 5], "value": "Virginia"}]})
+    assert ack["version"] == 1 and len(ack["created"]) == 3
+    assert values(snapshot_of(client, table_name)) == [
+        ["Alaska", "Arizona", "California", "Georgia", "New Jersey", "Virginia"]]
+
+
+def test_three_sections_of_three_rows_example(client, table_name):
+    create(client, table_name, [section("a0", "a1", "a2"), section("b0", "b1", "b2"), section("c0", "c1", "c2")])
+    client.ok({"type": "batch", "table": table_name, "deleteRows": [{"at": [0, 1]}], "deleteSections": [{"at": 1}],
+               "insertRows": [{"at": [1, 1], "value": "new"}]})
+    assert values(snapshot_of(client, table_name)) == [["a0", "a2"], ["c0", "new", "c1", "c2"]]
+
+
+def test_move_section_zero_to_two(client, table_name):
+    create(client, table_name, [section(header="A"), section(header="B"), section(header="C")])
+    client.ok({"type": "batch", "table": table_name, "moveSections": [{"from": 0, "to": 2}]})
+    assert [s["header"] for s in snapshot_of(client, table_name)["sections"]] == ["B", "C", "A"]
+
+
+def test_batch_errors_name_the_entry_and_apply_nothing(client, table_name):
+    create(client, table_name, [section("a", "b", "c")])
+    error = client.fails({"type": "batch", "table": table_name, "deleteRows": [{"at": [0, 0]}, {"at": [0, 5]}]},
+                         "out_of_range")
+    assert error["at"] == "deleteRows[1]" and "[0,5]" in error["message"]
+    error = client.fails({"type": "batch", "table": table_name,
+                          "deleteRows": [{"at": [0, 1]}], "moveRows": [{"from": [0, 1], "to": [0, 0]}]}, "invalid_batch")
+    assert error["at"]
+    client.fails({"type": "batch", "table": table_name,
+                  "insertRows": [{"at": [0, 1], "value": 1}, {"at": [0, 1], "value": 2}]}, "invalid_batch")
+    client.fails({"type": "batch", "table": table_name, "insertRows": [{"at": [0, 5], "value": 1}]}, "out_of_range")
+    snap = snapshot_of(client, table_name)
+    assert snap["version"] == 0 and values(snap) == [["a", "b", "c"]]
+
+
+def test_empty_batch_is_a_noop_without_a_new_version(client, table_name):
+    create(client, table_name, [section("a")])
+    ack = client.ok({"type": "batch", "table": table_name})
+    assert ack["noop"] is True and ack["version"] == 0
+
+
+def test_flags_and_rules_are_enforced(client, table_name):
+    create(client, table_name, [section("locked", "free", "last")], rules={"reserveLastRow": True})
+    client.ok({"type": "insert", "table": table_name, "at": [0, 0], "value": "pinned", "editable": False,
+               "movable": False})
+    client.fails({"type": "delete", "table": table_name, "at": [0, 0]}, "not_editable")
+    client.fails({"type": "edit", "table": table_name, "at": [0, 0], "value": 1}, "not_editable")
+    client.fails({"type": "move", "table": table_name, "from": [0, 0], "to": [0, 1]}, "not_movable")
+    # The reserved last row cannot be deleted, and an insert at or after it lands just before it.
+    client.fails({"type": "delete", "table": table_name, "at": [0, 3]}, "not_editable")
+    ack = client.ok({"type": "insert", "table": table_name, "at": [0, 4], "value": "added"})
+    assert ack["resolved"] == [[0, 3]]
+    client.ok({"type": "setRules", "table": table_name, "rules": {"moves": "none"}})
+    client.fails({"type": "move", "table": table_name, "from": [0, 1], "to": [0, 2]}, "not_movable")
+
+
+def test_within_section_moves_are_retargeted(client, table_name):
+    create(client, table_name, [section("a0", "a1", "a2"), section("b0", "b1")], rules={"moves": "withinSection"})
+    ack = client.ok({"type": "move", "table": table_name, "from": [1, 1], "to": [0, 0]})
+    assert ack["resolved"] == [[1, 0]], "toward an earlier section: row 0 of the source section"
+    ack = client.ok({"type": "move", "table": table_name, "from": [0, 0], "to": [1, 0]})
+    assert ack["resolved"] == [[0, 2]], "toward a later section: the last row of the source section"
+    assert values(snapshot_of(client, table_name)) == [["a1", "a2", "a0"], ["b1", "b0"]]
+
+
+def test_value_size_limit(client, table_name):
+    create(client, table_name, [section()], rules={"maxValueBytes": 100})
+    client.fails({"type": "insert", "table": table_name, "at": [0, 0], "value": "x" * 200}, "limit_exceeded")
+
+
+def test_stale_base_is_rebased_and_conflicts_are_reported(server, table_name):
+    a, b = server.client(), server.client()
+    create(a, table_name, [section("a", "b", "c", "d")])
+    snap = snapshot_of(a, table_name)
+    ids = [r["id"] for r in snap["sections"][0]["rows"]]
+    a.ok({"type": "delete", "table": table_name, "base": 0, "at": [0, 0]})
+    # b still sees version 0: its edit of "c" at [0,2] is rebased to [0,1].
+    b.ok({"type": "edit", "table": table_name, "base": 0, "at": [0, 2], "value": "C", "row": ids[2]})
+    # Deleting an already-deleted row is a no-op, not an error.
+    ack = b.ok({"type": "delete", "table": table_name, "base": 0, "at": [0, 0], "row": ids[0]})
+    assert ack.get("noop") is True
+    # Editing a row deleted since base is a conflict.
+    b.fails({"type": "edit", "table": table_name, "base": 0, "at": [0, 0], "value": "A"}, "conflict")
+    # An id that does not match the row at the index path is a conflict.
+    b.fails({"type": "edit", "table": table_name, "at": [0, 0], "value": "B", "row": ids[3]}, "conflict")
+    # An insert into the gap after "b" at base 0 stays after "b".
+    ack = b.ok({"type": "insert", "table": table_name, "base": 0, "at": [0, 2], "value": "b+"})
+    assert ack["resolved"] == [[0, 1]]
+    assert values(snapshot_of(a, table_name)) == [["b", "b+", "C", "d"]]
+    a.close()
+    b.close()
+
+
+def test_idempotent_retry_returns_the_original_ack(server, table_name):
+    a = server.client(client_id="bb-retry")
+    create(a, table_name, [section()])
+    message = {"type": "insert", "table": table_name, "at": [0, 0], "value": "once", "ref": "retry-1"}
+    first = a.ok(message)
+    a.close()
+    again = server.client(client_id="bb-retry")
+    second = again.ok(message)
+    assert second == first
+    assert values(snapshot_of(again, table_name)) == [["once"]]
+    again.close()
+
+
+def test_resume_with_since_and_epoch_sends_only_missed_updates(server, table_name):
+    a = server.client()
+    ack = create(a, table_name, [section()])
+    for i in range(5):
+        a.ok({"type": "insert", "table": table_name, "at": [0, i], "value": i})
+    catch_up, subscribed = a.subscribe(table_name, since=2, epoch=ack["epoch"])
+    assert [m["type"] for m in catch_up] == ["update"] * 3
+    assert [m["version"] for m in catch_up] == [3, 4, 5] and subscribed["version"] == 5
+    b = server.client()
+    catch_up, _ = b.subscribe(table_name, since=2, epoch="not-this-table")
+    assert [m["type"] for m in catch_up] == ["snapshot"], "a foreign epoch gets a snapshot"
+    a.close()
+    b.close()
+
+
+def test_refresh_catches_up_without_subscribing(client, table_name):
+    ack = create(client, table_name, [section("a")])
+    client.ok({"type": "insert", "table": table_name, "at": [0, 1], "value": "b"})
+    client.send({"type": "refresh", "table": table_name, "since": 0, "epoch": ack["epoch"], "ref": "r1"})
+    update = client.next("update")
+    refreshed = client.next("refreshed")
+    assert update["version"] == 1 and refreshed["version"] == 1 and refreshed["ref"] == "r1"
+
+
+def test_presence_is_broadcast_and_cleared_on_close(server, table_name):
+    a = server.client(name="Ana")
+    create(a, table_name, [section("x")])
+    a.subscribe(table_name)
+    b = server.client(name="Bo")
+    b.subscribe(table_name)
+    a.next("presence", clients=[{"client": a.client_id, "name": "Ana", "editing": False},
+                                           {"client": b.client_id, "name": "Bo", "editing": False}])
+    b.send({"type": "editing", "table": table_name, "on": True})
+    b.send({"type": "beginEditingRow", "table": table_name, "row": "r1"})
+    a.next("presence", clients=[{"client": a.client_id, "name": "Ana", "editing": False},
+                                {"client": b.client_id, "name": "Bo", "editing": True, "row": "r1"}])
+    b.close()
+    a.next("presence", clients=[{"client": a.client_id, "name": "Ana", "editing": False}])
+    a.close()
+
+
+def test_malformed_input_is_answered_and_the_connection_stays_usable(client, table_name):
+    client.send_raw("{not json")
+    error = client.next("error")
+    assert error["code"] == "bad_request"
+    client.send_raw(json.dumps({"type": "teleport", "ref": "u"}))
+    assert client.next("error")["code"] == "unknown_type"
+    client.send_raw(json.dumps({"type": "insert", "table": table_name, "at": "zero", "value": 1, "ref": "w"}))
+    error = client.next("error", ref="w")
+    assert error["code"] == "bad_request" and "at" in error["message"]
+    client.send_raw(json.dumps({"type": "insert", "table": table_name, "value": 1, "ref": "m"}))
+    assert client.next("error", ref="m")["code"] == "bad_request"
+    client.send_raw(json.dumps({"type": "delete", "table": "nope-" + table_name, "at": [0, 0], "ref": "n"}))
+    assert client.next("error", ref="n")["code"] == "no_such_table"
+    create(client, table_name)
+
+
+def test_hundred_bad_messages_in_a_row_close_with_1008(server):
+    c = server.client()
+    for _ in range(100):
+        c.send_raw("nonsense")
+    codes = []
+    try:
+        while True:
+            codes.append(c.recv()["code"])
+    except Exception:
+        pass
+    assert c.ws.close_code == 1008
+    assert len(codes) >= 99 and set(codes) == {"bad_request"}
+
+
+def test_too_many_batch_entries(client, table_name):
+    create(client, table_name, [section()])
+    rows = [{"at": [0, i], "value": i} for i in range(1001)]
+    client.fails({"type": "batch", "table": table_name, "insertRows": rows}, "limit_exceeded", check=False)
