@@ -150,7 +150,7 @@ enum RandomTables {
         func randomPath(extra: Int) -> RowPath {
             let section = Int.random(in: 0..<max(sectionCount, 1), using: &generator)
             let rows = sectionCount == 0 ? 0 : table.sections[section].rows.count
-            return RowPath(section: section, row: Int.random(in: 0..<(rows + extra), using: &generator))
+            return RowPath(section: section, row: Int.random(in: 0..<max(rows + extra, 1), using: &generator))
         }
         switch Int.random(in: 0..<10, using: &generator) {
         case 0, 1: return .insert(at: randomPath(extra: 1), row: RowContent(value: .string("i\(table.nextID)")))
