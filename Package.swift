@@ -11,11 +11,17 @@ let package = Package(
     name: "Tablecast",
     products: [
         .library(name: "TableModel", targets: ["TableModel"]),
+        .executable(name: "table-model-bench", targets: ["TableModelBenchmark"]),
     ],
     dependencies: [],
     targets: [
         // Layer 2: the table and its editing semantics as pure values.
-        .target(name: "TableModel", swiftSettings: swiftSettings),
+        // libm: Double.rounded() needs it on Linux, where only Foundation would pull it in otherwise.
+        .target(
+            name: "TableModel", swiftSettings: swiftSettings,
+            linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
         .testTarget(name: "TableModelTests", dependencies: ["TableModel"], swiftSettings: swiftSettings),
+        // Prints the model's timings (swift run -c release table-model-bench); a figure, not a pass/fail test.
+        .executableTarget(name: "TableModelBenchmark", dependencies: ["TableModel"], swiftSettings: swiftSettings),
     ]
 )
