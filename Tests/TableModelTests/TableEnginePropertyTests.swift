@@ -141,6 +141,35 @@ final class TableEnginePropertyTests: XCTestCase {
         }
     }
 
+    /// With `withinSection` and `reserveLastRow`, whatever intents are committed (at any base), rows never change section
+    /// through a move and every section's placeholder (its last row) stays last.
+    func testRulesHoldUnderRandomIntents() {
+        withSeed { generator in
+            for _ in 0..<60 {
+                var table = RandomTables.table(using: &generator)
+                table.rules = TableRules(moves: .withinSection, reserveLastRow: true)
+                var engine = TableEngine(table: table)
+                for _ in 0..<30 {
+                    let intent = RandomTables.intent(for: engine.table, using: &generator)
+                    let base = UInt64.random(in: engine.oldestBase...engine.table.version, using: &generator)
+                    guard let resolution = try? engine.resolve(intent, base: base) else { continue }
+                    let before = engine.table
+                    try engine.commit(resolution)
+                    for move in resolution.batch.moveRows {
+                        let sectionID = before.sections[move.from.section].id
+                        XCTAssertEqual(engine.table.sections[move.to.section].id, sectionID, "\(intent)")
+                    }
+                    for section in before.sections {
+                        guard let placeholder = section.rows.last,
+                            let now = engine.table.sections.first(where: { $0.id == section.id })
+                        else { continue }
+                        XCTAssertEqual(now.rows.last?.id, placeholder.id, "\(intent) moved \(placeholder.id) off the end")
+                    }
+                }
+            }
+        }
+    }
+
     /// The sections with every id that `base` does not have replaced by `*`.
     static func masked(_ table: Table, _ base: Table) -> [Section] {
         let known = Set(base.sections.flatMap { [$0.id] + $0.rows.map(\.id) })
