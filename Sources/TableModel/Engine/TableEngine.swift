@@ -73,8 +73,8 @@ public struct TableEngine: Sendable {
     /// other commits).
     public mutating func commit(_ resolution: Resolution) throws(TableError) {
         guard !resolution.isNoop else { return }
-        guard resolution.baseVersion == table.version else {
-            throw .stale(nil, "the resolution was made at version \(resolution.baseVersion) but the table is at version \(table.version)")
+        guard resolution.tableVersion == table.version else {
+            throw .stale(nil, "the resolution was made at version \(resolution.tableVersion) but the table is at version \(table.version)")
         }
         try apply(resolution.batch)
     }
