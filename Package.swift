@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "TableStore", targets: ["TableStore"]),
         .library(name: "WebSocketTransport", targets: ["WebSocketTransport"]),
         .executable(name: "tablecast", targets: ["TablecastCLI"]),
+        .executable(name: "table-model-bench", targets: ["TableModelBenchmark"]),
         .executable(name: "store-bench", targets: ["TableStoreBenchmark"]),
         .executable(name: "websocket-bench", targets: ["WebSocketBench"]),
     ],
@@ -34,8 +35,13 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
 
         // Layer 2: the table and its editing semantics as pure values.
-        .target(name: "TableModel", swiftSettings: swiftSettings),
+        // libm: Double.rounded() needs it on Linux, where only Foundation would pull it in otherwise.
+        .target(
+            name: "TableModel", swiftSettings: swiftSettings,
+            linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
         .testTarget(name: "TableModelTests", dependencies: ["TableModel"], swiftSettings: swiftSettings),
+        // Prints the model's timings (swift run -c release table-model-bench); a figure, not a pass/fail test.
+        .executableTarget(name: "TableModelBenchmark", dependencies: ["TableModel"], swiftSettings: swiftSettings),
 
         // Layer 3: the store of tables, log, snapshots and refs.
         .target(name: "TableStore", dependencies: ["CSQLite"], swiftSettings: swiftSettings),

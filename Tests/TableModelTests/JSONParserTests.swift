@@ -72,6 +72,18 @@ final class JSONParserTests: XCTestCase {
         XCTAssertNoThrow(try JSONValue(parsing: allowed))
     }
 
+    func testRandomBytesAreRejectedOrReadBackIdentically() {
+        withSeed { generator in
+            let alphabet = Array(#"{}[]":,-+.eE0123456789 tfnrulsa\"#.utf8) + [0x00, 0x0A, 0x80, 0xC3, 0xA9, 0xFF]
+            for _ in 0..<20_000 {
+                let bytes = (0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }
+                if let value = try? JSONValue(parsing: bytes) {
+                    XCTAssertEqual(try JSONValue(parsing: value.jsonBytes), value, "\(bytes)")
+                }
+            }
+        }
+    }
+
     func testTruncatedAndMutatedDocumentsNeverCrash() throws {
         let document = Array(#"{"a":[1,-2.5e3,"x\u00e9\n",{"b":null,"c":[true,false]}],"d":"\ud83d\ude00"}"#.utf8)
         XCTAssertNoThrow(try JSONValue(parsing: document))

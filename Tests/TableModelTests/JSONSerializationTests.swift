@@ -30,15 +30,15 @@ final class JSONSerializationTests: XCTestCase {
         for value in values { XCTAssertEqual(value.encodedByteCount, value.jsonBytes.count, value.jsonText) }
     }
 
-    func testRandomValuesRoundTripThroughTextExactly() throws {
-        let seed = UInt64.random(in: 0...UInt64.max)
-        var generator = SeededGenerator(seed: seed)
-        for _ in 0..<500 {
-            let value = randomJSON(depth: 4, using: &generator)
-            let bytes = value.jsonBytes
-            XCTAssertEqual(try JSONValue(parsing: bytes), value, "seed \(seed): \(value.jsonText)")
-            XCTAssertEqual(try JSONValue(parsing: bytes).jsonBytes, bytes, "seed \(seed)")
-            XCTAssertEqual(value.encodedByteCount, bytes.count, "seed \(seed)")
+    func testRandomValuesRoundTripThroughTextExactly() {
+        withSeed { generator in
+            for _ in 0..<500 {
+                let value = randomJSON(depth: 4, using: &generator)
+                let bytes = value.jsonBytes
+                XCTAssertEqual(try JSONValue(parsing: bytes), value, value.jsonText)
+                XCTAssertEqual(try JSONValue(parsing: bytes).jsonBytes, bytes)
+                XCTAssertEqual(value.encodedByteCount, bytes.count)
+            }
         }
     }
 }

@@ -208,6 +208,15 @@ final class TableEngineTests: XCTestCase {
         assertError(try engine.resolve(.move(from: RowRef(path(0, 2)), to: path(0, 0))), .notMovable, "move: row [0,2] is the reserved last row of section 0")
     }
 
+    func testWithinSectionAloneRetargetsToTheFirstOrLastRowOfTheSourceSection() throws {
+        let engine = TableEngine(table: makeTable([["a0", "a1"], ["b0", "b1", "b2"], ["c0"]], rules: TableRules(moves: .withinSection)))
+        XCTAssertEqual(try engine.resolve(.move(from: RowRef(path(1, 1)), to: path(0, 0))).movedRows, [path(1, 0)])
+        let later = try engine.resolve(.move(from: RowRef(path(1, 0)), to: path(2, 1)))
+        XCTAssertEqual(later.movedRows, [path(1, 2)])
+        XCTAssertEqual(later.batch.moveRows, [.init(from: path(1, 0), to: path(1, 2))])
+        XCTAssertNoThrow(try engine.resolve(.move(from: RowRef(path(1, 0)), to: path(1, 2))))
+    }
+
     func testMovesNoneRefusesRowMoves() {
         let engine = TableEngine(table: makeTable([["a", "b"]], rules: TableRules(moves: .none)))
         assertError(

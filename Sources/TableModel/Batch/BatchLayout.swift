@@ -28,6 +28,8 @@ struct BatchLayout: Sendable {
 
     /// The final index of old section `section`, or `nil` when the batch deletes it.
     func finalSection(ofOld section: Int) -> Int? {
+        // Most batches leave the sections alone; rebasing asks this once per batch of history, so skip hashing.
+        if sections.removed.isEmpty, sections.placed.isEmpty { return section }
         if deletedSections.contains(section) { return nil }
         if let to = sectionMoves[section] { return to }
         return sections.finalIndex(ofOld: section)
@@ -48,8 +50,8 @@ struct BatchLayout: Sendable {
     /// Where the row at old index path `path` is after the batch.
     func fate(of path: RowPath) -> Fate {
         guard let section = finalSection(ofOld: path.section) else { return .sectionDeleted }
-        if deletedRows.contains(path) { return .deleted }
-        if let to = rowMoves[path] { return .at(to) }
+        if !deletedRows.isEmpty, deletedRows.contains(path) { return .deleted }
+        if !rowMoves.isEmpty, let to = rowMoves[path] { return .at(to) }
         let row = rowReindexing(old: path.section, final: section).finalIndex(ofOld: path.row)
         return .at(RowPath(section: section, row: row))
     }

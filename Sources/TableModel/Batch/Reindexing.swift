@@ -61,45 +61,62 @@ extension Array where Element == Int {
 }
 
 extension Array {
-    /// Removes the elements at `indices` (ascending, distinct) in one pass that starts at the first of them, so
-    /// removing near the end of a long array costs little.
-    mutating func remove(atSortedIndices indices: [Int]) {
-        guard let first = indices.first else { return }
-        withUnsafeMutableBufferPointer { buffer in
-            var write = first
-            var next = 0
-            for read in first..<buffer.count {
-                if next < indices.count, indices[next] == read {
-                    next += 1
-                } else {
-                    buffer.swapAt(write, read)
-                    write += 1
-                }
-            }
-        }
-        removeLast(indices.count)
-    }
-
-    /// Inserts each element at its final index (`placements` ascending by index, distinct, each below the final
-    /// count), merging from the end so that every existing element moves at most once.
-    mutating func insert(placements: [(index: Int, element: Element)]) {
-        guard !placements.isEmpty else { return }
+    /// Removes the elements at old indices `removed` and puts `placed` elements at their final indices, moving
+    /// each surviving element once, in bulk: survivors form runs that keep their order, and each run is moved
+    /// with one memmove-like call straight to its final place.
+    ///
+    /// `removed` must be ascending and distinct; `placed` ascending by index, distinct, each below the final count.
+    mutating func replace(removing removed: [Int], placing placed: [(index: Int, element: Element)]) {
         let oldCount = count
-        append(contentsOf: placements.map(\.element))
-        withUnsafeMutableBufferPointer { buffer in
-            var read = oldCount - 1
-            var next = placements.count - 1
-            var write = buffer.count - 1
-            while next >= 0 {
-                if placements[next].index == write {
-                    buffer[write] = placements[next].element
-                    next -= 1
-                } else {
-                    buffer.swapAt(write, read)
-                    read -= 1
-                }
-                write -= 1
+        let newCount = oldCount - removed.count + placed.count
+        let start = Swift.min(removed.first ?? oldCount, placed.first?.index ?? newCount)
+        guard start < Swift.max(oldCount, newCount) else { return }
+        guard newCount > 0 else { return removeAll(keepingCapacity: true) }
+        // Kept apart: reading a field of a tuple element would copy the whole tuple.
+        let targets = placed.map(\.index)
+        let elements = placed.map(\.element)
+
+        // Runs of survivors that stay adjacent: they end where a removal or a placement interrupts them.
+        var runs: [(from: Int, to: Int, count: Int)] = []
+        var old = start
+        var final = start
+        var nextRemoved = 0
+        var nextTarget = 0
+        while old < oldCount {
+            if nextRemoved < removed.count, removed[nextRemoved] == old {
+                old += 1
+                nextRemoved += 1
+                continue
             }
+            while nextTarget < targets.count, targets[nextTarget] == final {
+                final += 1
+                nextTarget += 1
+            }
+            let segmentEnd = nextRemoved < removed.count ? removed[nextRemoved] : oldCount
+            let room = nextTarget < targets.count ? targets[nextTarget] - final : Int.max
+            let length = Swift.min(segmentEnd - old, room)
+            runs.append((old, final, length))
+            old += length
+            final += length
         }
+
+        if newCount > oldCount { append(contentsOf: elements[0..<(newCount - oldCount)]) }
+        withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            // Turn removed elements and the growth slots into holes; every hole below newCount is filled below.
+            for index in removed { (base + index).deinitialize(count: 1) }
+            if newCount > oldCount { (base + oldCount).deinitialize(count: newCount - oldCount) }
+            // Runs moving left only land on holes or on themselves when done in ascending order, and runs moving
+            // right likewise in descending order; a left-moving run never lands where a right-moving run starts,
+            // because final positions keep the order of the old ones.
+            for run in runs where run.to < run.from { (base + run.to).moveInitialize(from: base + run.from, count: run.count) }
+            for run in runs.reversed() where run.to > run.from {
+                (base + run.to).moveInitialize(from: base + run.from, count: run.count)
+            }
+            for (target, element) in zip(targets, elements) { (base + target).initialize(to: element) }
+            // Slots past the new count are holes; fill them so that removeLast can deinitialize them.
+            if newCount < oldCount { (base + newCount).initialize(repeating: base[0], count: oldCount - newCount) }
+        }
+        if newCount < oldCount { removeLast(oldCount - newCount) }
     }
 }

@@ -22,8 +22,8 @@ extension Table {
         return layout
     }
 
-    /// Applies a validated batch in place: reloads, then rows leave their old sections, sections are rearranged,
-    /// and rows are placed into their final sections. Each touched array is rewritten in one pass.
+    /// Applies a validated batch in place: reloads (old positions), then sections are rearranged, then each
+    /// section's rows are rearranged in one pass that both removes and places them.
     private mutating func perform(_ batch: Batch, layout: BatchLayout) {
         for reload in batch.reloadRows {
             var row = sections[reload.at.section].rows[reload.at.row]
@@ -36,27 +36,31 @@ extension Table {
             sections[reload.at].header = reload.header
             sections[reload.at].footer = reload.footer
         }
-        let movedRows = batch.moveRows.map { sections[$0.from.section].rows[$0.from.row] }
-        for (section, removed) in layout.rowsRemoved {
-            sections[section].rows.remove(atSortedIndices: removed)
-        }
-        if !layout.sections.removed.isEmpty || !layout.sections.placed.isEmpty {
-            var placements: [(index: Int, element: Section)] = batch.insertSections.map { ($0.at, $0.section) }
-            placements += batch.moveSections.map { ($0.to, sections[$0.from]) }
-            placements.sort { $0.index < $1.index }
-            sections.remove(atSortedIndices: layout.sections.removed)
-            sections.insert(placements: placements)
-        }
         var rowPlacements: [Int: [(index: Int, element: Row)]] = [:]
         for insert in batch.insertRows { rowPlacements[insert.at.section, default: []].append((insert.at.row, insert.row)) }
-        for (move, row) in zip(batch.moveRows, movedRows) {
-            rowPlacements[move.to.section, default: []].append((move.to.row, row))
+        for move in batch.moveRows {
+            rowPlacements[move.to.section, default: []].append((move.to.row, sections[move.from.section].rows[move.from.row]))
         }
-        for (section, placements) in rowPlacements {
-            sections[section].rows.insert(placements: placements.sorted { $0.index < $1.index })
+        rearrangeSections(batch, layout: layout)
+        var touched = Set(rowPlacements.keys)
+        for old in layout.rowsRemoved.keys { touched.insert(layout.finalSection(ofOld: old)!) }
+        for section in touched {
+            let removed = layout.oldSection(ofFinal: section).flatMap { layout.rowsRemoved[$0] } ?? []
+            let placements = rowPlacements.removeValue(forKey: section)?.sorted { $0.index < $1.index } ?? []
+            sections[section].rows.replace(removing: removed, placing: placements)
         }
         version += 1
         nextID += UInt64(batch.createdIDCount)
+    }
+
+    /// Deletes, inserts and moves sections. A separate method so that the temporary copies of moved sections are
+    /// gone before their rows are rearranged in place (otherwise those arrays would be copied, not mutated).
+    private mutating func rearrangeSections(_ batch: Batch, layout: BatchLayout) {
+        guard !layout.sections.removed.isEmpty || !layout.sections.placed.isEmpty else { return }
+        var placements: [(index: Int, element: Section)] = batch.insertSections.map { ($0.at, $0.section) }
+        placements += batch.moveSections.map { ($0.to, sections[$0.from]) }
+        placements.sort { $0.index < $1.index }
+        sections.replace(removing: layout.sections.removed, placing: placements)
     }
 
     /// Validates `batch` against this table and works out its layout. `label` names an entry for messages.

@@ -12,6 +12,7 @@ public struct JSONDecodingError: Error, Hashable, Sendable, CustomStringConverti
         self.message = message
     }
 
+    /// `path: message`, or just the message for the value itself.
     public var description: String { path.isEmpty ? message : "\(path): \(message)" }
 }
 

@@ -5,9 +5,10 @@
 public struct Resolution: Hashable, Sendable {
     /// The committed batch, with lists sorted by position; empty when the intent changes nothing.
     public var batch: Batch
-    /// The table version the intent was resolved against; commit requires the engine to still be there.
-    public var baseVersion: UInt64
-    /// The version the table has once this is committed (`baseVersion + 1`, or `baseVersion` for a no-op).
+    /// The table version the intent was resolved against (not the client's base); commit requires the engine to
+    /// still be at it.
+    public var tableVersion: UInt64
+    /// The version the table has once this is committed (`tableVersion + 1`, or `tableVersion` for a no-op).
     public var version: UInt64
     /// The ids the batch assigns, in the order of the intent's entries: each inserted section's id followed by
     /// its rows' ids, then each inserted row's id.

@@ -44,7 +44,7 @@ extension TableEngine {
         for index in batch.insertRows.indices { batch.insertRows[index].row.id = assign(.row) }
 
         return Resolution(
-            batch: batch.canonical, baseVersion: table.version, version: table.version + (changesNothing ? 0 : 1),
+            batch: batch.canonical, tableVersion: table.version, version: table.version + (changesNothing ? 0 : 1),
             createdIDs: createdIDs, insertedSections: draft.insertSections.map(\.at), insertedRows: draft.insertRows.map(\.at),
             movedSections: draft.moveSections.map(\.to), movedRows: draft.moveRows.map(\.to))
     }

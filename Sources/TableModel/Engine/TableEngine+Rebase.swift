@@ -153,10 +153,13 @@ extension TableEngine {
             if let insert = item.insert { draft.insertRows[insert].at = final }
             if let move = item.move { draft.moveRows[move].to = final }
         }
-        for (section, placements) in bySection {
-            let entry = targets[placements[0].target].insert.map { label(.insertRows, $0) } ?? label(.moveRows, targets[placements[0].target].move!)
+        for section in bySection.keys.sorted() {
+            let placements = bySection[section]!
+            // Only inconsistent client indices can aim a position at a section the same batch deletes.
             if let deleter = draft.deleteSections.first(where: { $0.index == section }) {
-                throw .conflict(entry, "section \(section) is deleted by \(label(.deleteSections, deleter.origin))")
+                let first = targets[placements[0].target]
+                let entry = first.insert.map { label(.insertRows, $0) } ?? label(.moveRows, first.move!)
+                throw .invalidBatch(entry, "the position is in section \(section), which \(label(.deleteSections, deleter.origin)) deletes")
             }
             let finalSection = draftMoves[section] ?? draftSections.finalIndex(ofOld: section)
             for (rank, placement) in Self.ranked(placements.map { ($0.survivorsBefore, $0.clientRow) }).enumerated() {

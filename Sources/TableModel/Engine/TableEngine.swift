@@ -74,11 +74,13 @@ public struct TableEngine: Sendable {
         return try finish(draft, intent: intent)
     }
 
-    /// Commits a resolution made by ``resolve(_:base:)``. Throws `stale` if the engine has moved on since the
-    /// resolution was made (resolve and commit must not interleave with other commits); a no-op commits nothing.
+    /// Commits a resolution made by ``resolve(_:base:)``. A no-op commits nothing; otherwise this throws `stale`
+    /// if the engine has moved on since the resolution was made (resolve and commit must not interleave with
+    /// other commits).
     public mutating func commit(_ resolution: Resolution) throws(TableError) {
-        guard resolution.baseVersion == table.version else {
-            throw .stale(nil, "the resolution was made at version \(resolution.baseVersion) but the table is at version \(table.version)")
+        guard !resolution.isNoop else { return }
+        guard resolution.tableVersion == table.version else {
+            throw .stale(nil, "the resolution was made at version \(resolution.tableVersion) but the table is at version \(table.version)")
         }
         try apply(resolution.batch)
     }

@@ -37,6 +37,7 @@ public struct TableError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The human message: `at: fact`, or just the fact.
     public var message: String { at.map { "\($0): \(fact)" } ?? fact }
 
+    /// `code: message`, for logs.
     public var description: String { "\(code.rawValue): \(message)" }
 
     static func outOfRange(_ at: String?, _ fact: String) -> TableError { TableError(.outOfRange, at: at, fact) }

@@ -11,6 +11,7 @@ public struct JSONParseError: Error, Hashable, Sendable, CustomStringConvertible
         self.offset = offset
     }
 
+    /// The message with its offset, for logs and error replies.
     public var description: String { "invalid JSON at byte \(offset): \(message)" }
 }
 

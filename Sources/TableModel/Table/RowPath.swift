@@ -12,6 +12,7 @@ public struct RowPath: Hashable, Comparable, Sendable, CustomStringConvertible {
         self.row = row
     }
 
+    /// Table order: by section, then by row.
     public static func < (lhs: RowPath, rhs: RowPath) -> Bool {
         (lhs.section, lhs.row) < (rhs.section, rhs.row)
     }

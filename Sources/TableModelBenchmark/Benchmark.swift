@@ -1,0 +1,136 @@
+// Timings of the table model's hot paths, printed as figures: applying a 100-entry batch to a 100,000-row
+// section, and rebasing an intent 1,000 versions behind. Build with `swift build -c release --product
+// table-model-bench` and run `.build/release/table-model-bench`.
+
+import TableModel
+
+/// A deterministic generator so that every run measures the same work.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Times `body` once per iteration (after `prepare`, which is not timed) and prints the median, p90 and maximum.
+func measure(_ name: String, iterations: Int, prepare: () throws -> Void = {}, _ body: () throws -> Void) rethrows {
+    let clock = ContinuousClock()
+    var samples: [Duration] = []
+    for _ in 0..<iterations {
+        try prepare()
+        samples.append(try clock.measure(body))
+    }
+    samples.sort()
+    func micros(_ duration: Duration) -> String {
+        let value = Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
+        return String(Int((value * 10).rounded())).inserting(".") + " µs"
+    }
+    print(
+        "\(name): median \(micros(samples[samples.count / 2])), p90 \(micros(samples[samples.count * 9 / 10])), "
+            + "max \(micros(samples[samples.count - 1])) over \(iterations) runs")
+}
+
+extension String {
+    /// Formats a tenths count as a decimal: "123" → "12.3".
+    func inserting(_ point: Character) -> String {
+        let digits = count < 2 ? String(repeating: "0", count: 2 - count) + self : self
+        return String(digits.dropLast()) + String(point) + String(digits.suffix(1))
+    }
+}
+
+@main
+enum Benchmark {
+    static func main() throws {
+        var random = SplitMix64(state: 42)
+        let rowCount = 100_000
+
+        // 1. Applying a 100-entry batch to a 100,000-row section (the replica path: validate + apply in place).
+        var table = Table(contents: [SectionContent(rows: (0..<rowCount).map { RowContent(value: .number(Double($0))) })])
+        var batch = Batch()
+        func deletesAndInserts() {
+            // 50 deletions and 50 insertions at random places keep the section at 100,000 rows across runs.
+            batch = Batch(
+                deleteRows: Array(0..<rowCount).shuffled(using: &random).prefix(50).map { RowPath(section: 0, row: $0) },
+                insertRows: Array(0..<rowCount).shuffled(using: &random).prefix(50).enumerated().map { offset, row in
+                    .init(at: RowPath(section: 0, row: row), row: Row(id: "r\(table.nextID + UInt64(offset))", value: "new"))
+                })
+        }
+        try measure("apply 50 deletes + 50 inserts to a 100,000-row section", iterations: 200, prepare: deletesAndInserts) {
+            try table.apply(batch)
+        }
+        func mixed() {
+            // 25 of each row operation: deletions, insertions, reloads and moves, all at random places.
+            let old = Array(0..<rowCount).shuffled(using: &random).prefix(75).map { RowPath(section: 0, row: $0) }
+            let new = Array(0..<rowCount).shuffled(using: &random).prefix(50).map { RowPath(section: 0, row: $0) }
+            batch = Batch(
+                deleteRows: Array(old[0..<25]),
+                insertRows: new[0..<25].enumerated().map { offset, path in
+                    .init(at: path, row: Row(id: "r\(table.nextID + UInt64(offset))", value: "new"))
+                },
+                reloadRows: old[25..<50].map { .init(at: $0, value: "reloaded") },
+                moveRows: zip(old[50..<75], new[25..<50]).map { .init(from: $0, to: $1) })
+        }
+        try measure("apply 25 deletes + 25 inserts + 25 reloads + 25 moves to a 100,000-row section", iterations: 200, prepare: mixed) {
+            try table.apply(batch)
+        }
+
+        // The server path for the same size: resolve a 100-entry client batch, then commit it.
+        var engine = TableEngine(table: table)
+        var client = ClientBatch()
+        try measure("resolve + commit a 100-entry client batch on a 100,000-row section", iterations: 200, prepare: {
+            let rows = engine.table.sections[0].rows.count
+            client = ClientBatch(
+                deleteRows: Array(0..<rows).shuffled(using: &random).prefix(50).map { RowRef(RowPath(section: 0, row: $0)) },
+                insertRows: Array(0..<rows).shuffled(using: &random).prefix(50).map {
+                    .init(at: RowPath(section: 0, row: $0), row: RowContent(value: "new"))
+                })
+        }) {
+            try engine.commit(engine.resolve(.batch(client)))
+        }
+
+        // 2. Rebasing an intent 1,000 versions behind: 1,000 single-row intents are committed after the client's base.
+        engine = TableEngine(table: Table(contents: (0..<10).map { _ in SectionContent(rows: (0..<10_000).map { RowContent(value: .number(Double($0))) }) }))
+        let base = engine.table.version
+        let baseTable = engine.table
+        for step in 0..<1_000 {
+            let section = Int.random(in: 0..<10, using: &random)
+            let rows = engine.table.sections[section].rows.count
+            let intent: Intent
+            switch step % 4 {
+            case 0: intent = .insert(at: RowPath(section: section, row: Int.random(in: 0...rows, using: &random)), row: RowContent(value: "i"))
+            case 1: intent = .delete(RowRef(RowPath(section: section, row: Int.random(in: 0..<rows, using: &random))))
+            case 2: intent = .edit(RowRef(RowPath(section: section, row: Int.random(in: 0..<rows, using: &random))), value: "e")
+            default:
+                intent = .move(
+                    from: RowRef(RowPath(section: section, row: Int.random(in: 0..<rows, using: &random))),
+                    to: RowPath(section: Int.random(in: 0..<10, using: &random), row: Int.random(in: 0..<rows, using: &random)))
+            }
+            try engine.commit(engine.resolve(intent))
+        }
+        // A target that survived the 1,000 batches, named as the client saw it at the base.
+        let survivors = Set(engine.table.sections.flatMap { $0.rows.map(\.id) })
+        let target = (0..<10_000).lazy.map { RowPath(section: 3, row: $0) }.first { survivors.contains(baseTable.row(at: $0)!.id) }!
+        let targetID = baseTable.row(at: target)!.id
+        print("history: \(engine.table.version - base) batches since the base")
+        try measure("rebase an edit (with id) 1,000 versions behind", iterations: 500) {
+            _ = try engine.resolve(.edit(RowRef(target, id: targetID), value: "stale edit"), base: base)
+        }
+        try measure("rebase an insert 1,000 versions behind", iterations: 500) {
+            _ = try engine.resolve(.insert(at: RowPath(section: target.section, row: target.row + 1), row: RowContent(value: "x")), base: base)
+        }
+        try measure("rebase a move 1,000 versions behind", iterations: 500) {
+            _ = try engine.resolve(.move(from: RowRef(target, id: targetID), to: RowPath(section: 5, row: 10)), base: base)
+        }
+        try measure("rebase a 10-entry batch 1,000 versions behind", iterations: 200) {
+            _ = try? engine.resolve(
+                .batch(ClientBatch(
+                    deleteRows: (0..<5).map { RowRef(RowPath(section: 7, row: $0 * 100)) },
+                    insertRows: (0..<5).map { .init(at: RowPath(section: 2, row: $0 * 50), row: RowContent(value: "b")) })),
+                base: base)
+        }
+    }
+}
