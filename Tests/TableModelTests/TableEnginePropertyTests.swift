@@ -119,7 +119,7 @@ final class TableEnginePropertyTests: XCTestCase {
                 var applied = base
                 try applied.apply(fresh.batch)
                 // Ids are assigned in entry order, which the generator does not follow, so new ids are masked.
-                XCTAssertEqual(Self.masked(applied, base), Self.masked(expected, base), client.json.jsonText)
+                XCTAssertEqual(Self.masked(applied, base), Self.masked(expected, base), "\(client)")
 
                 for _ in 0..<Int.random(in: 1...5, using: &generator) {
                     guard let resolution = try? engine.resolve(RandomTables.intent(for: engine.table, using: &generator)) else { continue }

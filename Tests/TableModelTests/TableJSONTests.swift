@@ -46,40 +46,6 @@ final class TableJSONTests: XCTestCase {
         XCTAssertEqual(try Batch(json: ["deleteRows": [[0, 1]]]), Batch(deleteRows: [RowPath(section: 0, row: 1)]))
     }
 
-    func testIntentsRoundTripThroughTheirFields() throws {
-        let intents: [Intent] = [
-            .insert(at: RowPath(section: 0, row: 1), row: RowContent(value: "x", movable: false)),
-            .delete(RowRef(RowPath(section: 0, row: 1), id: "r3")),
-            .delete(RowRef(RowPath(section: 0, row: 1))),
-            .move(from: RowRef(RowPath(section: 0, row: 1), id: "r3"), to: RowPath(section: 1, row: 0)),
-            .edit(RowRef(RowPath(section: 0, row: 0)), value: ["a": 1], editable: false),
-            .insertSection(at: 1, section: SectionContent(header: "H", rows: [RowContent(value: 1)])),
-            .deleteSection(SectionRef(1, id: "s4")),
-            .moveSection(from: SectionRef(0), to: 2),
-            .editSection(SectionRef(0), header: .some(nil)),
-            .editSection(SectionRef(0, id: "s1"), footer: .some("F")),
-            .batch(
-                ClientBatch(
-                    deleteSections: [SectionRef(0), SectionRef(1, id: "s5")],
-                    insertSections: [.init(at: 0, section: SectionContent())],
-                    reloadSections: [.init(section: SectionRef(2), header: "h")],
-                    moveSections: [.init(from: SectionRef(3, id: "s9"), to: 1)],
-                    deleteRows: [RowRef(RowPath(section: 2, row: 0)), RowRef(RowPath(section: 2, row: 1), id: "r7")],
-                    insertRows: [.init(at: RowPath(section: 1, row: 0), row: RowContent(value: nil))],
-                    reloadRows: [.init(row: RowRef(RowPath(section: 2, row: 2), id: "r8"), value: 3, movable: true)],
-                    moveRows: [.init(from: RowRef(RowPath(section: 2, row: 3)), to: RowPath(section: 1, row: 1))])),
-        ]
-        for intent in intents {
-            var envelope = intent.fields
-            envelope["type"] = .string(intent.name)
-            envelope["base"] = 4
-            let text = JSONValue.object(envelope).jsonBytes
-            XCTAssertEqual(try Intent(name: intent.name, json: JSONValue(parsing: text), ignoring: ["type", "base"]), intent)
-        }
-        XCTAssertEqual(
-            Intent.editSection(SectionRef(0), header: .some(nil)).fields, ["at": 0, "header": nil])
-    }
-
     func testDecodingErrorsNameThePathAndTheProblem() {
         func assertDecodingError(_ expression: @autoclosure () throws -> some Any, _ description: String, line: UInt = #line) {
             XCTAssertThrowsError(try expression(), line: line) { error in
@@ -107,8 +73,5 @@ final class TableJSONTests: XCTestCase {
         assertDecodingError(try Batch(json: ["moveRows": [["from": [0, 1]]]]), "moveRows[0].to: missing")
         assertDecodingError(try Batch(json: ["deleteRows": [[0, 1.5]]]), "deleteRows[0][1]: expected a non-negative integer, got a number")
         assertDecodingError(try Batch(json: []), "expected an object, got an array")
-        assertDecodingError(try Intent(name: "swipe", json: [:]), "unknown intent \"swipe\"")
-        assertDecodingError(try Intent(name: "delete", json: ["at": [0, 0], "base": 1]), "base: unknown member")
-        assertDecodingError(try Intent(name: "edit", json: ["at": [0, 0]]), "value: missing")
     }
 }

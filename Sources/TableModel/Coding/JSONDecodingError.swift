@@ -36,13 +36,13 @@ struct ObjectReader {
     let members: [String: JSONValue]
     let path: String
 
-    init(_ value: JSONValue, path: String, allowing keys: Set<String>, ignoring: Set<String> = []) throws(JSONDecodingError) {
+    init(_ value: JSONValue, path: String, allowing keys: Set<String>) throws(JSONDecodingError) {
         guard case .object(let members) = value else {
             throw JSONDecodingError(path: path, message: "expected an object, got \(value.kindName)")
         }
         self.members = members
         self.path = path
-        if let unknown = members.keys.filter({ !keys.contains($0) && !ignoring.contains($0) }).sorted().first {
+        if let unknown = members.keys.filter({ !keys.contains($0) }).sorted().first {
             throw JSONDecodingError(path: self.path(unknown), message: "unknown member")
         }
     }
