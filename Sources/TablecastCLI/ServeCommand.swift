@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import Logging
 import TableStore
@@ -100,7 +99,7 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
         }
-        let signal = await Self.firstSignal([SIGINT, SIGTERM])
+        let signal = await ShutdownSignal.first(of: [SIGINT, SIGTERM])
         logger.info("shutting down", metadata: ["signal": "\(signal)"])
         await server.shutdown()
     }
@@ -110,23 +109,6 @@ struct ServeCommand: AsyncParsableCommand {
         var isDirectory: ObjCBool = false
         return FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory) && isDirectory.boolValue
             ? candidate : nil
-    }
-
-    /// Waits for the first of `signals`; from then on they are ignored, so shutdown runs to its end.
-    private static func firstSignal(_ signals: [Int32]) async -> Int32 {
-        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
-        let queue = DispatchQueue(label: "tablecast.signals")
-        let sources = signals.map { signal in
-            Foundation.signal(signal, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signal, queue: queue)
-            source.setEventHandler { continuation.yield(signal) }
-            source.resume()
-            return source
-        }
-        var iterator = stream.makeAsyncIterator()
-        let signal = await iterator.next() ?? SIGTERM
-        for source in sources { source.cancel() }
-        return signal
     }
 }
 

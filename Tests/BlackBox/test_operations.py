@@ -1,0 +1,300 @@
+"""The server as an operator sees it: restarts, crashes, access control, limits, start-up refusals."""
+import json
+import random
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+import urllib.request
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+from conftest import Server, tablecast_binary
+from replica import Replica
+
+
+def rows(*values):
+    return [{"header": None, "footer": None, "rows": [{"value": v} for v in values]}]
+
+
+def snapshot(client, table):
+    catch_up, _ = client.subscribe(table)
+    client.ok({"type": "unsubscribe", "table": table}, expect="unsubscribed")
+    assert catch_up[0]["type"] == "snapshot"
+    return catch_up[0]
+
+
+def values(snap):
+    return [[row["value"] for row in s["rows"]] for s in snap["sections"]]
+
+
+def test_restart_keeps_tables_refs_and_lets_clients_resume():
+    server = Server().start()
+    a = server.client(client_id="bb-restart")
+    ack = a.ok({"type": "createTable", "table": "kept", "sections": rows("x")})
+    epoch = ack["epoch"]
+    first = a.ok({"type": "insert", "table": "kept", "at": [0, 1], "value": "y", "ref": "r-1"})
+    a.close()
+    server.stop()
+
+    server.start()
+    b = server.client(client_id="bb-restart")
+    # The same ref after a restart is recognized: the original ack, nothing applied twice.
+    assert b.ok({"type": "insert", "table": "kept", "at": [0, 1], "value": "y", "ref": "r-1"}) == first
+    # Resuming from the version seen before the restart needs no snapshot.
+    catch_up, subscribed = b.subscribe("kept", since=1, epoch=epoch)
+    assert catch_up == [] and subscribed["version"] == 1 and subscribed["epoch"] == epoch
+    b.ok({"type": "insert", "table": "kept", "at": [0, 2], "value": "z"})
+    assert b.next("update")["version"] == 2
+    assert values(snapshot(b, "kept")) == [["x", "y", "z"]]
+    b.close()
+    server.stop()
+
+
+def writer(url, table, acked, errors, stop, client_id):
+    """Inserts as fast as acks return; records every acked value."""
+    try:
+        with connect(url, subprotocols=["tablecast.v1"]) as ws:
+            ws.send(json.dumps({"type": "hello", "client": client_id, "name": client_id}))
+            json.loads(ws.recv(timeout=10))
+            n = 0
+            while not stop.is_set():
+                value = f"{client_id}-{n}"
+                ws.send(json.dumps({"type": "insert", "table": table, "at": [0, 0], "value": value, "ref": value}))
+                while True:
+                    message = json.loads(ws.recv(timeout=10))
+                    if message.get("ref") == value:
+                        break
+                if message["type"] == "ack":
+                    acked.append(value)
+                else:
+                    errors.append(message)
+                n += 1
+    except (ConnectionClosed, OSError, TimeoutError):
+        pass  # the server was killed
+
+
+def replay_store(db):
+    """Rebuilds a table from the SQLite file alone: the latest snapshot plus the log after it."""
+    with sqlite3.connect(db) as conn:
+        (name,) = conn.execute("SELECT name FROM tables").fetchone()
+        version, body = conn.execute(
+            "SELECT version, body FROM snapshots WHERE table_name = ? ORDER BY version DESC LIMIT 1", (name,)).fetchone()
+        snap = json.loads(body)
+        replica = Replica({"version": version, "sections": snap["sections"]})
+        for v, batch in conn.execute("SELECT version, batch FROM log WHERE table_name = ? AND version > ? ORDER BY version",
+                                     (name, version)):
+            update = {"deleteSections": [], "insertSections": [], "reloadSections": [], "moveSections": [],
+                      "deleteRows": [], "insertRows": [], "reloadRows": [], "moveRows": [], **json.loads(batch),
+                      "version": v}
+            replica.apply(update)
+        return replica
+
+
+def test_kill_9_during_writes_loses_no_acked_intent():
+    server = Server("--snapshot-every", "50").start()
+    setup = server.client()
+    setup.ok({"type": "createTable", "table": "crash", "sections": rows()})
+    setup.close()
+    acked, errors, stop = [], [], threading.Event()
+    threads = [threading.Thread(target=writer, args=(server.url, "crash", acked, errors, stop, f"w{i}"))
+               for i in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(1.5)
+    server.process.send_signal(signal.SIGKILL)
+    server.process.wait()
+    stop.set()
+    for t in threads:
+        t.join()
+    assert len(acked) > 50, f"the load was too light to test anything: {len(acked)} acks"
+    assert errors == []
+
+    server.start()
+    c = server.client()
+    snap = snapshot(c, "crash")
+    present = {row["value"] for row in snap["sections"][0]["rows"]}
+    missing = [value for value in acked if value not in present]
+    assert missing == [], f"{len(missing)} acked intents lost, e.g. {missing[:3]}"
+    c.close()
+    server.stop()
+    # The served table is exactly the store's snapshot plus its log, replayed independently.
+    replica = replay_store(server.db)
+    assert replica.version == snap["version"] and replica.sections == snap["sections"]
+
+
+def test_sigterm_finishes_in_flight_intents_then_closes_with_1001():
+    server = Server().start()
+    c = server.client()
+    c.ok({"type": "createTable", "table": "drain", "sections": rows()})
+    for i in range(200):
+        c.send({"type": "insert", "table": "drain", "at": [0, 0], "value": i, "ref": f"d{i}"})
+    server.process.send_signal(signal.SIGTERM)
+    acked = set()
+    try:
+        while True:
+            message = c.recv(timeout=10)
+            if message["type"] == "ack":
+                acked.add(message["ref"])
+            else:
+                assert message["type"] == "error" and message["code"] == "unavailable", message
+    except ConnectionClosed:
+        pass
+    assert c.ws.close_code == 1001
+    assert server.process.wait(timeout=20) == 0
+    server.start()
+    d = server.client()
+    present = {row["value"] for row in snapshot(d, "drain")["sections"][0]["rows"]}
+    assert {f"d{v}" for v in present} >= acked
+    d.close()
+    server.stop()
+
+
+TOKENS = {"tokens": [
+    {"token": "reader", "role": "read", "tables": ["*"]},
+    {"token": "writer", "role": "write", "tables": ["team-*"]},
+    {"token": "admin", "role": "admin", "tables": ["*"]},
+]}
+
+
+def test_tokens_grant_roles_per_table(tmp_path):
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps(TOKENS))
+    server = Server("--tokens", str(tokens)).start()
+    nobody = server.client(hello=False)
+    nobody.fails({"type": "listTables"}, "unauthorized")
+    nobody.fails({"type": "subscribe", "table": "team-a"}, "unauthorized")
+    stranger = server.client(hello=False)
+    response = stranger.request({"type": "hello", "client": "bb-stranger", "token": "guess"}, expect="welcome")
+    assert response["type"] == "error" and response["code"] == "unauthorized"
+
+    admin = server.client(token="admin")
+    admin.ok({"type": "createTable", "table": "team-a", "sections": rows("x")})
+    admin.ok({"type": "createTable", "table": "private", "sections": rows("y")})
+    writer = server.client(token="writer")
+    writer.fails({"type": "createTable", "table": "team-b"}, "forbidden")
+    writer.ok({"type": "insert", "table": "team-a", "at": [0, 0], "value": "w"})
+    writer.fails({"type": "insert", "table": "team-a", "at": [0, 0], "value": "w", "editable": False}, "forbidden")
+    writer.fails({"type": "subscribe", "table": "private"}, "forbidden")
+    assert [t["table"] for t in writer.ok({"type": "listTables"}, expect="tables")["tables"]] == ["team-a"]
+    reader = server.client(token="reader")
+    reader.subscribe("private")
+    reader.fails({"type": "delete", "table": "private", "at": [0, 0]}, "forbidden")
+    reader.fails({"type": "editing", "table": "private", "on": True}, "forbidden")
+    reader.fails({"type": "dropTable", "table": "private"}, "forbidden")
+    assert values(snapshot(admin, "private")) == [["y"]], "nothing refused was applied"
+    for c in (nobody, stranger, admin, writer, reader):
+        c.close()
+    server.stop()
+
+
+def run_serve(*args, timeout=20):
+    return subprocess.run([tablecast_binary(), "serve", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_non_loopback_without_tokens_refuses_to_start(tmp_path):
+    result = run_serve("--host", "0.0.0.0", "--port", "0", "--db", str(tmp_path / "x.db"))
+    assert result.returncode == 1
+    assert "without a tokens file" in result.stderr
+
+
+def test_unusable_database_files_refuse_to_start(tmp_path):
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"this is not a database, it is a shopping list\n" * 100)
+    before = garbage.read_bytes()
+    result = run_serve("--port", "0", "--db", str(garbage))
+    assert result.returncode == 3, result.stderr
+    assert "garbage.db" in result.stderr and "not" in result.stderr
+    assert garbage.read_bytes() == before, "a foreign file is never replaced"
+
+    foreign = tmp_path / "foreign.db"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    result = run_serve("--port", "0", "--db", str(foreign))
+    assert result.returncode == 3, result.stderr
+    assert "foreign.db" in result.stderr
+    with sqlite3.connect(foreign) as conn:
+        assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")] == ["invoices"]
+
+
+def test_intents_beyond_the_rate_are_refused():
+    server = Server("--intents-per-second", "5").start()
+    c = server.client()
+    c.ok({"type": "createTable", "table": "paced", "sections": rows()})
+    for i in range(20):
+        c.send({"type": "insert", "table": "paced", "at": [0, 0], "value": i, "ref": f"p{i}"})
+    outcomes = {}
+    while len(outcomes) < 20:
+        message = c.recv()
+        if message.get("ref", "").startswith("p"):
+            outcomes[message["ref"]] = message.get("code", message["type"])
+    assert list(outcomes.values()).count("ack") == 5
+    assert list(outcomes.values()).count("rate_limited") == 15
+    assert len(snapshot(c, "paced")["sections"][0]["rows"]) == 5
+    c.close()
+    server.stop()
+
+
+def test_foreign_browser_origins_are_refused(server):
+    with pytest.raises(ConnectionClosed) as closed:
+        with connect(server.url, origin="http://evil.example", subprotocols=["tablecast.v1"]) as ws:
+            ws.recv(timeout=5)
+    assert closed.value.rcvd.code == 1008
+    with connect(server.url, origin=f"http://127.0.0.1:{server.port}", subprotocols=["tablecast.v1"]) as ws:
+        ws.send(json.dumps({"type": "listTables", "ref": "l"}))
+        assert json.loads(ws.recv(timeout=5))["type"] == "tables"
+
+
+def test_metrics_count_intents_and_commits(server):
+    c = server.client()
+    c.ok({"type": "createTable", "table": "metered", "sections": rows()})
+    c.ok({"type": "insert", "table": "metered", "at": [0, 0], "value": 1})
+    c.fails({"type": "delete", "table": "metered", "at": [0, 9]}, "out_of_range")
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/metrics") as response:
+        text = response.read().decode()
+    for needle in ['tablecast_intents_total{outcome="committed"}', 'tablecast_intents_total{outcome="rejected"}',
+                   "tablecast_commit_seconds_bucket", "tablecast_commit_group_size_bucket", "tablecast_tables",
+                   "tablecast_subscribers", "tablecast_fanout_deliveries_total"]:
+        assert needle in text, needle
+    c.close()
+
+
+def test_concurrent_stale_edits_converge(server):
+    admin = server.client()
+    admin.ok({"type": "createTable", "table": "race",
+              "sections": [{"rows": [{"value": f"a{i}"} for i in range(6)]}, {"rows": [{"value": f"b{i}"} for i in range(6)]}]})
+    watcher = server.client()
+    catch_up, _ = watcher.subscribe("race")
+    replica = Replica(catch_up[0])
+    editors = [server.client() for _ in range(3)]
+    rng = random.Random(7)
+    seen = [0, 0, 0]
+    for step in range(90):
+        i = step % 3
+        c = editors[i]
+        kind = rng.choice(["insert", "delete", "move", "edit"])
+        s = rng.randrange(2)
+        r = rng.randrange(4)
+        message = {"type": kind, "table": "race", "base": seen[i]}
+        if kind == "insert":
+            message.update(at=[s, r], value=f"n{step}")
+        elif kind == "delete":
+            message.update(at=[s, r])
+        elif kind == "move":
+            message.update({"from": [s, r], "to": [1 - s, rng.randrange(3)]})
+        else:
+            message.update(at=[s, r], value=f"e{step}")
+        response = c.request(message)
+        assert response["type"] == "ack" or response["code"] in ("conflict", "out_of_range"), response
+        # Editors see the table only now and then, so their bases are usually stale.
+        if rng.random() < 0.3:
+            seen[i] = response.get("version", seen[i])
+    final = snapshot(admin, "race")
+    while replica.version < final["version"]:
+        replica.apply(watcher.next("update"))
+    assert replica.version == final["version"] and replica.sections == final["sections"]
+    for c in (admin, watcher, *editors):
+        c.close()
