@@ -94,7 +94,8 @@ class Server:
         return f"ws://127.0.0.1:{self.port}/"
 
     def read_log(self):
-        self.log.flush()
+        if not self.log.closed:
+            self.log.flush()
         return pathlib.Path(self.log.name).read_text()
 
     def stop(self):
