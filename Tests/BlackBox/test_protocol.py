@@ -303,3 +303,45 @@ def test_too_many_batch_entries(client, table_name):
     create(client, table_name, [section()])
     rows = [{"at": [0, i], "value": i} for i in range(1001)]
     client.fails({"type": "batch", "table": table_name, "insertRows": rows}, "limit_exceeded", check=False)
+
+
+def test_cookbook_4_7_moving_rows_within_and_across_sections(client, table_name):
+    create(client, table_name, [section(*[f"Section {s} Cell {c}" for c in (1, 2, 3)]) for s in (1, 2, 3)])
+    client.ok({"type": "batch", "table": table_name, "moveRows": [{"from": [0, 0], "to": [0, 1]}]})
+    client.ok({"type": "batch", "table": table_name, "moveRows": [{"from": [0, 1], "to": [1, 0]}]})
+    assert values(snapshot_of(client, table_name))[:2] == [
+        ["Section 1 Cell 2", "Section 1 Cell 3"],
+        ["Section 1 Cell 1", "Section 2 Cell 1", "Section 2 Cell 2", "Section 2 Cell 3"]]
+
+
+def test_cookbook_4_8_deleting_the_odd_section_and_numbers_above_2(client, table_name):
+    numbers = [section(0, 2, 4, 6, header="Even Numbers"), section(1, 3, 5, 7, header="Odd Numbers")]
+    create(client, table_name, numbers)
+    client.ok({"type": "batch", "table": table_name, "deleteSections": [{"at": 1}]})
+    snap = snapshot_of(client, table_name)
+    assert [s["header"] for s in snap["sections"]] == ["Even Numbers"] and values(snap) == [[0, 2, 4, 6]]
+    other = table_name + "-b"
+    create(client, other, numbers)
+    client.ok({"type": "batch", "table": other,
+               "deleteRows": [{"at": p} for p in ([0, 2], [0, 3], [1, 1], [1, 2], [1, 3])]})
+    assert values(snapshot_of(client, other)) == [[0, 2], [1]]
+
+
+def test_listing_8_1_first_row_cannot_move(client, table_name):
+    create(client, table_name, [{"rows": [{"value": "first", "movable": False}, {"value": "second"}, {"value": "third"}]}])
+    error = client.fails({"type": "batch", "table": table_name, "moveRows": [{"from": [0, 0], "to": [0, 2]}]},
+                         "not_movable")
+    assert error["at"] == "moveRows[0]"
+    client.ok({"type": "batch", "table": table_name, "moveRows": [{"from": [0, 1], "to": [0, 2]}]})
+    assert values(snapshot_of(client, table_name)) == [["first", "third", "second"]]
+
+
+def test_listing_8_3_retargets_into_the_source_section_before_its_placeholder(client, table_name):
+    create(client, table_name, [section("a0", "a1", "add"), section("b0", "b1", "b2", "add"), section("c0", "add")],
+           rules={"moves": "withinSection", "reserveLastRow": True})
+    ack = client.ok({"type": "batch", "table": table_name, "moveRows": [{"from": [1, 0], "to": [2, 0]}]})
+    assert ack["resolved"] == [[1, 2]], "toward a later section: the last row before the placeholder"
+    ack = client.ok({"type": "batch", "table": table_name, "moveRows": [{"from": [1, 2], "to": [0, 1]}]})
+    assert ack["resolved"] == [[1, 0]], "toward an earlier section: row 0 of the source section"
+    assert values(snapshot_of(client, table_name))[1] == ["b0", "b1", "b2", "add"]
+    client.fails({"type": "batch", "table": table_name, "deleteRows": [{"at": [0, 2]}]}, "not_editable")
