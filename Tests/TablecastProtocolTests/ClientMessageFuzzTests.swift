@@ -1,0 +1,92 @@
+import TableModel
+import TablecastProtocol
+import XCTest
+
+/// Mutated and truncated messages are refused with a ProtocolError, never a crash or another error type.
+final class ClientMessageFuzzTests: XCTestCase {
+    private static let corpus = [
+        #"{"type":"hello","client":"c1","name":"Ana","token":"t","ref":"h"}"#,
+        #"{"type":"createTable","table":"g","sections":[{"header":"F","rows":[{"value":"fig","movable":false}]}],"rules":{"moves":"withinSection","maxSections":3}}"#,
+        #"{"type":"subscribe","table":"t","since":41,"epoch":"e","ref":"s"}"#,
+        #"{"type":"insert","table":"t","base":3,"at":[0,2],"value":{"n":[1,2,{"x":null}]},"ref":"i"}"#,
+        #"{"type":"move","table":"t","from":[0,0],"to":[1,3],"row":"r4","ref":"m"}"#,
+        #"{"type":"editSection","table":"t","at":0,"header":null,"footer":"f","section":"s1"}"#,
+        #"{"type":"batch","table":"t","base":7,"ref":"b","deleteSections":[{"at":2}],"insertSections":[{"at":0,"rows":[{"value":1}]}],"reloadSections":[{"at":1,"header":"R"}],"moveSections":[{"from":0,"to":3}],"deleteRows":[{"at":[1,4],"row":"r1"}],"insertRows":[{"at":[1,0],"value":"A"}],"reloadRows":[{"at":[1,2],"value":"D"}],"moveRows":[{"from":[1,3],"to":[1,0]}]}"#,
+        #"{"type":"beginEditingRow","table":"t","row":"r1"}"#,
+    ]
+
+    /// SplitMix64: deterministic, so a failure names a seed that replays it.
+    private struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    private func randomValue(_ depth: Int, _ g: inout Generator) -> JSONValue {
+        switch Int.random(in: 0..<(depth > 2 ? 5 : 7), using: &g) {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &g))
+        case 2: return .number([-1, 0, 1.5, 2, 1e300, 9_007_199_254_740_994].randomElement(using: &g)!)
+        case 3: return .string(["", "t", "[0,0]", String(repeating: "x", count: 70)].randomElement(using: &g)!)
+        case 4: return .number(Double(Int.random(in: 0...5, using: &g)))
+        case 5: return .array((0..<Int.random(in: 0...3, using: &g)).map { _ in randomValue(depth + 1, &g) })
+        default:
+            let keys = ["at", "value", "table", "rows", "from", "to", "type", "ref", "header"]
+            return .object(
+                Dictionary(
+                    (0..<Int.random(in: 0...3, using: &g)).map { _ in (keys.randomElement(using: &g)!, randomValue(depth + 1, &g)) },
+                    uniquingKeysWith: { a, _ in a }))
+        }
+    }
+
+    /// Replaces one randomly chosen value somewhere inside `value`, or removes a member.
+    private func mutate(_ value: JSONValue, _ g: inout Generator) -> JSONValue {
+        switch value {
+        case .object(var members) where !members.isEmpty && Bool.random(using: &g):
+            let key = members.keys.sorted().randomElement(using: &g)!
+            switch Int.random(in: 0..<3, using: &g) {
+            case 0: members[key] = nil
+            case 1: members[key] = randomValue(0, &g)
+            default: members[key] = mutate(members[key]!, &g)
+            }
+            return .object(members)
+        case .array(var elements) where !elements.isEmpty && Bool.random(using: &g):
+            let index = Int.random(in: elements.indices, using: &g)
+            elements[index] = mutate(elements[index], &g)
+            return .array(elements)
+        default:
+            return randomValue(0, &g)
+        }
+    }
+
+    func testMutatedMessagesAreRefusedCleanly() throws {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var g = Generator(state: seed)
+        for _ in 0..<20_000 {
+            let original = try JSONValue(parsing: ClientMessageFuzzTests.corpus.randomElement(using: &g)!)
+            var mutated = original
+            for _ in 0..<Int.random(in: 1...3, using: &g) { mutated = mutate(mutated, &g) }
+            do {
+                _ = try ClientMessage.decode(mutated.jsonBytes, limits: ProtocolLimits(maxBatchEntries: 5))
+            } catch {
+                XCTAssertFalse(error.message.isEmpty, "seed \(seed): empty message for \(mutated.jsonText)")
+            }
+        }
+    }
+
+    func testTruncatedBytesAreRefusedCleanly() {
+        for text in ClientMessageFuzzTests.corpus {
+            let bytes = Array(text.utf8)
+            for length in 0..<bytes.count {
+                XCTAssertThrowsError(try ClientMessage.decode(Array(bytes[..<length]))) { error in
+                    XCTAssertEqual((error as? ProtocolError)?.code, .badRequest, "\(text.prefix(length))")
+                }
+            }
+        }
+    }
+}
