@@ -19,6 +19,7 @@ final class FanOutClient: Sendable {
         var elapsed: Duration
         var latencyMicroseconds: Histogram<UInt64>
         var unexpectedCloses: Int
+        var malformed: Int
 
         var deliveriesPerSecond: Double {
             Double(deliveries) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
@@ -34,6 +35,9 @@ final class FanOutClient: Sendable {
         var perMessage: [Int32]
         var latency = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
         var unexpectedCloses = 0
+        /// Messages that are not one whole published message (the C mirror server relays each receive
+        /// callback as a message, so a frame split across its reads arrives as two).
+        var malformed = 0
         var startedAt: ContinuousClock.Instant?
         var finishedAt: ContinuousClock.Instant?
     }
@@ -66,13 +70,14 @@ final class FanOutClient: Sendable {
         }
         for message in first { client.send(message, to: publisher) }
         try await waitUntil(timeout: .seconds(600), "all messages delivered") {
-            $0.completed == self.parameters.messages || $0.unexpectedCloses > 0
+            $0.completed == self.parameters.messages || $0.unexpectedCloses > 0 || $0.malformed > 0
         }
         await client.shutdown()
         return state.withLock { state in
             Result(
                 deliveries: state.deliveries, elapsed: (state.finishedAt ?? .now) - state.startedAt!,
-                latencyMicroseconds: state.latency, unexpectedCloses: state.unexpectedCloses)
+                latencyMicroseconds: state.latency, unexpectedCloses: state.unexpectedCloses,
+                malformed: state.malformed)
         }
     }
 
@@ -83,9 +88,13 @@ final class FanOutClient: Sendable {
             state.withLock { $0.opened += 1 }
         case .message(let id, let message):
             let now = DispatchTime.now().uptimeNanoseconds
-            let (sequence, sentAt) = Self.parse(message.bytes)
+            let parsed = message.bytes.count == parameters.size ? Self.parse(message.bytes) : nil
             let next: [WebSocketMessage] = state.withLock { state in
-                guard id != state.publisher, sequence < state.perMessage.count else { return [] }
+                guard id != state.publisher else { return [] }
+                guard let (sequence, sentAt) = parsed, sequence < state.perMessage.count else {
+                    state.malformed += 1
+                    return []
+                }
                 state.deliveries += 1
                 _ = state.latency.record(now > sentAt ? (now - sentAt) / 1000 : 0)
                 state.perMessage[sequence] += 1
@@ -121,18 +130,20 @@ final class FanOutClient: Sendable {
         return WebSocketMessage(kind: .text, bytes: bytes)
     }
 
-    private static func parse(_ bytes: [UInt8]) -> (sequence: Int, sentAt: UInt64) {
+    private static func parse(_ bytes: [UInt8]) -> (sequence: Int, sentAt: UInt64)? {
         var numbers: [UInt64] = [0, 0]
         var index = 0
         for byte in bytes {
             if byte == UInt8(ascii: " ") {
                 index += 1
-                if index == 2 { break }
+                if index == 2 { return (Int(truncatingIfNeeded: numbers[0]), numbers[1]) }
+            } else if (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
+                numbers[index] = numbers[index] &* 10 &+ UInt64(byte - UInt8(ascii: "0"))
             } else {
-                numbers[index] = numbers[index] &* 10 &+ UInt64(byte &- UInt8(ascii: "0"))
+                return nil
             }
         }
-        return (Int(numbers[0]), numbers[1])
+        return nil
     }
 
     private func waitUntil(timeout: Duration, _ what: String, _ condition: @Sendable (State) -> Bool) async throws {

@@ -12,7 +12,9 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(help: "Subscriber connections.") var subscribers = 1000
     @Option(help: "Messages published.") var messages = 5000
-    @Option(help: "Message size in bytes.") var size = 100
+    /// 122 bytes make a 128-byte client frame (6 bytes of header and mask), the C mirror server's read size:
+    /// it relays every receive callback as one message, so frames must not straddle its reads.
+    @Option(help: "Message size in bytes (122: one client frame per 128-byte read of the C server).") var size = 122
     @Option(help: "Messages in flight (published, not yet at every subscriber).") var window = 64
     @Option(help: "Which servers to measure.") var target: Target = .both
     @Option(help: "Rounds per server, alternating servers.") var rounds = 1
@@ -40,13 +42,20 @@ struct RunCommand: AsyncParsableCommand {
                         round, server.name as NSString, result.deliveriesPerSecond,
                         latency.valueAtPercentile(50), latency.valueAtPercentile(90), latency.valueAtPercentile(99),
                         latency.valueAtPercentile(99.9), latency.max,
-                        (result.unexpectedCloses > 0 ? "  (\(result.unexpectedCloses) unexpected closes)" : "") as NSString))
+                        Self.problems(result) as NSString))
                 best[server.name] = max(best[server.name] ?? 0, result.deliveriesPerSecond)
             }
         }
         if let ours = best[Self.oursName(delivery)], let theirs = best[Self.lwsName] {
             print(String(format: "ours / lws (best rounds): %.1f%%", 100 * ours / theirs))
         }
+    }
+
+    private static func problems(_ result: FanOutClient.Result) -> String {
+        var problems: [String] = []
+        if result.unexpectedCloses > 0 { problems.append("\(result.unexpectedCloses) unexpected closes") }
+        if result.malformed > 0 { problems.append("\(result.malformed) malformed messages: run aborted") }
+        return problems.isEmpty ? "" : "  (" + problems.joined(separator: ", ") + ")"
     }
 
     private static let lwsName = "lws C mirror server"
