@@ -35,6 +35,8 @@ final class FanOutClient: Sendable {
         var perMessage: [Int32]
         var latency = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
         var unexpectedCloses = 0
+        /// Set when the run ends: closes after that are the client's own shutdown.
+        var ended = false
         /// Messages that are not one whole published message (the C mirror server relays each receive
         /// callback as a message, so a frame split across its reads arrives as two).
         var malformed = 0
@@ -72,6 +74,7 @@ final class FanOutClient: Sendable {
         try await waitUntil(timeout: .seconds(600), "all messages delivered") {
             $0.completed == self.parameters.messages || $0.unexpectedCloses > 0 || $0.malformed > 0
         }
+        state.withLock { $0.ended = true }
         await client.shutdown()
         return state.withLock { state in
             Result(
@@ -108,7 +111,7 @@ final class FanOutClient: Sendable {
             }
         case .closed:
             state.withLock { state in
-                if state.completed < parameters.messages { state.unexpectedCloses += 1 }
+                if !state.ended { state.unexpectedCloses += 1 }
             }
         }
     }
