@@ -22,7 +22,7 @@ final class Connection {
     private var assembling = false
 
     /// Client role: the request's C strings, which lws reads until the connection ends.
-    var request: ClientRequestStrings?
+    var clientRequest: ClientRequestStrings?
 
     init(id: WebSocketConnectionID, loop: ServiceLoop) {
         self.id = id

@@ -17,6 +17,8 @@ final class ServiceLoop: @unchecked Sendable {
 
     let role: Role
     let limits: ConnectionLimits
+    /// Server role: open WebSocket connections beyond which upgrades are refused.
+    let maxConnections: Int
     let handler: WebSocketEventHandler
     let metrics: TransportMetrics?
     let logger: Logger
@@ -51,6 +53,7 @@ final class ServiceLoop: @unchecked Sendable {
     ) throws {
         self.role = role
         self.limits = limits
+        maxConnections = settings.maxConnections
         self.metrics = metrics
         self.logger = logger
         self.handler = handler
@@ -191,18 +194,11 @@ final class ServiceLoop: @unchecked Sendable {
         connection.isOpen = false
         let frame = connection.closeFrame ?? WebSocketCloseFrame(code: .abnormalClosure, reason: detail)
         if let metrics, wasOpen {
-            metrics.connectionsOpen.set(Int64(openCount()))
+            metrics.connectionsOpen.set(Int64(connections.count))
             metrics.recordClose(frame.code)
         }
         handler(.closed(connection.id, frame))
         if draining, connections.isEmpty { stopRequested = true }
-    }
-
-    func openCount() -> Int {
-        switch role {
-        case .server: connections.count
-        case .client: connections.values.count(where: \.isOpen)
-        }
     }
 
     /// Writes one message from within a WRITEABLE callback.
