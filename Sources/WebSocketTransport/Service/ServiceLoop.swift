@@ -118,7 +118,12 @@ final class ServiceLoop: @unchecked Sendable {
         while !stopRequested {
             if lws_service(context, 0) < 0 { break }
         }
-        inbox.withLock { $0.open = false }
+        // Commands that arrive from now on, or were not processed yet, are dropped: nothing may start while the
+        // context is being destroyed.
+        inbox.withLock { inbox in
+            inbox.open = false
+            inbox.commands = []
+        }
         // Destroying the context closes what is left; their CLOSED callbacks report them as usual.
         lws_context_destroy(context)
         let waiters = termination.withLock { state in
