@@ -11,7 +11,4 @@ _Static_assert(LWS_PRE % sizeof(void *) == 0, "LWS_PRE keeps payloads pointer-al
 
 static inline size_t CLibWebSockets_LWS_PRE(void) { return LWS_PRE; }
 
-// Event-library choice is an option bit; the libuv plugin is loaded at context creation when it is set.
-static inline uint64_t CLibWebSockets_libuvOption(void) { return LWS_SERVER_OPTION_LIBUV; }
-
 #endif

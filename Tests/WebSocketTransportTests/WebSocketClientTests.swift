@@ -55,4 +55,24 @@ final class WebSocketClientTests: XCTestCase {
         XCTAssertTrue(events.opened.isEmpty)
         await client.shutdown()
     }
+
+    /// What the client puts on the wire: path with query, subprotocol, Origin and extra headers.
+    func testHandshakeCarriesSubprotocolOriginAndHeaders() async throws {
+        let listener = try RawListener()
+        let client = try WebSocketClient { _ in }
+        client.connect(
+            WebSocketConnectRequest(
+                host: "127.0.0.1", port: listener.port, path: "/tables/9?since=1", subprotocol: "tablecast.v1",
+                origin: "http://example.test", headers: ["Authorization": "Bearer t0ken", "X-Trace": "abc"]))
+        let head = try XCTUnwrap(listener.acceptRequestHead())
+        let lines = Set(head.components(separatedBy: "\r\n").map { $0.lowercased() })
+        XCTAssertTrue(head.hasPrefix("GET /tables/9?since=1 HTTP/1.1\r\n"), head)
+        for expected in [
+            "sec-websocket-protocol: tablecast.v1", "origin: http://example.test",
+            "authorization: bearer t0ken", "x-trace: abc", "upgrade: websocket",
+        ] {
+            XCTAssertTrue(lines.contains(expected), "missing \(expected) in \(head)")
+        }
+        await client.shutdown()
+    }
 }

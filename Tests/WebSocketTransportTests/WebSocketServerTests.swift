@@ -149,3 +149,21 @@ final class WebSocketServerTests: XCTestCase {
         await client.shutdown()
     }
 }
+
+extension WebSocketServerTests {
+    /// An idle peer is pinged after `pingAfterIdle`; one that never answers is hung up on after `hangUpAfterIdle`.
+    func testIdlePeerIsPingedThenHungUpOn() async throws {
+        let events = EventRecorder()
+        let server = try WebSocketServer(
+            configuration: .init(host: "127.0.0.1", port: 0, pingAfterIdle: .seconds(1), hangUpAfterIdle: .seconds(2)),
+            onEvent: events.handler)
+        let socket = try RawSocket(port: server.port)
+        _ = socket.upgrade()
+        let start = ContinuousClock.now
+        XCTAssertEqual(socket.readFrame()?.opcode, 0x9, "expected a PING")
+        try await events.wait("hang-up", timeout: .seconds(10)) { !$0.closes().isEmpty }
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - start, .seconds(1))
+        XCTAssertEqual(events.closes().first?.code, .abnormalClosure)
+        await server.shutdown()
+    }
+}

@@ -5,7 +5,7 @@ extension ServiceLoop {
     func connect(_ id: WebSocketConnectionID, _ request: WebSocketConnectRequest) {
         let connection = Connection(id: id, loop: self)
         let strings = ClientRequestStrings(request)
-        connection.request = strings
+        connection.clientRequest = strings
         register(connection, wsi: nil)
         if isDraining {
             finish(connection, detail: "client is shutting down")
@@ -32,7 +32,7 @@ extension ServiceLoop {
     func clientEstablished(_ wsi: OpaquePointer) {
         guard let connection = connection(for: wsi) else { return }
         connection.didOpen(wsi)
-        let request = connection.request?.request
+        let request = connection.clientRequest?.request
         let target = request?.path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false) ?? ["/"]
         let info = WebSocketConnectionInfo(
             id: connection.id,
@@ -46,7 +46,7 @@ extension ServiceLoop {
 
     /// `input` points at lws' write cursor into the handshake buffer; `length` is the space left.
     func appendHandshakeHeaders(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
-        guard let input, let headers = connection(for: wsi)?.request?.headers, !headers.isEmpty else { return 0 }
+        guard let input, let headers = connection(for: wsi)?.clientRequest?.headers, !headers.isEmpty else { return 0 }
         let cursor = input.assumingMemoryBound(to: UnsafeMutablePointer<UInt8>?.self)
         guard let start = cursor.pointee else { return -1 }
         let end = start + length

@@ -10,6 +10,7 @@ public final class WebSocketClient: Sendable {
     private let loop: ServiceLoop
     private let flushTimeout: Duration
 
+    /// Starts the client's service thread; connections are made with `connect`.
     public init(
         configuration: Configuration = Configuration(), logger: Logger = Logger(label: "tablecast.websocket-client"),
         onEvent: @escaping WebSocketEventHandler
@@ -35,6 +36,8 @@ public final class WebSocketClient: Sendable {
     }
 
     /// Starts connecting; messages sent before the connection opens are queued and written once it does.
+    /// libwebsockets resolves a host name on the service thread, blocking it: the load tester should pass an
+    /// IP address.
     @discardableResult
     public func connect(_ request: WebSocketConnectRequest) -> WebSocketConnectionID {
         let id = loop.makeConnectionID()

@@ -2,6 +2,7 @@
 public struct WebSocketConnectRequest: Sendable, Hashable {
     /// Host name or IP address.
     public var host: String
+    /// TCP port.
     public var port: Int
     /// Request path with optional query, e.g. `/tables/42?since=7`.
     public var path: String
@@ -13,6 +14,7 @@ public struct WebSocketConnectRequest: Sendable, Hashable {
     /// Extra request headers, e.g. `["Authorization": "Bearer …"]`.
     public var headers: [String: String]
 
+    /// A request for `ws://host:port/path`.
     public init(
         host: String, port: Int, path: String = "/", subprotocol: String? = nil, origin: String? = nil,
         headers: [String: String] = [:]

@@ -1,6 +1,7 @@
 /// What is known about a connection when it opens: for the server, from the peer's upgrade request; for the
 /// client, from the request it made.
 public struct WebSocketConnectionInfo: Sendable, Hashable {
+    /// The connection this describes.
     public let id: WebSocketConnectionID
     /// The peer's IP address as text (no reverse DNS).
     public let remoteAddress: String
@@ -13,6 +14,7 @@ public struct WebSocketConnectionInfo: Sendable, Hashable {
     /// The negotiated `Sec-WebSocket-Protocol`, or `nil` when the client asked for none.
     public let subprotocol: String?
 
+    /// Memberwise; the transport creates these, tests and adapters may too.
     public init(
         id: WebSocketConnectionID, remoteAddress: String, path: String, query: String?, origin: String?,
         subprotocol: String?

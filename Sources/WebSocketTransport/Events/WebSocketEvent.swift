@@ -8,11 +8,13 @@ public enum WebSocketEvent: Sendable, Hashable {
 
 /// Receives every event of a server or client, called synchronously on its libwebsockets service thread.
 ///
-/// Why a handler rather than an `AsyncStream`: measured with `websocket-bench --delivery stream` against the
-/// default handler (1 publisher, 1,000 subscribers, 100-byte messages), handing each inbound message through an
-/// `AsyncStream` to a consuming task costs a continuation resume and a thread hop per message, and the server is
-/// slower by the figure recorded in the benchmark notes of README. The handler costs one indirect call; the
-/// caller decides where work goes (e.g. `actor.enqueue` via its own queue, or yielding into its own stream).
+/// Why a handler rather than one `AsyncStream` of events: measured with `websocket-bench inbound` (100
+/// connections sending 100-byte messages to one server, release build, this shared 2-core machine), the handler
+/// delivered 1.3–2 times the messages/s of an `AsyncStream` drained by one task (e.g. 450,000 against 264,000
+/// and 668,000 against 328,000 in one run; 236,000 against 186,000 under heavier load): the stream
+/// adds a continuation resume and a hop to another thread per message. In the fan-out benchmark, where inbound
+/// traffic is light, the two were within a few percent. The handler costs one indirect call and leaves the
+/// choice to the caller (hand the message to the table's actor, or yield it into its own stream).
 ///
 /// The handler must return quickly and must not block: every connection of the server waits while it runs.
 /// Calling `send`, `broadcast` or `close` from inside it is allowed.

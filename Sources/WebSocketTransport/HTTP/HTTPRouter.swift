@@ -7,7 +7,6 @@ struct HTTPRouter: Sendable {
     let registry: PrometheusCollectorRegistry
     /// Absolute, standardized; `nil` serves no files.
     let staticDirectory: String?
-    let maxConnections: Int
 
     func respond(isGet: Bool, path: String, openConnections: Int) -> HTTPResponse {
         guard isGet else { return HTTPResponse(status: 404, text: "not found\n") }

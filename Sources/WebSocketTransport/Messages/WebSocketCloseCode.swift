@@ -1,7 +1,9 @@
 /// A WebSocket close status code (RFC 6455 section 7.4), with the codes this transport sends as static members.
 public struct WebSocketCloseCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The code as sent on the wire.
     public let rawValue: UInt16
 
+    /// Any code, e.g. an application code in 4000–4999.
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
     /// 1000: the purpose of the connection was fulfilled.
@@ -28,9 +30,12 @@ public struct WebSocketCloseCode: RawRepresentable, Sendable, Hashable, CustomSt
 
 /// Why a connection closed: the close code exchanged with the peer (or 1006 when none was) and its reason.
 public struct WebSocketCloseFrame: Sendable, Hashable {
+    /// The close code.
     public var code: WebSocketCloseCode
+    /// The reason text (at most 123 UTF-8 bytes are sent).
     public var reason: String
 
+    /// A close code with an optional reason.
     public init(code: WebSocketCloseCode, reason: String = "") {
         self.code = code
         self.reason = reason

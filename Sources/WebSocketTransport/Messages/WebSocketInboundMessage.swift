@@ -5,6 +5,7 @@ public struct WebSocketInboundMessage: Sendable, Hashable {
     /// The payload; for text, its UTF-8 encoding.
     public let bytes: [UInt8]
 
+    /// Wraps a payload; the transport creates these, tests and adapters may too.
     public init(kind: WebSocketMessageKind, bytes: [UInt8]) {
         self.kind = kind
         self.bytes = bytes

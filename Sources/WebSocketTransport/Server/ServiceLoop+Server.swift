@@ -4,7 +4,7 @@ import CLibWebSockets
 extension ServiceLoop {
     /// Refuses an upgrade with 503 when at the connection limit or shutting down; lets it proceed otherwise.
     func confirmUpgrade(_ wsi: OpaquePointer) -> Int32 {
-        guard isDraining || connections.count >= maxServerConnections else { return 0 }
+        guard isDraining || connections.count >= maxConnections else { return 0 }
         metrics?.connectionsRejected.increment()
         // >0 tells lws that we answered the request ourselves.
         return lws_return_http_status(wsi, UInt32(HTTP_STATUS_SERVICE_UNAVAILABLE.rawValue), nil) == 0 ? 1 : -1
@@ -27,11 +27,6 @@ extension ServiceLoop {
             origin: Self.header(wsi, WSI_TOKEN_ORIGIN),
             subprotocol: requested == nil ? nil : lws_get_protocol(wsi).map { String(cString: $0.pointee.name) })
         handler(.opened(info))
-    }
-
-    private var maxServerConnections: Int {
-        guard case .server(let router) = role else { return .max }
-        return router.maxConnections
     }
 
     static func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {

@@ -28,9 +28,7 @@ public final class WebSocketServer: Sendable {
         let directory = configuration.staticFilesDirectory.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         loop = try ServiceLoop(
             role: .server(
-                HTTPRouter(
-                    registry: configuration.metricsRegistry, staticDirectory: directory,
-                    maxConnections: configuration.maxConnections)),
+                HTTPRouter(registry: configuration.metricsRegistry, staticDirectory: directory)),
             settings: ContextSettings(
                 port: configuration.port, host: configuration.host, subprotocols: configuration.subprotocols,
                 handshakeTimeoutSeconds: configuration.handshakeTimeout.wholeSeconds,

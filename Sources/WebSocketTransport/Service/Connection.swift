@@ -22,7 +22,7 @@ final class Connection {
     private var assembling = false
 
     /// Client role: the request's C strings, which lws reads until the connection ends.
-    var request: ClientRequestStrings?
+    var clientRequest: ClientRequestStrings?
 
     init(id: WebSocketConnectionID, loop: ServiceLoop) {
         self.id = id
@@ -72,7 +72,11 @@ final class Connection {
         if !queue.isEmpty || pendingClose != nil { lws_callback_on_writable(wsi) }
     }
 
-    /// The WRITEABLE callback: writes queued messages until the socket is choked, then asks for more.
+    /// The WRITEABLE callback: writes queued messages until lws had to buffer part of one (the socket is full)
+    /// or `writeBudget` bytes went out, then asks for another callback if messages remain.
+    ///
+    /// `lws_partial_buffered` is a flag check, where `lws_send_pipe_choked` costs a `poll` syscall per message;
+    /// the budget keeps one fast reader from holding the service thread.
     func writeable(_ wsi: OpaquePointer) -> Int32 {
         var messages = 0
         var bytes = 0
@@ -88,7 +92,7 @@ final class Connection {
             queuedBytes -= message.count
             messages += 1
             bytes += message.count
-            if lws_send_pipe_choked(wsi) != 0 { break }
+            if lws_partial_buffered(wsi) != 0 || bytes >= Self.writeBudget { break }
         }
         if !queue.isEmpty {
             lws_callback_on_writable(wsi)
@@ -106,6 +110,8 @@ final class Connection {
         lws_close_reason(wsi, lws_close_status(rawValue: UInt32(frame.code.rawValue)), &reason, reason.count)
         return -1
     }
+
+    static let writeBudget = 64 * 1024
 
     // MARK: Inbound
 

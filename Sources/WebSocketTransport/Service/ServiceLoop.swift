@@ -17,6 +17,8 @@ final class ServiceLoop: @unchecked Sendable {
 
     let role: Role
     let limits: ConnectionLimits
+    /// Server role: open WebSocket connections beyond which upgrades are refused.
+    let maxConnections: Int
     let handler: WebSocketEventHandler
     let metrics: TransportMetrics?
     let logger: Logger
@@ -51,6 +53,7 @@ final class ServiceLoop: @unchecked Sendable {
     ) throws {
         self.role = role
         self.limits = limits
+        maxConnections = settings.maxConnections
         self.metrics = metrics
         self.logger = logger
         self.handler = handler
@@ -115,7 +118,12 @@ final class ServiceLoop: @unchecked Sendable {
         while !stopRequested {
             if lws_service(context, 0) < 0 { break }
         }
-        inbox.withLock { $0.open = false }
+        // Commands that arrive from now on, or were not processed yet, are dropped: nothing may start while the
+        // context is being destroyed.
+        inbox.withLock { inbox in
+            inbox.open = false
+            inbox.commands = []
+        }
         // Destroying the context closes what is left; their CLOSED callbacks report them as usual.
         lws_context_destroy(context)
         let waiters = termination.withLock { state in
@@ -191,18 +199,11 @@ final class ServiceLoop: @unchecked Sendable {
         connection.isOpen = false
         let frame = connection.closeFrame ?? WebSocketCloseFrame(code: .abnormalClosure, reason: detail)
         if let metrics, wasOpen {
-            metrics.connectionsOpen.set(Int64(openCount()))
+            metrics.connectionsOpen.set(Int64(connections.count))
             metrics.recordClose(frame.code)
         }
         handler(.closed(connection.id, frame))
         if draining, connections.isEmpty { stopRequested = true }
-    }
-
-    func openCount() -> Int {
-        switch role {
-        case .server: connections.count
-        case .client: connections.values.count(where: \.isOpen)
-        }
     }
 
     /// Writes one message from within a WRITEABLE callback.
