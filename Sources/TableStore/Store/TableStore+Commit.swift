@@ -17,6 +17,7 @@ extension TableStore {
             refSequences = committedSequences
             throw error
         }
+        checkpointIfNeeded()
     }
 
     /// Prunes table `name`'s log and older snapshots back to `options.retention` behind its latest snapshot.
