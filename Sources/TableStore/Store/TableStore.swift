@@ -16,7 +16,7 @@ public final class TableStore {
     let connection: SQLiteConnection
     private var isClosed = false
     /// Each client's latest ref sequence number, as committed: saves a lookup per ref in the commit path.
-    /// Restored when a commit rolls back; emptied when it grows past `refSequenceCacheLimit` clients.
+    /// Emptied when a commit rolls back and when it grows past `refSequenceCacheLimit` clients.
     var refSequences: [String: Int64] = [:]
     static let refSequenceCacheLimit = 65_536
     /// Runs checkpoints beside commits when `options.backgroundCheckpoint` is on.
