@@ -23,7 +23,7 @@ let package = Package(
         // Layer 1: persistence. The SQLite C API as a system library, and the store of tables, log, snapshots and refs.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "TableStore", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
-        .testTarget(name: "TableStoreTests", dependencies: ["TableStore"], swiftSettings: swiftSettings),
+        .testTarget(name: "TableStoreTests", dependencies: ["TableStore", "CSQLite"], swiftSettings: swiftSettings),
         .executableTarget(name: "TableStoreBenchmark", dependencies: ["TableStore"], swiftSettings: swiftSettings),
     ]
 )
