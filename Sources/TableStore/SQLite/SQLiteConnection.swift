@@ -80,7 +80,7 @@ public final class SQLiteConnection {
     /// Copies WAL frames back into the database file. Returns the frames in the WAL and how many of them are now
     /// in the database file. Callable from within `onWALCommit`.
     @discardableResult
-    public func checkpoint(_ mode: CheckpointMode) throws -> (walFrames: Int32, checkpointedFrames: Int32) {
+    public func checkpoint(_ mode: CheckpointMode) throws(SQLiteError) -> (walFrames: Int32, checkpointedFrames: Int32) {
         try checkOpen()
         var walFrames: Int32 = 0
         var checkpointedFrames: Int32 = 0
@@ -164,7 +164,7 @@ public final class SQLiteConnection {
         return SQLiteStatement(handle: statement, db: handle, sql: sql)
     }
 
-    private func checkOpen() throws {
+    private func checkOpen() throws(SQLiteError) {
         if isClosed { throw SQLiteError(extendedCode: SQLITE_MISUSE, message: "connection to \(path) is closed") }
     }
 

@@ -30,13 +30,11 @@ final class Checkpointer: Sendable {
             isScheduled.store(false, ordering: .releasing)
             connection.withLock { connection in
                 let outcome: StoreError?
-                do {
+                do throws(SQLiteError) {
                     try connection?.checkpoint(.passive)
                     outcome = nil
                 } catch {
-                    let context = "background checkpoint of \(path)"
-                    outcome = (error as? SQLiteError).map { StoreError($0, while: context) }
-                        ?? StoreError(.internal, "\(context): \(error)")
+                    outcome = StoreError(error, while: "background checkpoint of \(path)")
                 }
                 failure.withLock { $0 = outcome }
             }
