@@ -1,8 +1,7 @@
 import CSQLite
 import Foundation
+import TableStore
 import XCTest
-
-@testable import TableStore
 
 final class SQLiteConnectionTests: XCTestCase {
     private func open() throws -> SQLiteConnection {

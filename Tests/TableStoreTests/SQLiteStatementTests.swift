@@ -1,6 +1,5 @@
+import TableStore
 import XCTest
-
-@testable import TableStore
 
 final class SQLiteStatementTests: XCTestCase {
     func testEveryStorageClassRoundTrips() throws {
