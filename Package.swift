@@ -45,7 +45,7 @@ let package = Package(
 
         // Layer 3: the store of tables, log, snapshots and refs.
         .target(name: "TableStore", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
-        .testTarget(name: "TableStoreTests", dependencies: ["TableStore"], swiftSettings: swiftSettings),
+        .testTarget(name: "TableStoreTests", dependencies: ["TableStore", "CSQLite"], swiftSettings: swiftSettings),
         .executableTarget(name: "TableStoreBenchmark", dependencies: ["TableStore"], swiftSettings: swiftSettings),
 
         // Layer 3: WebSocket and HTTP transport over libwebsockets, server and client roles.

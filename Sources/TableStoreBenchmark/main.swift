@@ -2,6 +2,7 @@
 // synchronous FULL and NORMAL. Not a test: it prints figures for a person to read.
 //
 //   swift build -c release --product store-bench && .build/release/store-bench [--seconds S] [--dir DIRECTORY]
+//       [--inline-checkpoints]
 //
 // Each group spreads its records over 16 tables, as 16 writers would; every record carries a ref (and so an ack)
 // and every table takes a snapshot every 1,000 versions, as the server will.
@@ -12,15 +13,17 @@ import TableStore
 struct Settings {
     var seconds = 2.0
     var directory = FileManager.default.temporaryDirectory.path
+    var backgroundCheckpoint = true
 
     init(arguments: [String]) {
         var rest = arguments.dropFirst()
         while let flag = rest.popFirst() {
-            switch (flag, rest.popFirst()) {
-            case ("--seconds", let value?) where Double(value) != nil: seconds = Double(value)!
-            case ("--dir", let value?): directory = value
+            switch flag {
+            case "--seconds" where rest.first.flatMap(Double.init) != nil: seconds = Double(rest.removeFirst())!
+            case "--dir" where !rest.isEmpty: directory = rest.removeFirst()
+            case "--inline-checkpoints": backgroundCheckpoint = false
             default:
-                print("usage: store-bench [--seconds S] [--dir DIRECTORY]")
+                print("usage: store-bench [--seconds S] [--dir DIRECTORY] [--inline-checkpoints]")
                 exit(2)
             }
         }
@@ -52,6 +55,7 @@ func run(synchronous: TableStoreOptions.Synchronous, groupSize: Int, settings: S
     var options = TableStoreOptions()
     options.synchronous = synchronous
     options.snapshotInterval = snapshotInterval
+    options.backgroundCheckpoint = settings.backgroundCheckpoint
     let store = try TableStore(path: path, options: options)
     let tables = (0..<writers).map { "table-\($0)" }
     for table in tables {
@@ -94,7 +98,9 @@ func microseconds(_ duration: Duration) -> String {
 }
 
 let settings = Settings(arguments: CommandLine.arguments)
-print("TableStore commit benchmark: \(settings.seconds) s per row, files in \(settings.directory), \(writers) tables")
+print(
+    "TableStore commit benchmark: \(settings.seconds) s per row, files in \(settings.directory), \(writers) tables, "
+        + (settings.backgroundCheckpoint ? "background" : "inline") + " checkpoints")
 print("sync    group   commits/s   records/s   mean µs    p50 µs    p99 µs")
 for synchronous in [TableStoreOptions.Synchronous.full, .normal] {
     for groupSize in [1, 16, 64] {

@@ -24,6 +24,8 @@ public final class SQLiteConnection {
     private var isClosed = false
     /// Prepared once, reused by SQL text: the store runs the same few statements for every commit.
     private var cache: [String: SQLiteStatement] = [:]
+    /// The closure `sqlite3_wal_hook` calls, kept alive here because SQLite holds only an unretained pointer to it.
+    private var walHook: WALHook?
 
     /// Opens `path`. `busyTimeout` is how long a statement waits for another connection's lock before failing with
     /// `SQLITE_BUSY`.
@@ -52,7 +54,59 @@ public final class SQLiteConnection {
         guard !isClosed else { return }
         isClosed = true
         cache.removeAll()
+        sqlite3_wal_hook(handle, nil, nil)
+        walHook = nil
         sqlite3_close_v2(handle)
+    }
+
+    /// A WAL checkpoint mode (`SQLITE_CHECKPOINT_*`).
+    public enum CheckpointMode: Sendable {
+        /// Copy what can be copied without waiting for anyone.
+        case passive
+        /// Wait for the writer, copy everything, and make the next writer restart the WAL from its beginning.
+        case restart
+        /// As `restart`, and truncate the WAL file to zero bytes.
+        case truncate
+
+        var rawValue: Int32 {
+            switch self {
+            case .passive: SQLITE_CHECKPOINT_PASSIVE
+            case .restart: SQLITE_CHECKPOINT_RESTART
+            case .truncate: SQLITE_CHECKPOINT_TRUNCATE
+            }
+        }
+    }
+
+    /// Copies WAL frames back into the database file. Returns the frames in the WAL and how many of them are now
+    /// in the database file. Callable from within `onWALCommit`.
+    @discardableResult
+    public func checkpoint(_ mode: CheckpointMode) throws(SQLiteError) -> (walFrames: Int32, checkpointedFrames: Int32) {
+        try checkOpen()
+        var walFrames: Int32 = 0
+        var checkpointedFrames: Int32 = 0
+        let rc = sqlite3_wal_checkpoint_v2(handle, nil, mode.rawValue, &walFrames, &checkpointedFrames)
+        guard rc == SQLITE_OK else { throw SQLiteError(extendedCode: rc, db: handle, sql: "checkpoint \(mode)") }
+        return (walFrames, checkpointedFrames)
+    }
+
+    /// Calls `body` with the number of pages in the WAL after every commit, or with nil stops doing so. Replaces
+    /// SQLite's automatic checkpoint, so `body` decides when to checkpoint.
+    public func onWALCommit(_ body: ((_ walPages: Int32) -> Void)?) {
+        guard !isClosed else { return }
+        guard let body else {
+            sqlite3_wal_hook(handle, nil, nil)
+            walHook = nil
+            return
+        }
+        let hook = WALHook(body)
+        walHook = hook
+        sqlite3_wal_hook(
+            handle,
+            { context, _, _, pages in
+                // SQLite passes back the pointer registered below; `walHook` keeps its object alive.
+                Unmanaged<WALHook>.fromOpaque(context!).takeUnretainedValue().body(pages)
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(hook).toOpaque())
     }
 
     /// Runs one or more `;`-separated statements that take no parameters (schema scripts, pragmas, BEGIN/COMMIT).
@@ -110,8 +164,13 @@ public final class SQLiteConnection {
         return SQLiteStatement(handle: statement, db: handle, sql: sql)
     }
 
-    private func checkOpen() throws {
+    private func checkOpen() throws(SQLiteError) {
         if isClosed { throw SQLiteError(extendedCode: SQLITE_MISUSE, message: "connection to \(path) is closed") }
+    }
+
+    private final class WALHook {
+        let body: (Int32) -> Void
+        init(_ body: @escaping (Int32) -> Void) { self.body = body }
     }
 
     private static func milliseconds(_ duration: Duration) -> Int32 {

@@ -8,15 +8,16 @@ extension TableStore {
     public func commit(_ records: [CommitRecord]) throws {
         guard !records.isEmpty else { return }
         if refSequences.count > Self.refSequenceCacheLimit { refSequences.removeAll() }
-        let committedSequences = refSequences
         do {
             try transaction("commit of \(records.count) record(s) to \(path)") {
                 for record in records { try write(record) }
             }
         } catch {
-            refSequences = committedSequences
+            // The cache ran ahead of what was rolled back; failures are rare, so re-reading beats tracking.
+            refSequences.removeAll()
             throw error
         }
+        checkpointIfNeeded()
     }
 
     /// Prunes table `name`'s log and older snapshots back to `options.retention` behind its latest snapshot.

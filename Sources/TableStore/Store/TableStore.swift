@@ -16,9 +16,15 @@ public final class TableStore {
     let connection: SQLiteConnection
     private var isClosed = false
     /// Each client's latest ref sequence number, as committed: saves a lookup per ref in the commit path.
-    /// Restored when a commit rolls back; emptied when it grows past `refSequenceCacheLimit` clients.
+    /// Emptied when a commit rolls back and when it grows past `refSequenceCacheLimit` clients.
     var refSequences: [String: Int64] = [:]
     static let refSequenceCacheLimit = 65_536
+    /// Runs checkpoints beside commits when `options.backgroundCheckpoint` is on.
+    private(set) var checkpointer: Checkpointer?
+    /// Pages in the WAL after the latest commit, as SQLite's WAL hook reports them.
+    private var walPages: Int32 = 0
+    /// `walPages` when the latest background checkpoint was requested.
+    private var checkpointRequestedAt: Int32 = 0
 
     /// Opens the store at `path`, creating the file and schema when it does not exist or is empty.
     ///
@@ -35,6 +41,7 @@ public final class TableStore {
         }
         do {
             try perform("opening \(path)") { try open() }
+            checkpointer = try perform("opening \(path) for checkpoints") { try scheduleCheckpoints() }
         } catch {
             // Close without the checkpoint `close()` would run: a file that failed validation is left untouched.
             isClosed = true
@@ -42,6 +49,10 @@ public final class TableStore {
             throw error
         }
     }
+
+    /// Why the latest background checkpoint failed, or nil when it succeeded or none ran. Commits are unaffected,
+    /// but the WAL grows until checkpoints succeed again (the server should log it).
+    public var checkpointFailure: StoreError? { checkpointer?.lastFailure }
 
     deinit {
         try? close()
@@ -52,9 +63,42 @@ public final class TableStore {
     public func close() throws {
         guard !isClosed else { return }
         isClosed = true
+        checkpointer?.stop()
         defer { connection.close() }
         if !options.readOnly {
-            try perform("checkpointing \(path)") { try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+            _ = try perform("checkpointing \(path)") { try connection.checkpoint(.truncate) }
+        }
+    }
+
+    /// Hands checkpoints to a background `Checkpointer`, or leaves them to SQLite's automatic checkpoint.
+    private func scheduleCheckpoints() throws -> Checkpointer? {
+        guard !options.readOnly else { return nil }
+        guard options.backgroundCheckpoint else {
+            try connection.execute("PRAGMA wal_autocheckpoint = \(options.checkpointPages)")
+            return nil
+        }
+        // Only note the size here: the hook runs inside COMMIT, while this connection still holds its read lock,
+        // and a checkpoint started then could not copy the commit's frames.
+        connection.onWALCommit { [unowned self] pages in walPages = pages }
+        return try Checkpointer(path: path, busyTimeout: options.busyTimeout)
+    }
+
+    /// After a commit: asks the background for a checkpoint per `checkpointPages` new WAL pages, or checkpoints
+    /// here when it has fallen far behind.
+    ///
+    /// The WAL starts over only once a checkpoint has copied all of it, which commits landing during the copy
+    /// prevent; hence one request per threshold of growth rather than one per commit above it, and the fallback.
+    func checkpointIfNeeded() {
+        guard let checkpointer else { return }
+        let threshold = options.checkpointPages
+        if walPages < checkpointRequestedAt { checkpointRequestedAt = 0 }
+        if walPages >= threshold * 10 {
+            // Best effort, like SQLite's own automatic checkpoint: a failure here leaves the WAL to grow.
+            _ = try? connection.checkpoint(.restart)
+            checkpointRequestedAt = 0
+        } else if walPages >= checkpointRequestedAt + threshold {
+            checkpointRequestedAt = walPages
+            checkpointer.request()
         }
     }
 

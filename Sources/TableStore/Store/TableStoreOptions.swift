@@ -33,6 +33,13 @@ public struct TableStoreOptions: Sendable {
     /// Idempotency refs kept per client at least. Older ones are pruned as new ones are stored, in steps of 1/64th
     /// of this number, so a client holds up to 1/64th more.
     public var refsPerClient: Int64 = 10_000
+    /// WAL size, in pages, at which a checkpoint copies the WAL back into the database file so the WAL can start
+    /// over. SQLite's default is 1,000 pages (4 MiB).
+    public var checkpointPages: Int32 = 1000
+    /// Run checkpoints on a background queue with a connection of their own instead of inside the commit that
+    /// crosses `checkpointPages`, which would stall it for the copy and its fsync. Should the background fall
+    /// behind by 10× `checkpointPages`, the committing connection checkpoints itself.
+    public var backgroundCheckpoint = true
     /// Open for reading only (`SQLITE_OPEN_READONLY`): every write fails with `.readOnly`. The file must exist
     /// and already hold a Tablecast schema.
     public var readOnly = false
