@@ -76,7 +76,8 @@ class View:
 
     def wait_values(self, expected, timeout=10):
         self.page.wait_for(f"JSON.stringify(__t.values()) === {json.dumps(json.dumps(expected, separators=(',', ':')))}", timeout,
-                           message=f"expected {expected}, the page shows {self.values()}")
+                           message=f"expected {expected}, the page shows {self.values()}; banners: "
+                                   f"{self.page.eval('document.querySelector(`#banners`).textContent')!r}")
 
     def row_center(self, text):
         return self.page.eval(f"__t.center(__t.row({json.dumps(text)}))")
@@ -144,6 +145,7 @@ def test_two_pages_see_each_others_insert_edit_move_and_delete(server, browser, 
         b.page.wait_for("document.activeElement?.classList.contains('swipe-delete')")
         b.page.key("Enter", text="\r")
         a.wait_values([["Apples"], ["Sourdough", "Cheese"]])
+        b.page.wait_for("document.activeElement === __t.row('Cheese')", message="focus goes to the next row")
         assert server_values(admin, table_name) == [["Apples"], ["Sourdough", "Cheese"]]
     finally:
         a.close()
@@ -168,11 +170,11 @@ def test_drag_reorder_by_handle_with_the_mouse(server, browser, admin, table_nam
         a.page.mouse_drag(handle, (handle[0], below_three))
         a.wait_values([["two", "three", "one", "four"], ["five"]])
         b.wait_values([["two", "three", "one", "four"], ["five"]])
-        # Across sections: "four" onto the top half of "five".
+        # Across sections, with a finger: "four" onto the top half of "five".
         handle = a.center("__t.row('four').querySelector('.handle')")
         _, top_of_five = a.page.eval("(() => { const r = __t.row('five').getBoundingClientRect(); "
                                      "return [0, r.top + 6]; })()")
-        a.page.mouse_drag(handle, (handle[0], top_of_five), steps=20)
+        a.page.touch_drag(handle, (handle[0], top_of_five), steps=20)
         b.wait_values([["two", "three", "one"], ["four", "five"]])
         assert server_values(admin, table_name) == [["two", "three", "one"], ["four", "five"]]
     finally:
@@ -278,6 +280,10 @@ def test_section_header_and_footer_edit_and_pull_to_refresh(server, browser, adm
         a.page.mouse_drag((x, y), (x, y + 200))
         a.page.wait_for("document.querySelector('#pull').classList.contains('refreshing')", timeout=3)
         a.page.wait_for("!document.querySelector('#pull').classList.contains('refreshing')", timeout=5)
+        # With a finger too (touch events: the list itself pans natively).
+        a.page.touch_drag((x, y), (x, y + 200))
+        a.page.wait_for("document.querySelector('#pull').classList.contains('refreshing')", timeout=3)
+        a.page.wait_for("!document.querySelector('#pull').classList.contains('refreshing')", timeout=5)
         # And the refresh button.
         a.click("document.querySelector('#refresh')")
         a.page.wait_for("!document.querySelector('#refresh').hasAttribute('aria-busy')", timeout=5)
@@ -355,3 +361,33 @@ def test_screenshot_is_not_blank(server, browser, admin, table_name, size):
     finally:
         view.close()
         other.close()
+
+
+def test_connection_state_and_resume_after_a_server_restart(browser, table_name):
+    server = Server("--static-dir", str(ROOT / "web-client-protocol" / "client")).start()
+    try:
+        admin = server.client()
+        admin.ok({"type": "createTable", "table": table_name, "sections": sections(["a"])})
+        admin.close()
+        a = View(browser, server, table_name)
+        try:
+            assert a.page.eval("document.querySelector('#conn').textContent") == "Live"
+            port = server.port
+            server.stop()
+            a.page.wait_for("document.querySelector('#conn').dataset.state === 'reconnecting'")
+            assert a.page.eval("document.querySelector('#conn').textContent").startswith("Reconnecting")
+            # An insert made while offline is sent once the page is back (with its original ref).
+            a.click("document.querySelector('#add')")
+            a.page.wait_for("document.activeElement?.dataset.inline === 'new'")
+            a.page.type_text("offline")
+            a.page.key("Enter", text="\r")
+            server.start(port=port)
+            a.page.wait_for("document.querySelector('#conn').dataset.state === 'live'", timeout=20)
+            a.wait_values([["a", "offline"]])
+            admin = server.client()
+            assert server_values(admin, table_name) == [["a", "offline"]]
+            admin.close()
+        finally:
+            a.close()
+    finally:
+        server.stop()

@@ -17,6 +17,7 @@ function randomId() {
 const params = new URLSearchParams(location.search);
 const clientId = (sessionStorage.tablecastId ??= `web-${randomId()}`.slice(0, 64));
 let myName = params.get('name') || localStorage.tablecastName || `Guest ${Math.floor(100 + Math.random() * 900)}`;
+let myToken = localStorage.tablecastToken || undefined; // only for servers started with --tokens
 
 const ui = {
   table: null, // name of the open table
@@ -95,7 +96,7 @@ function showState({ state, delay }) {
 
 function makeClient() {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  const c = new TablecastClient({ url: `${scheme}//${location.host}/`, client: clientId, name: myName });
+  const c = new TablecastClient({ url: `${scheme}//${location.host}/`, client: clientId, name: myName, token: myToken });
   c.on('state', showState);
   c.on('error', showError);
   c.on('welcome', () => {
@@ -202,16 +203,25 @@ $('#create-form').addEventListener('submit', async (event) => {
   }
 });
 $('#tables-refresh').addEventListener('click', loadTables);
+// Name and token go out in hello: a change reconnects with them.
+function reconnect() {
+  client.close();
+  client = makeClient();
+}
 $('#my-name').value = myName;
 $('#my-name').addEventListener('change', (event) => {
   const name = event.target.value.trim();
   if (!name || name === myName) return;
   myName = name;
   localStorage.tablecastName = name;
-  // The name goes out in hello: reconnect with it (subscriptions are resumed by the new client on open).
-  client.close();
-  client = makeClient();
-  window.tablecast.client = client;
+  reconnect();
+});
+$('#my-token').value = myToken ?? '';
+$('#my-token').addEventListener('change', (event) => {
+  myToken = event.target.value.trim() || undefined;
+  if (myToken) localStorage.tablecastToken = myToken;
+  else delete localStorage.tablecastToken;
+  reconnect();
 });
 
 // ---------------------------------------------------------------- presence
@@ -284,8 +294,16 @@ function render() {
   if (newAtTop) container.append(newRowEditor(null));
   $('#empty').hidden = sections.some((section) => section.rows.length) || newAtTop;
 
-  if (focusKey) {
-    const target = container.querySelector(`[data-focus="${CSS.escape(focusKey)}"]`) ?? $(`[data-focus="${CSS.escape(focusKey)}"]`);
+  // Focus stays on the same control across renders; if that control is gone (its row was deleted) and focus
+  // was in the list, it goes to the row remembered as the fallback.
+  let key = focusKey;
+  const inList = focused === document.body || (focused && !focused.isConnected) || container.contains(focused);
+  if (ui.focusFallback && inList && (!key || !container.querySelector(`[data-focus="${CSS.escape(key)}"]`))) {
+    key = ui.focusFallback;
+    ui.focusFallback = null;
+  }
+  if (key) {
+    const target = container.querySelector(`[data-focus="${CSS.escape(key)}"]`) ?? $(`[data-focus="${CSS.escape(key)}"]`);
     if (target && target !== document.activeElement) {
       target.focus({ preventScroll: true });
       if (caret && 'setSelectionRange' in target) {
@@ -380,8 +398,7 @@ function renderRow(section, row, s, r) {
   return el('li', {
     class: `row${revealed ? ' revealed' : ''}${selected ? ' selected' : ''}${editable ? '' : ' locked'}`,
     role: 'listitem', tabIndex: 0, 'data-id': row.id, 'data-s': s, 'data-r': r, 'data-focus': `row:${row.id}`,
-    'aria-selected': ui.editing ? String(selected) : undefined,
-    'aria-label': `${text}${editable ? '' : ' (locked)'}`,
+    'aria-label': `${text}${editable ? '' : ', locked'}${selected ? ', selected' : ''}`,
   },
   editable ? el('button', {
     type: 'button', class: 'swipe-delete', 'data-action': 'delete', 'data-focus': `delete:${row.id}`,
@@ -407,9 +424,20 @@ function reveal(id) {
   render();
 }
 
+/** Where keyboard focus goes when the focused row disappears: the next row, else the previous one. */
+function focusFallback(ids) {
+  const rows = [...sections.querySelectorAll('.row[tabindex="0"]')];
+  const gone = new Set(ids);
+  const at = rows.findIndex((r) => gone.has(r.dataset.id));
+  const rest = rows.filter((r) => !gone.has(r.dataset.id));
+  const next = rows.slice(at + 1).find((r) => !gone.has(r.dataset.id)) ?? rest[rest.length - 1];
+  ui.focusFallback = next ? `row:${next.dataset.id}` : null;
+}
+
 function deleteRow(id) {
   const info = rowInfo(id);
   if (!info) return;
+  if (document.activeElement?.closest?.(`.row[data-id="${CSS.escape(id)}"]`)) focusFallback([id]);
   ui.revealed = null;
   client.endEditingRow(ui.table, id);
   act(client.delete(ui.table, { at: info.path, row: id, base: ui.version }));
@@ -552,17 +580,24 @@ $('#delete-selected').addEventListener('click', () => {
 const sections = $('#sections');
 
 sections.addEventListener('click', (event) => {
-  if (ui.suppressClick) {
-    ui.suppressClick = false;
-    event.preventDefault();
-    return;
-  }
   const target = event.target.closest('[data-action]');
   const row = event.target.closest('.row[data-id]');
   const id = row?.dataset.id;
+  // The click a mouse may send at the end of a swipe or a pull (no press in between) is not a tap; a click
+  // from the keyboard (detail 0) always counts.
+  const gestureEnd = ui.gestureEnded;
+  ui.gestureEnded = null;
+  if (gestureEnd && event.detail > 0 && performance.now() - gestureEnd.at < 1000) {
+    event.preventDefault();
+    return;
+  }
   if (!target) {
-    // A click on a revealed row closes it, as a tap does on iOS.
+    // A click on a revealed row closes it, as a tap does on iOS; in editing mode a tap on a value edits it.
     if (ui.revealed && !event.target.closest('input')) reveal(null);
+    else if (ui.editing && event.target.closest('.value') && id) {
+      const info = rowInfo(id);
+      if (info && info.row.editable !== false) startInline('row', id, valueText(info.row.value));
+    }
     return;
   }
   const sectionId = target.dataset.section;
@@ -687,6 +722,7 @@ const scroller = $('#scroller');
 let gesture = null;
 
 scroller.addEventListener('pointerdown', (event) => {
+  ui.gestureEnded = null; // a new press: whatever click follows is its own
   if (event.button !== 0 || gesture) return;
   const handle = event.target.closest('.handle');
   if (handle) {
@@ -743,18 +779,16 @@ function endGesture(event, cancelled) {
   const g = gesture;
   gesture = null;
   if (g.kind === 'swipe') {
-    ui.suppressClick = true;
-    setTimeout(() => { ui.suppressClick = false; }, 0);
-    g.row.classList.remove('swiping');
     const id = g.row.dataset.id;
+    if (g.type !== 'touch') ui.gestureEnded = { at: performance.now() }; // a finger sends no click
+    g.row.classList.remove('swiping');
     const open = !cancelled && g.offset < -SWIPE_WIDTH / 2;
     g.content.style.transform = '';
     if (open) reveal(id);
     else if (ui.revealed === id) reveal(null);
     else render();
   } else if (g.kind === 'pull') {
-    ui.suppressClick = true;
-    setTimeout(() => { ui.suppressClick = false; }, 0);
+    ui.gestureEnded = { at: performance.now() };
     releasePull(!cancelled && event.clientY - g.y);
   }
 }
@@ -872,6 +906,6 @@ function endDrag(event, cancelled) {
 // ---------------------------------------------------------------- start
 
 client = makeClient();
-window.tablecast = { get client() { return client; }, set client(c) { client = c; }, ui };
+window.tablecast = { get client() { return client; }, ui }; // for the console and the browser tests
 window.addEventListener('hashchange', route);
 route();
