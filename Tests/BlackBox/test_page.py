@@ -287,7 +287,37 @@ def test_section_header_and_footer_edit_and_pull_to_refresh(server, browser, adm
         # And the refresh button.
         a.click("document.querySelector('#refresh')")
         a.page.wait_for("!document.querySelector('#refresh').hasAttribute('aria-busy')", timeout=5)
-        assert server_values(admin, table_name) == [["x"]]
+        # A tap on a row's text edits it in place.
+        a.click("__t.row('x').querySelector('.value')")
+        a.page.wait_for("document.activeElement?.dataset.inline === 'row'")
+        a.page.type_text("y")
+        a.page.key("Enter", text="\r")
+        a.wait_values([["y"]])
+        assert server_values(admin, table_name) == [["y"]]
+    finally:
+        a.close()
+
+
+def test_list_semantics_and_names_for_assistive_technology(server, browser, admin, table_name):
+    admin.ok({"type": "createTable", "table": table_name, "sections": sections(["a", "b"], ["c"], header="H")})
+    a = View(browser, server, table_name)
+    try:
+        a.click("document.querySelector('#edit-toggle')")
+        a.page.wait_for("document.querySelector('#edit-toggle').getAttribute('aria-pressed') === 'true'")
+        report = a.page.eval("""(() => {
+            const lists = [...document.querySelectorAll('#sections [role=list]')];
+            const nameless = [...document.querySelectorAll('button, input')].filter((e) => e.offsetParent !== null)
+                .filter((e) => !(e.getAttribute('aria-label') || e.textContent.trim() || e.labels?.length));
+            return {
+                lists: lists.length,
+                labelled: lists.every((l) => document.getElementById(l.getAttribute('aria-labelledby'))),
+                items: document.querySelectorAll('#sections [role=list] > [role=listitem]').length,
+                focusable: document.querySelectorAll('#sections [role=listitem][tabindex="0"]').length,
+                nameless: nameless.map((e) => e.outerHTML),
+                status: document.querySelector('#conn').getAttribute('role'),
+            };
+        })()""")
+        assert report == {"lists": 2, "labelled": True, "items": 3, "focusable": 3, "nameless": [], "status": "status"}
     finally:
         a.close()
 

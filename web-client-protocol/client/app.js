@@ -592,9 +592,9 @@ sections.addEventListener('click', (event) => {
     return;
   }
   if (!target) {
-    // A click on a revealed row closes it, as a tap does on iOS; in editing mode a tap on a value edits it.
+    // A tap on a revealed row closes it, as on iOS; otherwise a tap on a row's text edits it in place.
     if (ui.revealed && !event.target.closest('input')) reveal(null);
-    else if (ui.editing && event.target.closest('.value') && id) {
+    else if (event.target.closest('.value') && id) {
       const info = rowInfo(id);
       if (info && info.row.editable !== false) startInline('row', id, valueText(info.row.value));
     }
@@ -615,13 +615,6 @@ sections.addEventListener('click', (event) => {
     }
     default: break;
   }
-});
-
-sections.addEventListener('dblclick', (event) => {
-  const row = event.target.closest('.row[data-id]:not(.placeholder)');
-  if (!row || event.target.closest('[data-action], input')) return;
-  const info = rowInfo(row.dataset.id);
-  if (info && info.row.editable !== false) startInline('row', row.dataset.id, valueText(info.row.value));
 });
 
 sections.addEventListener('input', (event) => {
