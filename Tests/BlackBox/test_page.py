@@ -421,3 +421,49 @@ def test_connection_state_and_resume_after_a_server_restart(browser, table_name)
             a.close()
     finally:
         server.stop()
+
+
+def test_a_drop_on_a_changed_table_settles_where_the_server_put_it(server, browser, admin, table_name):
+    """The view is not redrawn under a drag; after the drop the row is drawn where the server rebased it."""
+    admin.ok({"type": "createTable", "table": table_name, "sections": sections(["a", "b", "c", "d"])})
+    a = View(browser, server, table_name)
+    try:
+        a.click("document.querySelector('#edit-toggle')")
+        a.page.wait_for("document.querySelector('#presence .badge.editing') !== null")
+        hx, hy = a.center("__t.row('a').querySelector('.handle')")
+        _, below_c = a.page.eval("(() => { const r = __t.row('c').getBoundingClientRect(); return [0, r.bottom - 4]; })()")
+        a.page.mouse("mouseMoved", hx, hy, buttons=0)
+        a.page.mouse("mousePressed", hx, hy)
+        for i in range(1, 9):
+            a.page.mouse("mouseMoved", hx, hy + (below_c - hy) * i / 8)
+        # Meanwhile someone else inserts "x" at the top and deletes "b".
+        admin.ok({"type": "batch", "table": table_name, "insertRows": [{"at": [0, 0], "value": "x"}],
+                  "deleteRows": [{"at": [0, 1]}]})
+        time.sleep(0.3)
+        assert a.values() == [["a", "b", "c", "d"]], "the list is not redrawn under the finger"
+        a.page.mouse("mouseReleased", hx, below_c, buttons=0)
+        # "a" was dropped right after "c" (at version 0); the server keeps it there: x, c, a, d.
+        a.wait_values([["x", "c", "a", "d"]])
+        a.page.wait_for("__t.row('a').dataset.resolved === '0,2'")
+        assert server_values(admin, table_name) == [["x", "c", "a", "d"]]
+    finally:
+        a.close()
+
+
+def test_rules_changes_and_a_dropped_table(server, browser, admin, table_name):
+    admin.ok({"type": "createTable", "table": table_name, "sections": sections(["a", "b"])})
+    a = View(browser, server, table_name)
+    try:
+        a.click("document.querySelector('#edit-toggle')")
+        a.page.wait_for("document.querySelectorAll('.handle').length === 2")
+        admin.ok({"type": "setRules", "table": table_name, "rules": {"moves": "none", "deleteConfirmationTitle": "Bin"}})
+        a.page.wait_for("document.querySelectorAll('.handle').length === 0", message="moves: none hides the handles")
+        assert a.page.eval("__t.row('a').querySelector('.swipe-delete').textContent") == "Bin"
+        # Add a section from editing mode.
+        a.click("document.querySelector('#add-section')")
+        a.page.wait_for("document.querySelectorAll('ul.rows').length === 2")
+        admin.ok({"type": "dropTable", "table": table_name})
+        a.page.wait_for("location.hash === '#/' && !document.querySelector('#home').hidden")
+        assert "dropped" in a.page.eval("document.querySelector('#banners').textContent")
+    finally:
+        a.close()

@@ -31,6 +31,7 @@ const ui = {
   drag: null,
   deferred: false, // a render was skipped during a drag
   presence: [],
+  resolved: new Map(), // row id → "s,r" where the server put this page's last move of it
 };
 
 let client = null;
@@ -398,6 +399,7 @@ function renderRow(section, row, s, r) {
   return el('li', {
     class: `row${revealed ? ' revealed' : ''}${selected ? ' selected' : ''}${editable ? '' : ' locked'}`,
     role: 'listitem', tabIndex: 0, 'data-id': row.id, 'data-s': s, 'data-r': r, 'data-focus': `row:${row.id}`,
+    'data-resolved': ui.resolved.get(row.id),
     'aria-label': `${text}${editable ? '' : ', locked'}${selected ? ', selected' : ''}`,
   },
   editable ? el('button', {
@@ -531,9 +533,10 @@ function moveRow(id, to, from = rowInfo(id)?.path, base = ui.version) {
   if (!from || !to || (from[0] === to[0] && from[1] === to[1])) return;
   act(client.move(ui.table, { from, to, row: id, base }).then((ack) => {
     if (!ack) return;
+    // Where the server put the row (after rebase and retargeting), kept on the row for tools and tests.
+    if (ack.resolved?.[0]) ui.resolved.set(id, ack.resolved[0].join(','));
+    render();
     flash(id);
-    const row = $(`.row[data-id="${CSS.escape(id)}"]`);
-    if (row && ack.resolved?.[0]) row.dataset.resolved = ack.resolved[0].join(',');
   }));
 }
 
