@@ -286,7 +286,10 @@ function render() {
   const ids = new Set(sections.flatMap((s) => s.rows.map((row) => row.id)));
   for (const id of [...ui.selected]) if (!ids.has(id)) ui.selected.delete(id);
   if (ui.revealed && !ids.has(ui.revealed)) ui.revealed = null;
-  if (ui.inline?.kind === 'row' && !ids.has(ui.inline.id)) ui.inline = null;
+  if (ui.inline?.kind === 'row' && !ids.has(ui.inline.id)) {
+    ui.inline = null;
+    showError({ message: 'The row you were editing was deleted by someone else.', code: 'conflict' });
+  }
   deleteSelected.disabled = ui.selected.size === 0;
   deleteSelected.textContent = ui.selected.size ? `Delete selected (${ui.selected.size})` : 'Delete selected';
 
@@ -446,7 +449,7 @@ function deleteRow(id) {
 }
 
 function startInline(kind, id, draft) {
-  finishInline(false);
+  finishInline(true); // moving to another editor commits the open one, as leaving it does
   ui.inline = { kind, id, draft };
   if (kind === 'row') client.beginEditingRow(ui.table, id);
   render();
