@@ -229,12 +229,16 @@ $('#my-token').addEventListener('change', (event) => {
 
 function renderPresence() {
   const list = $('#presence');
-  const others = ui.presence;
-  list.replaceChildren(...others.map((p) => el('li', {
-    class: `badge${p.editing ? ' editing' : ''}${p.client === clientId ? ' me' : ''}`,
-    title: `${p.name || p.client}${p.editing ? ' (editing)' : ''}`,
-  }, el('span', { class: 'dot', 'aria-hidden': 'true' }),
-  `${p.name || p.client}${p.client === clientId ? ' (you)' : ''}${p.editing ? ' · editing' : ''}${p.row ? ' · on a row' : ''}`)));
+  const rowText = (id) => {
+    const row = ui.replica?.loaded ? ui.replica.rowById(id) : null;
+    return row ? `on “${valueText(row.value).slice(0, 24)}”` : 'on a row';
+  };
+  list.replaceChildren(...ui.presence.map((p) => {
+    const text = `${p.name || p.client}${p.client === clientId ? ' (you)' : ''}${p.editing ? ' · editing' : ''}`
+      + `${p.row ? ` · ${rowText(p.row)}` : ''}`;
+    return el('li', { class: `badge${p.editing ? ' editing' : ''}${p.client === clientId ? ' me' : ''}`, title: text },
+      el('span', { class: 'dot', 'aria-hidden': 'true' }), text);
+  }));
 }
 
 function rowBadges(id) {
@@ -282,6 +286,7 @@ function render() {
     return;
   }
   ui.version = replica.version;
+  renderPresence();
   const sections = replica.sections;
   const ids = new Set(sections.flatMap((s) => s.rows.map((row) => row.id)));
   for (const id of [...ui.selected]) if (!ids.has(id)) ui.selected.delete(id);
@@ -397,7 +402,7 @@ function renderRow(section, row, s, r) {
     el('span', { class: 'badges' }, rowBadges(row.id)),
     ui.editing && canMove(row, section, r) ? el('button', {
       type: 'button', class: 'handle', 'data-action': 'handle', 'data-focus': `handle:${row.id}`,
-      'aria-label': `Reorder ${text}: drag, or use the up and down arrow keys`, tabIndex: -1,
+      'aria-label': `Reorder ${text}: drag it, or press Alt with the up or down arrow on the row`, tabIndex: -1,
     }, el('span', { 'aria-hidden': 'true', text: '≡' })) : null);
   return el('li', {
     class: `row${revealed ? ' revealed' : ''}${selected ? ' selected' : ''}${editable ? '' : ' locked'}`,
@@ -842,6 +847,7 @@ function startDrag(event, handle) {
   const rect = row.getBoundingClientRect();
   ui.drag = { id: row.dataset.id, from: [Number(row.dataset.s), Number(row.dataset.r)], base: ui.version, pointerId: event.pointerId, y: event.clientY, row, height: rect.height, gap: null };
   row.classList.add('dragging');
+  sections.classList.add('drag-active');
   client.beginEditingRow(ui.table, row.dataset.id);
 }
 
@@ -889,6 +895,7 @@ function endDrag(event, cancelled) {
   if (event.pointerId !== drag.pointerId) return;
   ui.drag = null;
   drag.row.classList.remove('dragging');
+  sections.classList.remove('drag-active');
   drag.row.style.transform = '';
   for (const marked of sections.querySelectorAll('.drop-before, .drop-end')) marked.classList.remove('drop-before', 'drop-end');
   client.endEditingRow(ui.table, drag.id);
