@@ -147,6 +147,34 @@ def test_two_pages_see_each_others_insert_edit_move_and_delete(server, browser, 
         a.wait_values([["Apples"], ["Sourdough", "Cheese"]])
         b.page.wait_for("document.activeElement === __t.row('Cheese')", message="focus goes to the next row")
         assert server_values(admin, table_name) == [["Apples"], ["Sourdough", "Cheese"]]
+
+        # The other way round, with the pointer. B inserts with the insertion control of editing mode.
+        b.click("document.querySelector('#edit-toggle')")
+        b.click("document.querySelectorAll('.insert-control .insert')[0]")
+        b.page.wait_for("document.activeElement?.dataset.inline === 'new'")
+        b.page.type_text("Pears")
+        b.page.key("Enter", text="\r")
+        a.wait_values([["Apples", "Pears"], ["Sourdough", "Cheese"]])
+        b.page.key("Escape")
+        # A edits with a tap on the text.
+        a.click("__t.row('Cheese').querySelector('.value')")
+        a.page.wait_for("document.activeElement?.dataset.inline === 'row'")
+        a.page.type_text("Brie")
+        a.page.key("Enter", text="\r")
+        b.wait_values([["Apples", "Pears"], ["Sourdough", "Brie"]])
+        # B drags "Apples" below "Pears".
+        b.page.wait_for("document.querySelectorAll('.handle').length === 4")
+        handle = b.center("__t.row('Apples').querySelector('.handle')")
+        _, below = b.page.eval("(() => { const r = __t.row('Pears').getBoundingClientRect(); return [0, r.bottom - 4]; })()")
+        b.page.mouse_drag(handle, (handle[0], below))
+        a.wait_values([["Pears", "Apples"], ["Sourdough", "Brie"]])
+        # A swipes "Sourdough" away.
+        x, y = a.row_center("Sourdough")
+        a.page.mouse_drag((x + 100, y), (x - 80, y))
+        a.page.wait_for("__t.row('Sourdough').classList.contains('revealed')")
+        a.click("__t.row('Sourdough').querySelector('.swipe-delete')")
+        b.wait_values([["Pears", "Apples"], ["Brie"]])
+        assert server_values(admin, table_name) == [["Pears", "Apples"], ["Brie"]]
     finally:
         a.close()
         b.close()
