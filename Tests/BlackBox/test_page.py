@@ -138,6 +138,8 @@ def test_two_pages_see_each_others_insert_edit_move_and_delete(server, browser, 
         b.wait_values([["Apples"], ["Sourdough", "Milk", "Cheese"]])
         a.wait_values([["Apples"], ["Sourdough", "Milk", "Cheese"]])
         assert a.page.eval("document.activeElement === __t.row('Sourdough')"), "focus follows the moved row"
+        a.page.wait_for("document.querySelector('#announce').textContent === "
+                        "'Moved “Sourdough” to row 1 of section 2.'", message="the move is announced")
 
         # Delete on B with the keyboard: Delete uncovers the row's Delete button, Enter presses it; A sees it.
         b.focus_row("Milk")

@@ -69,14 +69,21 @@ function el(tag, attrs = {}, ...children) {
 function showError(error) {
   if (!error) return;
   const text = error.message || String(error);
+  const banners = $('#banners');
+  // The same message twice (a refused subscription is both a rejected promise and an error event) shows once.
+  if ([...banners.querySelectorAll('.banner-text')].some((shown) => shown.textContent === text)) return;
   const banner = el('div', { class: 'banner', role: 'alert' },
     el('span', { class: 'banner-text', text }),
     error.code ? el('code', { class: 'banner-code', text: error.code }) : null,
     el('button', { type: 'button', class: 'banner-close', 'aria-label': 'Dismiss', text: '×' }));
   banner.querySelector('.banner-close').addEventListener('click', () => banner.remove());
-  const banners = $('#banners');
   banners.append(banner);
   while (banners.children.length > 3) banners.firstElementChild.remove();
+}
+
+/** Tells screen readers what a keyboard action did (a polite live region). */
+function announce(text) {
+  $('#announce').textContent = text;
 }
 
 const act = (promise) => promise.catch((error) => {
@@ -450,7 +457,9 @@ function deleteRow(id) {
   if (document.activeElement?.closest?.(`.row[data-id="${CSS.escape(id)}"]`)) focusFallback([id]);
   ui.revealed = null;
   client.endEditingRow(ui.table, id);
-  act(client.delete(ui.table, { at: info.path, row: id, base: ui.version }));
+  act(client.delete(ui.table, { at: info.path, row: id, base: ui.version }).then((ack) => {
+    if (ack) announce(`Deleted “${valueText(info.row.value)}”.`);
+  }));
 }
 
 function startInline(kind, id, draft) {
@@ -545,6 +554,9 @@ function moveRow(id, to, from = rowInfo(id)?.path, base = ui.version) {
     if (ack.resolved?.[0]) ui.resolved.set(id, ack.resolved[0].join(','));
     render();
     flash(id);
+    const at = ack.resolved?.[0];
+    const row = ui.replica.rowById(id);
+    if (at && row) announce(`Moved “${valueText(row.value)}” to row ${at[1] + 1} of section ${at[0] + 1}.`);
   }));
 }
 
@@ -584,7 +596,9 @@ $('#delete-selected').addEventListener('click', () => {
     .map(({ id, info }) => ({ at: info.path, row: id }));
   if (!deleteRows.length) return;
   ui.selected.clear();
-  act(client.batch(ui.table, { deleteRows, base: ui.version }));
+  act(client.batch(ui.table, { deleteRows, base: ui.version }).then((ack) => {
+    if (ack) announce(`Deleted ${deleteRows.length} rows.`);
+  }));
   render();
 });
 
