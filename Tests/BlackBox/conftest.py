@@ -72,8 +72,9 @@ class Server:
         self.port = None
         self.process = None
 
-    def start(self):
-        self.port = free_port()
+    def start(self, port=None):
+        """Starts the server on `port` (a restart on the same port lets browsers reconnect), else a free one."""
+        self.port = port or free_port()
         self.log = open(os.path.join(self.dir, f"server-{self.port}.log"), "w")
         self.process = subprocess.Popen(
             [tablecast_binary(), "serve", "--host", "127.0.0.1", "--port", str(self.port), "--db", self.db, *self.args],
