@@ -8,6 +8,10 @@ final class RefRegistry: Sendable {
     private struct ClientRefs {
         var refs: Set<String> = []
         var order: Deque<String> = []
+        /// Whether the store's refs were loaded. Commits record refs whether or not they were: an entry created
+        /// by `record` alone (a commit landing after the client's last connection closed) must not pass for a
+        /// loaded one, or a retry of an older ref would be taken for a new intent and fail its whole group.
+        var loaded = false
     }
 
     /// Most refs remembered per client (the store keeps at least as many).
@@ -20,7 +24,7 @@ final class RefRegistry: Sendable {
 
     /// Whether refs of `client` are loaded.
     func isLoaded(_ client: String) -> Bool {
-        clients.withLock { $0[client] != nil }
+        clients.withLock { $0[client]?.loaded ?? false }
     }
 
     /// Adds the refs `client` has in the store.
@@ -28,6 +32,7 @@ final class RefRegistry: Sendable {
         clients.withLock { clients in
             var entry = clients[client] ?? ClientRefs()
             for ref in stored where entry.refs.insert(ref).inserted { entry.order.append(ref) }
+            entry.loaded = true
             trim(&entry)
             clients[client] = entry
         }
