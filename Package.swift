@@ -111,7 +111,7 @@ let package = Package(
         .executableTarget(
             name: "TablecastCLI",
             dependencies: [
-                "TablecastServer", "TableStore", "TableModel", "TablecastClient", "TablecastProtocol",
+                "TablecastServer", "TableStore", "TableModel", "TablecastClient", "TablecastProtocol", "WebSocketTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

@@ -7,5 +7,5 @@ struct Tablecast: AsyncParsableCommand {
         commandName: "tablecast",
         abstract: "A server for shared, live-edited tables that behave like iOS table views.",
         version: "1.0.0",
-        subcommands: [ServeCommand.self, CompactCommand.self])
+        subcommands: [ServeCommand.self, CompactCommand.self, LoadCommand.self])
 }
