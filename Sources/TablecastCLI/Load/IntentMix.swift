@@ -36,14 +36,14 @@ struct IntentMix: Sendable, CustomStringConvertible {
     }
 
     /// A random intent that is valid against `table` (ids given, so a stale one may meet `conflict`).
-    func intent(for table: Table, value: JSONValue, using random: inout some RandomNumberGenerator) -> Intent {
+    func intent(for table: Table, value: JSONValue, ids: Bool = true, using random: inout some RandomNumberGenerator) -> Intent {
         let sections = table.sections
         if sections.isEmpty { return .insertSection(at: 0, section: SectionContent(rows: [RowContent(value: value)])) }
         let rowCount = sections.reduce(0) { $0 + $1.rows.count }
-        func anyRow() -> (RowPath, String) {
+        func anyRow() -> (RowPath, String?) {
             var index = Int.random(in: 0..<rowCount, using: &random)
             for (s, section) in sections.enumerated() {
-                if index < section.rows.count { return (RowPath(section: s, row: index), section.rows[index].id) }
+                if index < section.rows.count { return (RowPath(section: s, row: index), ids ? section.rows[index].id : nil) }
                 index -= section.rows.count
             }
             fatalError("unreachable")
@@ -69,15 +69,15 @@ struct IntentMix: Sendable, CustomStringConvertible {
             let (path, id) = anyRow()
             return .edit(RowRef(path, id: id), value: value)
         case .batch:
-            // beginUpdates…endUpdates: reload one row (old index), insert two at the top of its section (new).
+            // beginUpdates…endUpdates: delete one row and reload another (old indexes), insert one at the top of the
+            // deleted row's section (new index), so the table keeps its size.
             let (path, id) = anyRow()
-            return .batch(
-                ClientBatch(
-                    insertRows: [
-                        .init(at: RowPath(section: path.section, row: 0), row: RowContent(value: value)),
-                        .init(at: RowPath(section: path.section, row: 1), row: RowContent(value: value)),
-                    ],
-                    reloadRows: [.init(row: RowRef(path, id: id), value: value)]))
+            var batch = ClientBatch(
+                deleteRows: [RowRef(path, id: id)],
+                insertRows: [.init(at: RowPath(section: path.section, row: 0), row: RowContent(value: value))])
+            let (other, otherID) = anyRow()
+            if other != path { batch.reloadRows = [.init(row: RowRef(other, id: otherID), value: value)] }
+            return .batch(batch)
         }
     }
 }

@@ -34,8 +34,8 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Writer connections (spread over the tables).")
     var writers = 1
 
-    @Option(help: "The intent mix, as weights: insert=40,delete=20,move=15,edit=20,batch=5.")
-    var mix = "insert=40,delete=20,move=15,edit=20,batch=5"
+    @Option(help: "The intent mix, as weights (a batch deletes one row, inserts one and edits one).")
+    var mix = "insert=25,delete=25,move=20,edit=25,batch=5"
 
     @Option(help: "Run for this many seconds (unless --count is given).")
     var duration: Double = 10
@@ -48,6 +48,13 @@ struct LoadCommand: AsyncParsableCommand {
 
     @Option(help: "Intents each writer may have waiting for their ack.")
     var inFlight = 8
+
+    enum BaseMode: String, ExpressibleByArgument, CaseIterable {
+        case replica, none
+    }
+
+    @Option(help: "replica: intents carry the version of the view they were made from, and row ids (the server rebases them); none: no base and no ids (they apply to the table as it is, like a script's).")
+    var base: BaseMode = .replica
 
     @Flag(help: "Contention: writers make intents from a stale view of their replica (bases behind the table).")
     var stale = false
@@ -62,7 +69,10 @@ struct LoadCommand: AsyncParsableCommand {
     var initialRows = 100
 
     @Option(help: "Sections of each created table.")
-    var sections = 1
+    var sections = 10
+
+    @Flag(help: "Every writer subscribes and picks index paths from its own replica (default: the writers of a table share one subscribed view).")
+    var writersSubscribe = false
 
     @Flag(help: "Print the report as JSON on stdout.")
     var json = false
@@ -104,12 +114,21 @@ struct LoadCommand: AsyncParsableCommand {
         let writerClients = try (0..<writers).map { index in
             try TablecastClient(configuration: .init(url: url, clientID: "load-\(run)-w\(index)"), transport: transport)
         }
+        // What writers pick index paths from: their own replicas, or one subscribed view per table.
+        let views = try writersSubscribe
+            ? writerClients
+            : tables.indices.map { index in
+                try TablecastClient(configuration: .init(url: url, clientID: "load-\(run)-v\(index)"), transport: transport)
+            }
         let everyone = subscriberClients.enumerated().map { ($1, tables[$0 % tables.count]) }
-            + writerClients.enumerated().map { ($1, tables[$0 % tables.count]) }
+            + views.enumerated().map { ($1, tables[$0 % tables.count]) }
         let connectStart = ContinuousClock.now
         try await forEach(everyone, concurrency: 200) { client, table in
             client.connect()
             try await client.subscribe(table)
+        }
+        if !writersSubscribe {
+            for client in writerClients { client.connect() }
         }
         progress("connected \(everyone.count) clients to \(tables.count) table(s) in \(seconds(since: connectStart))s\n")
 
@@ -122,9 +141,10 @@ struct LoadCommand: AsyncParsableCommand {
         await withTaskGroup(of: Void.self) { group in
             for (index, client) in writerClients.enumerated() {
                 let table = tables[index % tables.count]
+                let view = views[writersSubscribe ? index : index % tables.count]
                 group.addTask {
                     await self.write(
-                        index: index, client: client, table: table, mix: mix, stats: stats,
+                        index: index, client: client, view: view, table: table, mix: mix, stats: stats,
                         deadline: deadline, interval: perWriterInterval)
                 }
             }
@@ -156,9 +176,12 @@ struct LoadCommand: AsyncParsableCommand {
                 }
             }
         }
-        let deliverySeconds = max(Double(stats.lastDelivery.load(ordering: .relaxed) &- startUptime) / 1e9, sendingSeconds)
+        let lastDelivery = stats.lastDelivery.load(ordering: .relaxed)
+        let deliverySeconds = lastDelivery > startUptime ? max(Double(lastDelivery - startUptime) / 1e9, sendingSeconds) : sendingSeconds
 
-        for client in writerClients + subscriberClients { await client.close() }
+        for client in writerClients + subscriberClients + (writersSubscribe ? [] : views) {
+            await client.close()
+        }
         await transport.shutdown()
 
         let report = LoadReport(
@@ -166,7 +189,8 @@ struct LoadCommand: AsyncParsableCommand {
             settings: [
                 "url": .string(url), "tables": .array(tables.map(JSONValue.string)),
                 "subscribers": .number(Double(subscribers)), "writers": .number(Double(writers)), "mix": .string(mix.description),
-                "rate": .number(rate), "inFlight": .number(Double(inFlight)), "stale": .bool(stale),
+                "rate": .number(rate), "inFlight": .number(Double(inFlight)), "stale": .bool(stale), "base": .string(base.rawValue),
+                "writersSubscribe": .bool(writersSubscribe),
             ])
         print(json ? report.json.jsonText : report.text)
         if !failures.isEmpty { throw ExitCode(1) }
@@ -174,7 +198,7 @@ struct LoadCommand: AsyncParsableCommand {
 
     /// One writer: paced (one intent per interval) or as fast as its in-flight window allows.
     private func write(
-        index: Int, client: TablecastClient, table: String, mix: IntentMix, stats: LoadStats,
+        index: Int, client: TablecastClient, view source: TablecastClient, table: String, mix: IntentMix, stats: LoadStats,
         deadline: ContinuousClock.Instant?, interval: Duration?
     ) async {
         var random = SystemRandomNumberGenerator()
@@ -196,7 +220,7 @@ struct LoadCommand: AsyncParsableCommand {
                 if let deadline, ContinuousClock.now >= deadline { break }
                 if stats.remaining.subtract(1, ordering: .relaxed).newValue < 0 { break }
                 if !stale || frozen == nil || frozenUses >= staleIntents {
-                    frozen = client.replica(of: table)
+                    frozen = source.replica(of: table)
                     frozenUses = 0
                 }
                 frozenUses += 1
@@ -204,11 +228,13 @@ struct LoadCommand: AsyncParsableCommand {
                 sequence += 1
                 let sentAt = LoadStats.now()
                 let ref = stats.ref(writer: index, sequence: sequence, sentAt: sentAt)
-                let intent = mix.intent(for: view.table, value: .string("w\(index)-\(sequence)"), using: &random)
+                let intent = mix.intent(
+                    for: view.table, value: .string("w\(index)-\(sequence)"), ids: base == .replica, using: &random)
+                let intentBase: TablecastClient.Base = base == .replica ? .version(view.version) : .current
                 stats.sent.add(1, ordering: .relaxed)
                 group.addTask {
                     do {
-                        let ack = try await client.send(intent, to: table, base: .version(view.version), ref: ref)
+                        let ack = try await client.send(intent, to: table, base: intentBase, ref: ref)
                         stats.recordAck(sentAt: sentAt, noop: ack.noop)
                     } catch let error as ProtocolError {
                         stats.recordError(error.code.rawValue)

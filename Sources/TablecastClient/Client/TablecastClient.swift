@@ -399,23 +399,21 @@ public final class TablecastClient: Sendable, TransportReceiver {
             emit(.state(.live))
         case .update(let update):
             let replica = state.withLock { state -> Replica? in
-                guard var subscription = state.subscriptions[update.table], !subscription.resyncing,
-                    var replica = subscription.replica
+                guard let subscription = state.subscriptions[update.table], !subscription.resyncing,
+                    let version = subscription.replica?.version
                 else { return nil }
-                if update.version <= replica.version { return nil }  // already applied (never expected)
+                if update.version <= version { return nil }  // already applied (never expected)
                 do {
-                    try replica.apply(update)
-                    subscription.replica = replica
+                    // In place: the replica's arrays are uniquely referenced here, so nothing is copied.
+                    try state.subscriptions[update.table]!.replica!.apply(update)
                 } catch {
-                    subscription.resyncing = true
+                    state.subscriptions[update.table]!.resyncing = true
                     if let socket = state.socket, state.open {
                         transport.send(ClientMessage(.subscribe(table: update.table, since: nil, epoch: nil)).encoded, to: socket)
                     }
-                    state.subscriptions[update.table] = subscription
                     return nil
                 }
-                state.subscriptions[update.table] = subscription
-                return replica
+                return state.subscriptions[update.table]!.replica
             }
             if let replica { emit(.update(update, replica)) }
         case .snapshot(let table, let version, let epoch, let rules, let sections):
