@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "TableModel", targets: ["TableModel"]),
         .library(name: "TableStore", targets: ["TableStore"]),
         .library(name: "WebSocketTransport", targets: ["WebSocketTransport"]),
+        .library(name: "TablecastClient", targets: ["TablecastClient"]),
         .executable(name: "tablecast", targets: ["TablecastCLI"]),
         .executable(name: "table-model-bench", targets: ["TableModelBenchmark"]),
         .executable(name: "store-bench", targets: ["TableStoreBenchmark"]),
@@ -91,13 +92,29 @@ let package = Package(
         ),
         .testTarget(name: "TablecastServerTests", dependencies: ["TablecastServer"], swiftSettings: swiftSettings),
 
+        // Layer 4: the Swift client library: replicas, intents as async calls, reconnect and resume.
+        .target(
+            name: "TablecastClient",
+            dependencies: [
+                "TableModel", "TablecastProtocol", "WebSocketTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TablecastClientTests",
+            dependencies: ["TablecastClient", "TablecastServer"],
+            swiftSettings: swiftSettings
+        ),
+
         // Layer 5: the `tablecast` executable: serve, compact and the clients.
         .executableTarget(
             name: "TablecastCLI",
             dependencies: [
-                "TablecastServer", "TableStore", "TableModel",
+                "TablecastServer", "TableStore", "TableModel", "TablecastClient", "TablecastProtocol", "WebSocketTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             swiftSettings: swiftSettings
         ),

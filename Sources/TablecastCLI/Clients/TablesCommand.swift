@@ -1,0 +1,138 @@
+import ArgumentParser
+import Foundation
+import TableModel
+import TablecastClient
+import TablecastProtocol
+
+/// `tablecast tables`: list, create, drop, and set rules.
+struct TablesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tables", abstract: "List, create and drop tables, and set their rules.",
+        subcommands: [List.self, Create.self, Drop.self, Rules.self], defaultSubcommand: List.self)
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "Print every table as a JSON line: {table, version, epoch, subscribers}.")
+        @OptionGroup var connection: ConnectionOptions
+
+        func run() async throws {
+            let tables = try await connection.withClient { try await $0.listTables() }
+            for table in tables {
+                Output.line(
+                    JSONValue.object([
+                        "table": .string(table.table), "version": .number(Double(table.version)),
+                        "epoch": .string(table.epoch), "subscribers": .number(Double(table.subscribers)),
+                    ]).jsonText)
+            }
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "create", abstract: "Create a table; prints the ack.")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "The table's name.")
+        var table: String
+        @Option(help: #"Sections as JSON: [{"header": "Fruit", "rows": [{"value": "fig"}]}]."#)
+        var sections: String?
+        @Option(help: #"Rules as JSON: {"moves": "withinSection", "reserveLastRow": true}."#)
+        var rules: String?
+
+        func run() async throws {
+            var members: [String: JSONValue] = ["type": "createTable", "table": .string(table)]
+            if let sections { members["sections"] = try JSONValue(parsing: sections) }
+            if let rules { members["rules"] = try JSONValue(parsing: rules) }
+            guard case .createTable(let name, let contents, let patch) = try decodeRequest(members) else { return }
+            let ack = try await connection.withClient { try await $0.createTable(name, sections: contents, rules: patch) }
+            Output.line(ServerMessage.ack(ack).json.jsonText)
+        }
+    }
+
+    struct Drop: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "drop", abstract: "Drop a table; prints the ack.")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "The table's name.")
+        var table: String
+
+        func run() async throws {
+            let table = table
+            let ack = try await connection.withClient { try await $0.dropTable(table) }
+            Output.line(ServerMessage.ack(ack).json.jsonText)
+        }
+    }
+
+    struct Rules: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rules", abstract: "Change some of a table's rules; prints the ack.")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "The table's name.")
+        var table: String
+        @Argument(help: #"The rules to change as JSON, e.g. {"moves": "none"}."#)
+        var rules: String
+
+        func run() async throws {
+            let members: [String: JSONValue] = ["type": "setRules", "table": .string(table), "rules": try JSONValue(parsing: rules)]
+            guard case .setRules(let name, let patch) = try decodeRequest(members) else { return }
+            let ack = try await connection.withClient { try await $0.setRules(name, patch) }
+            Output.line(ServerMessage.ack(ack).json.jsonText)
+        }
+    }
+}
+
+/// Checks a request with the server's own decoder, so that a bad argument is refused before connecting.
+func decodeRequest(_ members: [String: JSONValue]) throws -> ClientMessage.Body {
+    do {
+        return try ClientMessage.decode(.object(members)).body
+    } catch {
+        throw ValidationError(error.message)
+    }
+}
+
+/// `tablecast export TABLE`: the table as JSON (`{table, rules, sections}`), for `tablecast import`.
+struct ExportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export", abstract: "Print a table as JSON {table, version, rules, sections} for import.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The table.")
+    var table: String
+
+    func run() async throws {
+        let table = table
+        let replica = try await connection.withClient { try await $0.subscribe(table) }
+        // New-section shapes (no ids): the importing server assigns its own.
+        let sections = replica.table.sections.map { section in
+            SectionContent(
+                header: section.header, footer: section.footer,
+                rows: section.rows.map { RowContent(value: $0.value, editable: $0.editable, movable: $0.movable) }
+            ).json
+        }
+        Output.line(
+            JSONValue.object([
+                "table": .string(table), "version": .number(Double(replica.version)), "rules": replica.table.rules.json,
+                "sections": .array(sections),
+            ]).jsonText)
+    }
+}
+
+/// `tablecast import FILE`: creates a table from `tablecast export` output.
+struct ImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import", abstract: "Create a table from an export (FILE or - for stdin); prints the ack.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The exported JSON file, or - for stdin.")
+    var file: String
+    @Option(name: .customLong("as"), help: "Create it under this name instead of the exported one.")
+    var name: String?
+
+    func run() async throws {
+        guard case .object(let exported) = try JSONValue(parsing: readInput(file)) else {
+            throw ValidationError("\(file) is not a JSON object")
+        }
+        var members: [String: JSONValue] = ["type": "createTable"]
+        members["table"] = name.map(JSONValue.string) ?? exported["table"]
+        members["sections"] = exported["sections"]
+        members["rules"] = exported["rules"]
+        guard case .createTable(let table, let sections, let rules) = try decodeRequest(members) else { return }
+        let ack = try await connection.withClient { try await $0.createTable(table, sections: sections, rules: rules) }
+        Output.line(ServerMessage.ack(ack).json.jsonText)
+    }
+}

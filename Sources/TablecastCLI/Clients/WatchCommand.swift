@@ -1,0 +1,107 @@
+import ArgumentParser
+import Foundation
+import TableModel
+import TablecastClient
+import TablecastProtocol
+
+/// `tablecast watch TABLE`: the snapshot and every update, as JSON lines or readable text.
+struct WatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch", abstract: "Print a table's snapshot and every update as JSON lines (or --pretty).",
+        discussion: """
+            Keeps watching across reconnects (resuming from the last version, so nothing is printed twice).
+            Exits 1 with the server's error when it refuses (no such table, forbidden, …) or drops the table.
+            """)
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The table.")
+    var table: String
+    @Flag(help: "Readable output instead of JSON lines.")
+    var pretty = false
+    @Option(help: "Exit after this many updates.")
+    var updates: Int?
+
+    func run() async throws {
+        let client = try connection.makeClient()
+        let events = client.events()
+        client.connect()
+        do {
+            // The snapshot (or catch-up) is buffered in `events` meanwhile.
+            try await client.subscribe(table)
+        } catch {
+            await client.close()
+            let text = (error as? ProtocolError).map { ServerMessage.error($0).json.jsonText } ?? "\(error)"
+            Output.error("tablecast watch: \(text)")
+            throw ExitCode(1)
+        }
+        var seen = 0
+        var failure: String?
+        loop: for await event in events {
+            if let updates, seen >= updates { break }
+            switch event {
+            case .snapshot(let replica):
+                Output.line(pretty ? Self.pretty(replica) : Self.snapshotJSON(replica).jsonText)
+            case .update(let update, _):
+                Output.line(pretty ? Self.pretty(update) : ServerMessage.update(update).json.jsonText)
+                seen += 1
+                if let updates, seen >= updates { break loop }
+            case .dropped(let name) where name == table:
+                failure = "table '\(table)' was dropped"
+                break loop
+            case .state(let state) where pretty:
+                Output.error("[\(state)]")
+            case .rules(_, let rules) where pretty:
+                Output.line("rules: \(rules.json.jsonText)")
+            case .rules(let name, let rules):
+                Output.line(ServerMessage.rules(table: name, rules: rules).json.jsonText)
+            case .presence(_, let clients) where pretty:
+                Output.line(
+                    "here: "
+                        + clients.map { "\($0.name)\($0.editing ? " (editing)" : "")\($0.row.map { " on \($0)" } ?? "")" }
+                        .joined(separator: ", "))
+            default:
+                break
+            }
+        }
+        await client.close()
+        if let failure {
+            Output.error("tablecast watch: \(failure)")
+            throw ExitCode(1)
+        }
+    }
+
+    static func snapshotJSON(_ replica: Replica) -> JSONValue {
+        ServerMessage.snapshot(
+            table: replica.name, version: replica.version, epoch: replica.epoch, rules: replica.table.rules,
+            sections: replica.table.sections
+        ).json
+    }
+
+    static func pretty(_ replica: Replica) -> String {
+        var lines = ["\(replica.name) at version \(replica.version) (epoch \(replica.epoch))"]
+        for (s, section) in replica.table.sections.enumerated() {
+            lines.append("  section \(s) [\(section.id)]\(section.header.map { " \($0)" } ?? "")")
+            for (r, row) in section.rows.enumerated() {
+                let flags = (row.editable ? "" : " (not editable)") + (row.movable ? "" : " (not movable)")
+                lines.append("    \(r). \(row.value.jsonText)  [\(row.id)]\(flags)")
+            }
+            if let footer = section.footer { lines.append("  \(footer)") }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func pretty(_ update: ServerMessage.Update) -> String {
+        let batch = update.batch
+        var parts: [String] = []
+        parts += batch.deleteSections.map { "delete section \($0)" }
+        parts += batch.insertSections.map { "insert section \($0.at)\($0.section.header.map { " \($0)" } ?? "") with \($0.section.rows.count) rows" }
+        parts += batch.reloadSections.map { "section \($0.at) header \($0.header ?? "none") footer \($0.footer ?? "none")" }
+        parts += batch.moveSections.map { "move section \($0.from) → \($0.to)" }
+        parts += batch.deleteRows.map { "delete \($0)" }
+        parts += batch.insertRows.map { "insert \($0.at) \($0.row.value.jsonText) [\($0.row.id)]" }
+        parts += batch.reloadRows.map { "edit \($0.at) \($0.value.jsonText)" }
+        parts += batch.moveRows.map { "move \($0.from) → \($0.to)" }
+        let origin = update.originClient + (update.originRef.map { "/\($0)" } ?? "")
+        return "v\(update.version) by \(origin): " + parts.joined(separator: "; ")
+    }
+}
+

@@ -1,0 +1,318 @@
+import ArgumentParser
+import Foundation
+import Histogram
+import TableModel
+import TablecastClient
+import TablecastProtocol
+import WebSocketTransport
+
+/// `tablecast load`: subscribers and writers against one or more tables, an intent mix, a report, and a final
+/// convergence check of every replica against a fresh snapshot.
+struct LoadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "load",
+        abstract: "Load-test a server: N subscribers and W writers, an intent mix, latency percentiles, convergence.",
+        discussion: """
+            Writers are subscribed too (they pick index paths from their replica). Each intent's ref carries its send
+            time, so intent → delivery latency is measured at every subscriber. At the end every replica is compared
+            with a fresh snapshot; any difference fails the run (exit code 1).
+            Servers limit intents per connection (default 1,000/s): raise `serve --intents-per-second` for benchmarks.
+            """)
+
+    @Option(help: "The server.")
+    var url = "ws://127.0.0.1:8080/"
+
+    @Option(name: .customLong("table"), help: "A table to load (repeatable). Default: 'load', or load-0… with --tables.")
+    var tableNames: [String] = []
+
+    @Option(name: .customLong("tables"), help: "Use this many tables named load-0, load-1, … (writers and subscribers spread over them).")
+    var tableCount: Int?
+
+    @Option(help: "Subscriber connections (spread over the tables).")
+    var subscribers = 10
+
+    @Option(help: "Writer connections (spread over the tables).")
+    var writers = 1
+
+    @Option(help: "The intent mix, as weights (a batch deletes one row, inserts one and edits one).")
+    var mix = "insert=25,delete=25,move=20,edit=25,batch=5"
+
+    @Option(help: "Run for this many seconds (unless --count is given).")
+    var duration: Double = 10
+
+    @Option(help: "Send this many intents in all, then stop.")
+    var count: Int?
+
+    @Option(help: "Intents per second in all, paced evenly over the writers; 0: as fast as acks return.")
+    var rate: Double = 0
+
+    @Option(help: "Intents each writer may have waiting for their ack.")
+    var inFlight = 8
+
+    enum BaseMode: String, ExpressibleByArgument, CaseIterable {
+        case replica, none
+    }
+
+    @Option(help: "replica: intents carry the version of the view they were made from, and row ids (the server rebases them); none: no base and no ids (they apply to the table as it is, like a script's).")
+    var base: BaseMode = .replica
+
+    @Flag(help: "Contention: writers make intents from a stale view of their replica (bases behind the table).")
+    var stale = false
+
+    @Option(help: "With --stale: intents made from one frozen view before a writer looks at its replica again.")
+    var staleIntents = 32
+
+    @Flag(help: "Drop and create the tables first, with --initial-rows rows in --sections sections.")
+    var create = false
+
+    @Option(help: "Rows of each created table.")
+    var initialRows = 100
+
+    @Option(help: "Sections of each created table.")
+    var sections = 10
+
+    @Flag(help: "Every writer subscribes and picks index paths from its own replica (default: the writers of a table share one subscribed view).")
+    var writersSubscribe = false
+
+    @Flag(help: "Print the report as JSON on stdout.")
+    var json = false
+
+    @Flag(help: "No progress line on stderr.")
+    var quiet = false
+
+    func validate() throws {
+        guard subscribers >= 0, writers >= 1, inFlight >= 1, duration > 0, rate >= 0, sections >= 1, initialRows >= 0 else {
+            throw ValidationError("counts must be positive (writers ≥ 1, in-flight ≥ 1, sections ≥ 1)")
+        }
+        _ = try IntentMix(parsing: mix)
+    }
+
+    private var tables: [String] {
+        if !tableNames.isEmpty { return tableNames }
+        if let tableCount { return (0..<max(1, tableCount)).map { "load-\($0)" } }
+        return ["load"]
+    }
+
+    func run() async throws {
+        let mix = try IntentMix(parsing: mix)
+        let tables = self.tables
+        let run = String(UInt64.random(in: 0...UInt64.max), radix: 36).prefix(8)
+        let stats = LoadStats(refMarker: "\(run).", budget: count ?? Int.max)
+        let transport = try TablecastTransport(
+            configuration: .init(maxQueuedBytes: 64 << 20, maxQueuedMessages: 1 << 20, maxConnections: subscribers + writers + 64))
+
+        if create { try await createTables(tables, transport: transport) }
+
+        // Connect everyone and subscribe, at most a few hundred handshakes at a time.
+        let subscriberClients = try (0..<subscribers).map { index in
+            try TablecastClient(
+                configuration: .init(url: url, clientID: "load-\(run)-s\(index)"), transport: transport,
+                onEvent: { event in
+                    if case .update(let update, _) = event { stats.recordDelivery(originRef: update.originRef, subscriber: index) }
+                })
+        }
+        let writerClients = try (0..<writers).map { index in
+            try TablecastClient(configuration: .init(url: url, clientID: "load-\(run)-w\(index)"), transport: transport)
+        }
+        // What writers pick index paths from: their own replicas, or one subscribed view per table.
+        let views = try writersSubscribe
+            ? writerClients
+            : tables.indices.map { index in
+                try TablecastClient(configuration: .init(url: url, clientID: "load-\(run)-v\(index)"), transport: transport)
+            }
+        let everyone = subscriberClients.enumerated().map { ($1, tables[$0 % tables.count]) }
+            + views.enumerated().map { ($1, tables[$0 % tables.count]) }
+        let connectStart = ContinuousClock.now
+        try await forEach(everyone, concurrency: 200) { client, table in
+            client.connect()
+            try await client.subscribe(table)
+        }
+        if !writersSubscribe {
+            for client in writerClients { client.connect() }
+        }
+        progress("connected \(everyone.count) clients to \(tables.count) table(s) in \(seconds(since: connectStart))s\n")
+
+        // The run.
+        let start = ContinuousClock.now
+        let startUptime = LoadStats.now()
+        let deadline: ContinuousClock.Instant? = count == nil ? start + .milliseconds(Int(duration * 1000)) : nil
+        let progressTask = Task { await self.showProgress(stats, start: start) }
+        let perWriterInterval: Duration? = rate > 0 ? .nanoseconds(Int(1e9 * Double(writers) / rate)) : nil
+        await withTaskGroup(of: Void.self) { group in
+            for (index, client) in writerClients.enumerated() {
+                let table = tables[index % tables.count]
+                let view = views[writersSubscribe ? index : index % tables.count]
+                group.addTask {
+                    await self.write(
+                        index: index, client: client, view: view, table: table, mix: mix, stats: stats,
+                        deadline: deadline, interval: perWriterInterval)
+                }
+            }
+        }
+        let sendingSeconds = seconds(since: start)
+        progressTask.cancel()
+        _ = await progressTask.value
+
+        // Convergence: every replica equals a fresh snapshot of its table.
+        var failures: [String] = []
+        for table in tables {
+            let truth = try await snapshot(table, transport: transport)
+            let watchers = everyone.filter { $0.1 == table }.map(\.0)
+            let settle = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < settle,
+                !watchers.allSatisfy({ ($0.replica(of: table)?.version ?? 0) >= truth.version })
+            {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            for client in watchers {
+                guard let replica = client.replica(of: table) else {
+                    failures.append("\(client.configuration.clientID): no replica of \(table)")
+                    continue
+                }
+                if !replica.hasSameContents(as: truth) {
+                    failures.append(
+                        "\(client.configuration.clientID): replica of \(table) at version \(replica.version) differs from "
+                            + "the snapshot at version \(truth.version)")
+                }
+            }
+        }
+        let lastDelivery = stats.lastDelivery.load(ordering: .relaxed)
+        let deliverySeconds = lastDelivery > startUptime ? max(Double(lastDelivery - startUptime) / 1e9, sendingSeconds) : sendingSeconds
+
+        for client in writerClients + subscriberClients + (writersSubscribe ? [] : views) {
+            await client.close()
+        }
+        await transport.shutdown()
+
+        let report = LoadReport(
+            stats: stats, sendingSeconds: sendingSeconds, deliverySeconds: deliverySeconds, failures: failures,
+            settings: [
+                "url": .string(url), "tables": .array(tables.map(JSONValue.string)),
+                "subscribers": .number(Double(subscribers)), "writers": .number(Double(writers)), "mix": .string(mix.description),
+                "rate": .number(rate), "inFlight": .number(Double(inFlight)), "stale": .bool(stale), "base": .string(base.rawValue),
+                "writersSubscribe": .bool(writersSubscribe),
+            ])
+        print(json ? report.json.jsonText : report.text)
+        if !failures.isEmpty { throw ExitCode(1) }
+    }
+
+    /// One writer: paced (one intent per interval) or as fast as its in-flight window allows.
+    private func write(
+        index: Int, client: TablecastClient, view source: TablecastClient, table: String, mix: IntentMix, stats: LoadStats,
+        deadline: ContinuousClock.Instant?, interval: Duration?
+    ) async {
+        var random = SystemRandomNumberGenerator()
+        var frozen: Replica?
+        var frozenUses = 0
+        var next = ContinuousClock.now
+        await withTaskGroup(of: Void.self) { group in
+            var waiting = 0
+            var sequence = 0
+            while true {
+                if waiting >= inFlight {
+                    await group.next()
+                    waiting -= 1
+                }
+                if let interval {
+                    next += interval
+                    if next > ContinuousClock.now { try? await Task.sleep(until: next) }
+                }
+                if let deadline, ContinuousClock.now >= deadline { break }
+                if stats.remaining.subtract(1, ordering: .relaxed).newValue < 0 { break }
+                if !stale || frozen == nil || frozenUses >= staleIntents {
+                    frozen = source.replica(of: table)
+                    frozenUses = 0
+                }
+                frozenUses += 1
+                guard let view = frozen else { break }
+                sequence += 1
+                let sentAt = LoadStats.now()
+                let ref = stats.ref(writer: index, sequence: sequence, sentAt: sentAt)
+                let intent = mix.intent(
+                    for: view.table, value: .string("w\(index)-\(sequence)"), ids: base == .replica, using: &random)
+                let intentBase: TablecastClient.Base = base == .replica ? .version(view.version) : .current
+                stats.sent.add(1, ordering: .relaxed)
+                group.addTask {
+                    do {
+                        let ack = try await client.send(intent, to: table, base: intentBase, ref: ref)
+                        stats.recordAck(sentAt: sentAt, noop: ack.noop)
+                    } catch let error as ProtocolError {
+                        stats.recordError(error.code.rawValue)
+                    } catch {
+                        stats.recordError("client: \(error)")
+                    }
+                }
+                waiting += 1
+            }
+        }
+    }
+
+    private func createTables(_ tables: [String], transport: TablecastTransport) async throws {
+        let admin = try TablecastClient(configuration: .init(url: url, clientID: "load-admin"), transport: transport)
+        admin.connect()
+        defer { Task { await admin.close() } }
+        let perSection = initialRows / sections
+        let contents = (0..<sections).map { s in
+            SectionContent(
+                header: "Section \(s)",
+                rows: (0..<(perSection + (s < initialRows % sections ? 1 : 0))).map { RowContent(value: .string("row \(s).\($0)")) })
+        }
+        for table in tables {
+            do {
+                try await admin.dropTable(table)
+            } catch let error as ProtocolError where error.code == .noSuchTable {}
+            try await admin.createTable(table, sections: contents)
+        }
+    }
+
+    private func snapshot(_ table: String, transport: TablecastTransport) async throws -> Replica {
+        let client = try TablecastClient(configuration: .init(url: url), transport: transport)
+        client.connect()
+        let replica = try await client.subscribe(table)
+        await client.close()
+        return replica
+    }
+
+    private func showProgress(_ stats: LoadStats, start: ContinuousClock.Instant) async {
+        guard !quiet else { return }
+        var last = (acked: 0, deliveries: 0, time: start)
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            let now = ContinuousClock.now
+            let acked = stats.acked.load(ordering: .relaxed)
+            let deliveries = stats.deliveries.load(ordering: .relaxed)
+            let span = Double((now - last.time).components.attoseconds) / 1e18 + Double((now - last.time).components.seconds)
+            progress(
+                String(
+                    format: "\r%6.1fs  %8.0f intents/s  %10.0f deliveries/s  %d errors  ", seconds(since: start),
+                    Double(acked - last.acked) / span, Double(deliveries - last.deliveries) / span,
+                    stats.errorCount.load(ordering: .relaxed)))
+            last = (acked, deliveries, now)
+        }
+        progress("\n")
+    }
+
+    private func progress(_ text: String) {
+        if !quiet { FileHandle.standardError.write(Data(text.utf8)) }
+    }
+
+    private func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// Runs `body` for each element with at most `concurrency` at once.
+    private func forEach<T: Sendable>(
+        _ items: [T], concurrency: Int, _ body: @escaping @Sendable (T) async throws -> Void
+    ) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var started = 0
+            for item in items {
+                if started >= concurrency { try await group.next() }
+                group.addTask { try await body(item) }
+                started += 1
+            }
+            try await group.waitForAll()
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Dispatch
+import Histogram
+import Synchronization
+import TablecastProtocol
+
+/// Counters and latency histograms shared by every writer and subscriber of a load run.
+final class LoadStats: Sendable {
+    let sent = Atomic<Int>(0)
+    let acked = Atomic<Int>(0)
+    let noops = Atomic<Int>(0)
+    let deliveries = Atomic<Int>(0)
+    let errorCount = Atomic<Int>(0)
+    /// Intents still to send (with --count; otherwise practically unbounded).
+    let remaining: Atomic<Int>
+    /// The uptime (ns) of the last delivery, for the delivery rate.
+    let lastDelivery = Atomic<UInt64>(0)
+    private let errors = Mutex<[String: Int]>([:])
+    private let ackLatency = Mutex(LoadStats.histogram())
+    /// Delivery latencies, sharded by subscriber so that concurrent subscribers rarely share a lock.
+    private let shards: [Shard]
+    /// The ref prefix of this run's writers, whose refs carry their send time.
+    let refMarker: String
+
+    private final class Shard: Sendable {
+        let histogram = Mutex(LoadStats.histogram())
+    }
+
+    init(refMarker: String, budget: Int, shards: Int = 16) {
+        self.refMarker = refMarker
+        remaining = Atomic(budget)
+        self.shards = (0..<shards).map { _ in Shard() }
+    }
+
+    /// Microseconds, up to a minute, three significant digits.
+    static func histogram() -> Histogram<UInt64> {
+        Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+    }
+
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// A ref that carries its send time: `<marker><writer>.<sequence>.<uptime ns>`.
+    func ref(writer: Int, sequence: Int, sentAt: UInt64) -> String { "\(refMarker)\(writer).\(sequence).\(sentAt)" }
+
+    func recordAck(sentAt: UInt64, noop: Bool) {
+        acked.add(1, ordering: .relaxed)
+        if noop { noops.add(1, ordering: .relaxed) }
+        let micros = (Self.now() &- sentAt) / 1000
+        ackLatency.withLock { _ = $0.record(min(micros, 60_000_000)) }
+    }
+
+    func recordError(_ code: String) {
+        errorCount.add(1, ordering: .relaxed)
+        errors.withLock { $0[code, default: 0] += 1 }
+    }
+
+    /// A subscriber received an update; its origin ref says when the intent was sent.
+    func recordDelivery(originRef: String?, subscriber: Int) {
+        deliveries.add(1, ordering: .relaxed)
+        let now = Self.now()
+        lastDelivery.store(now, ordering: .relaxed)
+        guard let ref = originRef, ref.hasPrefix(refMarker), let dot = ref.lastIndex(of: "."),
+            let sentAt = UInt64(ref[ref.index(after: dot)...])
+        else { return }
+        let micros = (now &- sentAt) / 1000
+        shards[subscriber % shards.count].histogram.withLock { _ = $0.record(min(micros, 60_000_000)) }
+    }
+
+    var errorsByCode: [String: Int] { errors.withLock { $0 } }
+    var ackHistogram: Histogram<UInt64> { ackLatency.withLock { $0 } }
+    var deliveryHistogram: Histogram<UInt64> {
+        var merged = Self.histogram()
+        for shard in shards { shard.histogram.withLock { merged.add($0) } }
+        return merged
+    }
+}

@@ -1,0 +1,70 @@
+extension TablecastClient {
+    /// Where to connect and who the client is.
+    public struct Configuration: Sendable {
+        /// `ws://host[:port][/path]`; the port defaults to 80.
+        public var url: String
+        /// The stable client id (1–64 characters) the server deduplicates retried intents by; keep it across
+        /// runs to make retries idempotent across restarts.
+        public var clientID: String
+        /// The name other people see in presence.
+        public var name: String
+        /// The token that picks a role, when the server has a tokens file.
+        public var token: String?
+        /// Delays between reconnect attempts.
+        public var backoff: Backoff
+        /// Prefix of the refs this client generates: unique per instance (random by default), so a new process
+        /// with the same client id never collides with refs the server remembers from an earlier run.
+        public var refPrefix: String
+
+        /// - Parameters:
+        ///   - url: the server, e.g. `ws://127.0.0.1:8080/`.
+        ///   - clientID: default: a random id (retries are then idempotent only within this instance's life).
+        ///   - name: default: the client id.
+        ///   - token: default: none.
+        ///   - backoff: default: 100 ms doubling to 10 s, with jitter.
+        public init(
+            url: String, clientID: String? = nil, name: String? = nil, token: String? = nil, backoff: Backoff = Backoff()
+        ) {
+            let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+            self.url = url
+            self.clientID = clientID ?? "swift-\(random)"
+            self.name = name ?? self.clientID
+            self.token = token
+            self.backoff = backoff
+            self.refPrefix = String(random.prefix(6)) + "-"
+        }
+    }
+
+    /// What a client observes besides answers to its requests, in the order it happened.
+    public enum Event: Sendable {
+        /// The connection state changed.
+        case state(ConnectionState)
+        /// A snapshot replaced a subscribed table's replica.
+        case snapshot(Replica)
+        /// An update was applied to a subscribed table's replica (`replica` is the result).
+        case update(ServerMessage.Update, Replica)
+        /// A subscribe's catch-up completed (also after each reconnect): the replica is at `status.version`.
+        case subscribed(ServerMessage.TableStatus)
+        /// Who is on a table, and what they are editing.
+        case presence(table: String, clients: [PresenceEntry])
+        /// A table's rules changed.
+        case rules(table: String, rules: TableRules)
+        /// A subscribed table was dropped; its subscription ended.
+        case dropped(table: String)
+        /// An `error` that answers no pending request (e.g. a refused presence message).
+        case refusal(ProtocolError)
+    }
+
+    /// The version an intent's index paths refer to.
+    public enum Base: Hashable, Sendable {
+        /// The version of the subscribed replica (the table as this client shows it); none when not subscribed.
+        case replica
+        /// No base: the intent applies to the table's current version as given.
+        case current
+        /// An explicit version.
+        case version(UInt64)
+    }
+}
+
+import TableModel
+import TablecastProtocol

@@ -1,0 +1,521 @@
+import Dispatch
+import Synchronization
+import TableModel
+import TablecastProtocol
+import WebSocketTransport
+
+/// A connection to a Tablecast server (protocol v1) that keeps replicas of the tables it subscribes to.
+///
+/// - Says `hello` with a stable client id on every (re)connect, resubscribes with `since` + `epoch` so that only the
+///   missed updates are sent, and re-sends every unanswered request, intents with their original `ref` (the server
+///   answers a retried intent with its original ack and never applies it twice).
+/// - Reconnects after any loss with exponential backoff and jitter, until ``close()``.
+/// - Each request is an async call answered by its response (`ack`, `subscribed`, `tables`, …) or thrown as the
+///   server's `ProtocolError`. A subscribed client's replica includes its own change when the ack returns.
+///
+/// ```swift
+/// let client = try TablecastClient(configuration: .init(url: "ws://127.0.0.1:8080/", clientID: "laptop-7f3a"))
+/// client.connect()
+/// let groceries = try await client.subscribe("groceries")
+/// let ack = try await client.insert("groceries", at: RowPath(section: 0, row: 0), value: "figs")
+/// ```
+///
+/// Inbound messages are handled on the client's own serial queue (no task per message); the `onEvent` handler
+/// runs there too, in order, and should return quickly.
+public final class TablecastClient: Sendable, TransportReceiver {
+    /// The configuration it was made with.
+    public let configuration: Configuration
+    private let transport: TablecastTransport
+    private let ownsTransport: Bool
+    private let endpoint: WebSocketConnectRequest
+    private let queue: DispatchQueue
+    private let onEvent: (@Sendable (Event) -> Void)?
+    private let state = Mutex(State())
+
+    private struct Pending {
+        var sequence: UInt64
+        /// Times the server refused it as `unavailable` (nothing applied): it is retried a few times.
+        var retries = 0
+        var message: ClientMessage
+        var continuation: CheckedContinuation<ServerMessage, any Error>
+    }
+
+    private struct Subscription {
+        var replica: Replica?
+        /// Set while a snapshot is awaited after the replica fell out of step; updates are ignored meanwhile.
+        var resyncing = false
+    }
+
+    private struct State {
+        var connection: ConnectionState = .idle
+        var socket: WebSocketConnectionID?
+        /// Whether the current socket has opened (requests are written at once) or not (they wait for it).
+        var open = false
+        var attempt = 0
+        var closed = false
+        var welcomedAs: String?
+        var nextRef: UInt64 = 0
+        var pending: [String: Pending] = [:]
+        var subscriptions: [String: Subscription] = [:]
+        var streams: [Int: AsyncStream<Event>.Continuation] = [:]
+        var nextStream = 0
+    }
+
+    /// Creates a client; nothing happens until ``connect()``.
+    /// - Parameters:
+    ///   - configuration: the server's URL and the client's identity.
+    ///   - transport: a shared transport for processes with many clients; by default the client makes its own.
+    ///   - onEvent: called on the client's queue for each ``Event``, in order (besides ``events()`` streams).
+    public init(
+        configuration: Configuration, transport: TablecastTransport? = nil,
+        onEvent: (@Sendable (Event) -> Void)? = nil
+    ) throws {
+        self.configuration = configuration
+        endpoint = try Self.parse(configuration.url)
+        if let transport {
+            self.transport = transport
+            ownsTransport = false
+        } else {
+            self.transport = try TablecastTransport()
+            ownsTransport = true
+        }
+        queue = DispatchQueue(label: "tablecast.client.\(configuration.clientID)")
+        self.onEvent = onEvent
+    }
+
+    // MARK: - Connection
+
+    /// Starts connecting (and reconnecting whenever the connection is lost, until ``close()``).
+    public func connect() {
+        let start = state.withLock { state -> Bool in
+            guard case .idle = state.connection, !state.closed else { return false }
+            return true
+        }
+        if start { openSocket() }
+    }
+
+    /// Closes the connection for good; pending requests fail with ``TablecastClientError/closed``.
+    public func close() async {
+        let (socket, pending, streams) = state.withLock { state in
+            state.closed = true
+            state.connection = .closed
+            defer {
+                state.pending = [:]
+                state.streams = [:]
+            }
+            return (state.socket, state.pending, state.streams)
+        }
+        if let socket { transport.close(socket) }
+        for request in pending.values { request.continuation.resume(throwing: TablecastClientError.closed) }
+        onEvent?(.state(.closed))
+        for stream in streams.values {
+            stream.yield(.state(.closed))
+            stream.finish()
+        }
+        if ownsTransport { await transport.shutdown() }
+    }
+
+    /// Drops the current connection as if the network had failed; the client reconnects and resumes. For tests
+    /// and tools that exercise recovery.
+    public func dropConnection() {
+        if let socket = state.withLock({ $0.socket }) { transport.close(socket, code: WebSocketCloseCode(rawValue: 4001)) }
+    }
+
+    /// The connection state now.
+    public var connectionState: ConnectionState { state.withLock { $0.connection } }
+
+    /// The client id the server welcomed this client as (the configured one), once welcomed.
+    public var clientID: String? { state.withLock { $0.welcomedAs } }
+
+    /// The replica of a subscribed table, once its snapshot (or resume) arrived.
+    public func replica(of table: String) -> Replica? {
+        state.withLock { $0.subscriptions[table]?.replica }
+    }
+
+    /// Requests not yet answered (intents waiting for their ack, across reconnects included).
+    public var pendingRequestCount: Int { state.withLock { $0.pending.count } }
+
+    /// A stream of every ``Event`` from now on; it ends when the client closes.
+    public func events() -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
+        let key = state.withLock { state -> Int? in
+            if state.closed { return nil }
+            state.nextStream += 1
+            state.streams[state.nextStream] = continuation
+            return state.nextStream
+        }
+        guard let key else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.streams.removeValue(forKey: key) }
+        }
+        return stream
+    }
+
+    // MARK: - Requests
+
+    /// Subscribes to `table` and returns its replica once caught up. The subscription is renewed (resumed from the
+    /// replica's version) after every reconnect until ``unsubscribe(_:)``.
+    @discardableResult
+    public func subscribe(_ table: String) async throws -> Replica {
+        let response = try await request { state in
+            let replica = state.subscriptions[table]?.replica
+            if state.subscriptions[table] == nil { state.subscriptions[table] = Subscription() }
+            return .subscribe(table: table, since: replica?.version, epoch: replica?.epoch)
+        }
+        guard case .subscribed = response else { throw TablecastClientError.unexpectedResponse("\(response)") }
+        guard let replica = replica(of: table) else { throw TablecastClientError.unexpectedResponse("no snapshot") }
+        return replica
+    }
+
+    /// Ends the subscription and forgets the replica.
+    public func unsubscribe(_ table: String) async throws {
+        _ = try await request { state in
+            state.subscriptions[table] = nil
+            return .unsubscribe(table: table)
+        }
+    }
+
+    /// The tables on the server.
+    public func listTables() async throws -> [ServerMessage.TableSummary] {
+        let response = try await request { _ in .listTables }
+        guard case .tables(_, let tables) = response else { throw TablecastClientError.unexpectedResponse("\(response)") }
+        return tables
+    }
+
+    /// Creates a table (admin); the ack carries its epoch.
+    @discardableResult
+    public func createTable(_ table: String, sections: [SectionContent] = [], rules: RulesPatch = RulesPatch()) async throws
+        -> ServerMessage.Ack
+    {
+        try await ack { _ in .createTable(table: table, sections: sections, rules: rules) }
+    }
+
+    /// Drops a table (admin); its subscribers get `dropped`.
+    @discardableResult
+    public func dropTable(_ table: String) async throws -> ServerMessage.Ack {
+        try await ack { _ in .dropTable(table: table) }
+    }
+
+    /// Changes some of a table's rules (admin).
+    @discardableResult
+    public func setRules(_ table: String, _ rules: RulesPatch) async throws -> ServerMessage.Ack {
+        try await ack { _ in .setRules(table: table, rules: rules) }
+    }
+
+    /// Sends an edit intent and returns its ack (after the replica, when subscribed, holds the change).
+    /// - Parameters:
+    ///   - base: the version the index paths refer to; by default the replica's.
+    ///   - ref: the idempotency key; by default a fresh one. A retry with the same ref is never applied twice.
+    @discardableResult
+    public func send(_ intent: Intent, to table: String, base: Base = .replica, ref: String? = nil) async throws
+        -> ServerMessage.Ack
+    {
+        try await ack(ref: ref) { state in
+            let version: UInt64? =
+                switch base {
+                case .replica: state.subscriptions[table]?.replica?.version
+                case .current: nil
+                case .version(let version): version
+                }
+            return .intent(table: table, base: version, intent)
+        }
+    }
+
+    /// Inserts a row (the Add button).
+    @discardableResult
+    public func insert(
+        _ table: String, at path: RowPath, value: JSONValue, editable: Bool = true, movable: Bool = true,
+        base: Base = .replica, ref: String? = nil
+    ) async throws -> ServerMessage.Ack {
+        try await send(.insert(at: path, row: RowContent(value: value, editable: editable, movable: movable)), to: table, base: base, ref: ref)
+    }
+
+    /// Deletes a row (swipe-to-delete); `id` makes the server check it is the row meant.
+    @discardableResult
+    public func delete(_ table: String, at path: RowPath, id: String? = nil, base: Base = .replica, ref: String? = nil)
+        async throws -> ServerMessage.Ack
+    {
+        try await send(.delete(RowRef(path, id: id)), to: table, base: base, ref: ref)
+    }
+
+    /// Moves a row (the reorder control); the rules may retarget it (see the ack's `resolved`).
+    @discardableResult
+    public func move(
+        _ table: String, from: RowPath, to: RowPath, id: String? = nil, base: Base = .replica, ref: String? = nil
+    ) async throws -> ServerMessage.Ack {
+        try await send(.move(from: RowRef(from, id: id), to: to), to: table, base: base, ref: ref)
+    }
+
+    /// Gives a row a new value (reload).
+    @discardableResult
+    public func edit(
+        _ table: String, at path: RowPath, value: JSONValue, id: String? = nil, base: Base = .replica, ref: String? = nil
+    ) async throws -> ServerMessage.Ack {
+        try await send(.edit(RowRef(path, id: id), value: value), to: table, base: base, ref: ref)
+    }
+
+    /// Several changes at once with `beginUpdates`/`endUpdates` semantics.
+    @discardableResult
+    public func batch(_ table: String, _ batch: ClientBatch, base: Base = .replica, ref: String? = nil) async throws
+        -> ServerMessage.Ack
+    {
+        try await send(.batch(batch), to: table, base: base, ref: ref)
+    }
+
+    /// Presence: editing mode on or off. Answered only when refused (as a ``Event/refusal(_:)``).
+    public func setEditing(_ table: String, _ on: Bool) { notify(.editing(table: table, on: on)) }
+
+    /// Presence: a swipe or edit began on a row.
+    public func beginEditingRow(_ table: String, row: String) { notify(.beginEditingRow(table: table, row: row)) }
+
+    /// Presence: the swipe or edit on a row ended.
+    public func endEditingRow(_ table: String, row: String) { notify(.endEditingRow(table: table, row: row)) }
+
+    private func ack(ref: String? = nil, _ body: @escaping @Sendable (inout State) -> ClientMessage.Body) async throws
+        -> ServerMessage.Ack
+    {
+        let response = try await request(ref: ref, body)
+        guard case .ack(let ack) = response else { throw TablecastClientError.unexpectedResponse("\(response)") }
+        return ack
+    }
+
+    /// Registers a request under its ref and writes it when the connection is open (otherwise on open).
+    private func request(ref: String? = nil, _ body: @escaping @Sendable (inout State) -> ClientMessage.Body) async throws
+        -> ServerMessage
+    {
+        try await withCheckedThrowingContinuation { continuation in
+            let failure = state.withLock { state -> (any Error)? in
+                if state.closed { return TablecastClientError.closed }
+                state.nextRef += 1
+                let ref = ref ?? "\(configuration.refPrefix)\(state.nextRef)"
+                let message = ClientMessage(ref: ref, body(&state))
+                state.pending[ref] = Pending(sequence: state.nextRef, message: message, continuation: continuation)
+                if state.open, let socket = state.socket { transport.send(message.encoded, to: socket) }
+                return nil
+            }
+            if let failure { continuation.resume(throwing: failure) }
+        }
+    }
+
+    private func notify(_ body: ClientMessage.Body) {
+        state.withLock { state in
+            if state.open, let socket = state.socket { transport.send(ClientMessage(body).encoded, to: socket) }
+        }
+    }
+
+    // MARK: - Connection life
+
+    private func openSocket() {
+        state.withLock { state in
+            guard !state.closed else { return }
+            state.open = false
+            state.connection = .connecting
+            state.socket = transport.connect(endpoint, receiver: self)
+        }
+        emit(.state(.connecting))
+    }
+
+    /// Called on the transport's thread: hands the event to the client's queue.
+    func receive(_ event: WebSocketEvent) {
+        queue.async { self.handle(event) }
+    }
+
+    private func handle(_ event: WebSocketEvent) {
+        switch event {
+        case .opened(let info):
+            opened(info.id)
+        case .message(let id, let message):
+            guard state.withLock({ $0.socket == id }) else { return }
+            let decoded: ServerMessage
+            do {
+                decoded = try ServerMessage.decode(message.bytes)
+            } catch {
+                emit(.refusal(ProtocolError(.internal, "undecodable server message: \(error)")))
+                return
+            }
+            handle(decoded)
+        case .closed(let id, _):
+            lost(id)
+        }
+    }
+
+    /// Hello, resubscriptions resuming each replica, then every unanswered request in its original order.
+    private func opened(_ id: WebSocketConnectionID) {
+        state.withLock { state in
+            guard state.socket == id, !state.closed else { return }
+            state.open = true
+            let send = { (message: ClientMessage) in self.transport.send(message.encoded, to: id) }
+            send(
+                ClientMessage(
+                    .hello(client: configuration.clientID, name: configuration.name, token: configuration.token)))
+            var pendingSubscribes = Set<String>()
+            for (ref, pending) in state.pending.sorted(by: { $0.value.sequence < $1.value.sequence }) {
+                if case .subscribe(let table, _, _) = pending.message.body {
+                    // Resume from where the replica is now, not where it was when first asked.
+                    let replica = state.subscriptions[table]?.replica
+                    pendingSubscribes.insert(table)
+                    state.pending[ref]!.message.body = .subscribe(
+                        table: table, since: replica?.version, epoch: replica?.epoch)
+                }
+            }
+            for (table, subscription) in state.subscriptions.sorted(by: { $0.key < $1.key })
+            where !pendingSubscribes.contains(table) {
+                let replica = subscription.resyncing ? nil : subscription.replica
+                send(ClientMessage(.subscribe(table: table, since: replica?.version, epoch: replica?.epoch)))
+            }
+            for pending in state.pending.values.sorted(by: { $0.sequence < $1.sequence }) { send(pending.message) }
+        }
+    }
+
+    private func lost(_ id: WebSocketConnectionID) {
+        let delay = state.withLock { state -> Duration? in
+            guard state.socket == id, !state.closed else { return nil }
+            state.socket = nil
+            state.open = false
+            let delay = configuration.backoff.delay(attempt: state.attempt)
+            state.attempt += 1
+            state.connection = .reconnecting(in: delay)
+            return delay
+        }
+        guard let delay else { return }
+        emit(.state(.reconnecting(in: delay)))
+        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { self.openSocket() }
+    }
+
+    // MARK: - Inbound messages
+
+    private func handle(_ message: ServerMessage) {
+        switch message {
+        case .welcome(let welcome):
+            state.withLock { state in
+                state.welcomedAs = welcome.client
+                state.attempt = 0
+                state.connection = .live
+            }
+            emit(.state(.live))
+        case .update(let update):
+            let replica = state.withLock { state -> Replica? in
+                guard let subscription = state.subscriptions[update.table], !subscription.resyncing,
+                    let version = subscription.replica?.version
+                else { return nil }
+                if update.version <= version { return nil }  // already applied (never expected)
+                do {
+                    // In place: the replica's arrays are uniquely referenced here, so nothing is copied.
+                    try state.subscriptions[update.table]!.replica!.apply(update)
+                } catch {
+                    state.subscriptions[update.table]!.resyncing = true
+                    if let socket = state.socket, state.open {
+                        transport.send(ClientMessage(.subscribe(table: update.table, since: nil, epoch: nil)).encoded, to: socket)
+                    }
+                    return nil
+                }
+                return state.subscriptions[update.table]!.replica
+            }
+            if let replica { emit(.update(update, replica)) }
+        case .snapshot(let table, let version, let epoch, let rules, let sections):
+            let replica = Replica(name: table, epoch: epoch, table: Table(sections: sections, version: version, rules: rules))
+            let stored = state.withLock { state -> Bool in
+                guard state.subscriptions[table] != nil else { return false }
+                state.subscriptions[table] = Subscription(replica: replica)
+                return true
+            }
+            if stored { emit(.snapshot(replica)) }
+        case .subscribed(let ref, let status):
+            state.withLock { state in
+                guard var subscription = state.subscriptions[status.table] else { return }
+                if subscription.replica == nil {
+                    // Caught up with nothing to send: the table is still at the resumed version; nothing to do.
+                    return
+                }
+                subscription.replica!.epoch = status.epoch
+                subscription.replica!.table.rules = status.rules
+                state.subscriptions[status.table] = subscription
+            }
+            answer(ref, message)
+            emit(.subscribed(status))
+        case .rules(let table, let rules):
+            state.withLock { state in state.subscriptions[table]?.replica?.table.rules = rules }
+            emit(.rules(table: table, rules: rules))
+        case .dropped(let table):
+            state.withLock { state in state.subscriptions[table] = nil }
+            emit(.dropped(table: table))
+        case .presence(let table, let clients):
+            emit(.presence(table: table, clients: clients))
+        case .error(let error):
+            if !answer(error.ref, message) { emit(.refusal(error)) }
+        case .ack, .refreshed, .unsubscribed, .tables:
+            answer(message.ref, message)
+        }
+    }
+
+    /// Most times a request refused as `unavailable` is retried (the server was shutting down, or could not store
+    /// the change; nothing was applied, so a retry with the same ref is safe).
+    static let unavailableRetries = 5
+
+    /// Resumes the request `ref` with `message` (thrown when it is an error); false when none was waiting.
+    @discardableResult
+    private func answer(_ ref: String?, _ message: ServerMessage) -> Bool {
+        guard let ref else { return false }
+        if case .error(let error) = message, error.code == .unavailable {
+            let retry = state.withLock { state -> Int? in
+                guard state.pending[ref] != nil, state.pending[ref]!.retries < Self.unavailableRetries else { return nil }
+                state.pending[ref]!.retries += 1
+                return state.pending[ref]!.retries
+            }
+            if let retry {
+                // Resent after a backoff delay on whatever connection is open then (a reconnect resends it anyway).
+                let delay = configuration.backoff.delay(attempt: retry)
+                let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) {
+                    self.state.withLock { state in
+                        guard let pending = state.pending[ref], state.open, let socket = state.socket else { return }
+                        self.transport.send(pending.message.encoded, to: socket)
+                    }
+                }
+                return true
+            }
+        }
+        guard let pending = state.withLock({ $0.pending.removeValue(forKey: ref) }) else { return false }
+        if case .error(let error) = message {
+            if case .subscribe(let table, _, _) = pending.message.body {
+                state.withLock { state in state.subscriptions[table] = nil }
+            }
+            pending.continuation.resume(throwing: error)
+        } else {
+            pending.continuation.resume(returning: message)
+        }
+        return true
+    }
+
+    private func emit(_ event: Event) {
+        onEvent?(event)
+        let streams = state.withLock { Array($0.streams.values) }
+        for stream in streams { stream.yield(event) }
+    }
+
+    // MARK: - URL
+
+    static func parse(_ url: String) throws -> WebSocketConnectRequest {
+        guard url.hasPrefix("ws://") else { throw TablecastClientError.invalidURL(url) }
+        let rest = url.dropFirst(5)
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        let authority = rest[..<slash]
+        let path = rest[slash...].isEmpty ? "/" : String(rest[slash...])
+        var host = String(authority)
+        var port = 80
+        if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") {
+            guard let number = Int(authority[authority.index(after: colon)...]), (1...65535).contains(number) else {
+                throw TablecastClientError.invalidURL(url)
+            }
+            port = number
+            host = String(authority[..<colon])
+        }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw TablecastClientError.invalidURL(url) }
+        return WebSocketConnectRequest(host: host, port: port, path: path, subprotocol: "tablecast.v1")
+    }
+}

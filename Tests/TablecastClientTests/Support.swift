@@ -1,0 +1,68 @@
+import Foundation
+import Logging
+import TableModel
+import TablecastClient
+import TablecastProtocol
+import TablecastServer
+import XCTest
+
+/// A real server on a free port with a temporary database, for end-to-end tests over real sockets.
+final class TestServer: @unchecked Sendable {
+    let directory: URL
+    var server: TableServer?
+    private(set) var port: Int
+
+    var url: String { "ws://127.0.0.1:\(port)/" }
+    var databasePath: String { directory.appendingPathComponent("t.db").path }
+
+    init() async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tablecast-client-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        port = 0
+        try await start()
+    }
+
+    /// Starts (or restarts) the server on the same port and database.
+    func start() async throws {
+        var logger = Logger(label: "test-server")
+        logger.logLevel = .warning
+        let server = try await TableServer.start(
+            .init(port: port, databasePath: databasePath, synchronous: .normal, intentsPerSecond: 100_000), logger: logger)
+        port = server.port
+        self.server = server
+    }
+
+    func stop() async {
+        await server?.shutdown()
+        server = nil
+    }
+
+    func tearDown() async {
+        await stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A fresh client's view: subscribes on a new connection, returns the snapshot and closes.
+    func snapshot(_ table: String) async throws -> Replica {
+        let client = try TablecastClient(configuration: .init(url: url))
+        client.connect()
+        let replica = try await client.subscribe(table)
+        await client.close()
+        return replica
+    }
+}
+
+/// Waits until `condition` holds, polling; fails after `timeout`.
+func eventually(
+    timeout: Duration = .seconds(10), _ message: @autoclosure () -> String = "condition",
+    file: StaticString = #filePath, line: UInt = #line, _ condition: () -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        if ContinuousClock.now > deadline {
+            XCTFail("timed out waiting for \(message())", file: file, line: line)
+            return
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}
