@@ -31,6 +31,7 @@ public final class TablecastClient: Sendable, TransportReceiver {
     private let queue: DispatchQueue
     private let onEvent: (@Sendable (Event) -> Void)?
     private let state = Mutex(State())
+    private let skippedPresence = Atomic<Int>(0)
 
     private struct Pending {
         var sequence: UInt64
@@ -131,6 +132,9 @@ public final class TablecastClient: Sendable, TransportReceiver {
     public func replica(of table: String) -> Replica? {
         state.withLock { $0.subscriptions[table]?.replica }
     }
+
+    /// `presence` messages received and skipped because ``Configuration/observesPresence`` is off.
+    public var skippedPresenceCount: Int { skippedPresence.load(ordering: .relaxed) }
 
     /// Requests not yet answered (intents waiting for their ack, across reconnects included).
     public var pendingRequestCount: Int { state.withLock { $0.pending.count } }
@@ -329,6 +333,14 @@ public final class TablecastClient: Sendable, TransportReceiver {
             opened(info.id)
         case .message(let id, let message):
             guard state.withLock({ $0.socket == id }) else { return }
+            if !configuration.observesPresence, Self.isPresence(message.bytes) {
+                skippedPresence.add(1, ordering: .relaxed)
+                return
+            }
+            if !configuration.keepsReplicas, let update = UpdateScanner.scan(message.bytes) {
+                emit(.updateSeen(table: update.table, version: update.version, originClient: update.originClient, originRef: update.originRef))
+                return
+            }
             let decoded: ServerMessage
             do {
                 decoded = try ServerMessage.decode(message.bytes)
@@ -495,6 +507,14 @@ public final class TablecastClient: Sendable, TransportReceiver {
         onEvent?(event)
         let streams = state.withLock { Array($0.streams.values) }
         for stream in streams { stream.yield(event) }
+    }
+
+    private static let presenceSuffix = Array(#""type":"presence"}"#.utf8)
+
+    /// Whether a (compact) message is a `presence`: its top-level object ends with that `type` member. Text inside
+    /// a value cannot end the message this way (its quotes would be escaped), so there are no false positives.
+    static func isPresence(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= presenceSuffix.count && bytes.suffix(presenceSuffix.count).elementsEqual(presenceSuffix)
     }
 
     // MARK: - URL
