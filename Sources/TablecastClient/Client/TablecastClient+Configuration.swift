@@ -21,7 +21,8 @@ extension TablecastClient {
         public var observesPresence: Bool
         /// Whether subscribed tables are kept as replicas (default). Off, updates are not decoded or applied: each
         /// is reported as ``Event/updateSeen(table:version:originClient:originRef:)`` from a scan of its top level,
-        /// which costs a fraction of decoding; snapshots still arrive. For load generators counting deliveries.
+        /// which costs a fraction of decoding, and is reported at once on the transport's thread (the handler must
+        /// return quickly); snapshots still arrive. For load generators counting deliveries.
         public var keepsReplicas: Bool
 
         /// - Parameters:

@@ -324,6 +324,14 @@ public final class TablecastClient: Sendable, TransportReceiver {
 
     /// Called on the transport's thread: hands the event to the client's queue.
     func receive(_ event: WebSocketEvent) {
+        // A client without replicas scans updates right here (a cheap walk of the top level, no allocation) rather
+        // than hopping to its queue: thousands of counting connections would otherwise cost a dispatch each.
+        if !configuration.keepsReplicas, case .message(let id, let message) = event,
+            let update = UpdateScanner.scan(message.bytes), state.withLock({ $0.socket == id })
+        {
+            emit(.updateSeen(table: update.table, version: update.version, originClient: update.originClient, originRef: update.originRef))
+            return
+        }
         queue.async { self.handle(event) }
     }
 
@@ -335,10 +343,6 @@ public final class TablecastClient: Sendable, TransportReceiver {
             guard state.withLock({ $0.socket == id }) else { return }
             if !configuration.observesPresence, Self.isPresence(message.bytes) {
                 skippedPresence.add(1, ordering: .relaxed)
-                return
-            }
-            if !configuration.keepsReplicas, let update = UpdateScanner.scan(message.bytes) {
-                emit(.updateSeen(table: update.table, version: update.version, originClient: update.originClient, originRef: update.originRef))
                 return
             }
             let decoded: ServerMessage
