@@ -119,7 +119,10 @@ actor TableActor {
                 context.metrics.intent(.duplicate)
                 return
             }
-            if context.refs.contains(requester.client, ref), await resendStoredAck(requester, ref: ref) {
+            // The registry is complete only while the client's refs are loaded: an intent still queued here when
+            // its client's last connection closed (and the registry forgot it) is checked against the store.
+            let known = context.refs.contains(requester.client, ref) || !context.refs.isLoaded(requester.client)
+            if known, await resendStoredAck(requester, ref: ref) {
                 context.metrics.intent(.duplicate)
                 return
             }
