@@ -193,6 +193,8 @@ final class TablecastClientTests: XCTestCase {
         for await event in events {
             if case .presence(_, let clients) = event, clients.contains(where: { $0.client == "a" && $0.row != nil }) { break }
         }
+        let refreshed = try await b.refresh("p")
+        XCTAssertEqual(refreshed.version, a.replica(of: "p")!.version)
         let tables = try await a.listTables()
         XCTAssertEqual(tables.map(\.table), ["p"])
         try await a.dropTable("p")

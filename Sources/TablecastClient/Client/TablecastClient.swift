@@ -174,6 +174,20 @@ public final class TablecastClient: Sendable, TransportReceiver {
         return replica
     }
 
+    /// Pull-to-refresh on a subscribed table: the server re-sends what the replica missed (or a snapshot) and
+    /// answers `refreshed`; returns the replica then.
+    @discardableResult
+    public func refresh(_ table: String) async throws -> Replica {
+        let response = try await request { state in
+            let replica = state.subscriptions[table]?.replica
+            return .refresh(table: table, since: replica?.version, epoch: replica?.epoch)
+        }
+        guard case .refreshed = response, let replica = replica(of: table) else {
+            throw TablecastClientError.unexpectedResponse("\(response)")
+        }
+        return replica
+    }
+
     /// Ends the subscription and forgets the replica.
     public func unsubscribe(_ table: String) async throws {
         _ = try await request { state in
