@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Logging
 import TableModel
 import TablecastClient
@@ -40,6 +43,15 @@ final class TestServer: @unchecked Sendable {
     func tearDown() async {
         await stop()
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A counter from the server's /metrics, e.g. `tablecast_intents_total{outcome="unavailable"}`.
+    func metric(_ name: String) async throws -> Double {
+        let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.hasPrefix(name + " ") {
+            return Double(line.dropFirst(name.count + 1)) ?? .nan
+        }
+        return 0
     }
 
     /// A fresh client's view: subscribes on a new connection, returns the snapshot and closes.

@@ -119,6 +119,9 @@ final class TablecastClientTests: XCTestCase {
         XCTAssertEqual(values.count, count, "nothing lost, nothing applied twice")
         XCTAssertEqual(Set(values).count, count)
         XCTAssertEqual(truth.version, UInt64(1 + count) - 1, "one version per insert")
+        // Retries were answered from the stored acks, never committed again (which fails the whole group).
+        let unavailable = try await server.metric(#"tablecast_intents_total{outcome="unavailable"}"#)
+        XCTAssertEqual(unavailable, 0)
         try await eventually { client.replica(of: "log")?.version == truth.version }
         XCTAssertTrue(client.replica(of: "log")!.hasSameContents(as: truth))
         await client.close()
@@ -190,6 +193,8 @@ final class TablecastClientTests: XCTestCase {
         for await event in events {
             if case .presence(_, let clients) = event, clients.contains(where: { $0.client == "a" && $0.row != nil }) { break }
         }
+        let refreshed = try await b.refresh("p")
+        XCTAssertEqual(refreshed.version, a.replica(of: "p")!.version)
         let tables = try await a.listTables()
         XCTAssertEqual(tables.map(\.table), ["p"])
         try await a.dropTable("p")

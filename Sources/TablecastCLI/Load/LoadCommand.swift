@@ -71,8 +71,14 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Sections of each created table.")
     var sections = 10
 
+    @Option(help: "Subscribers that keep full replicas (checked for convergence); the others only scan each update for its origin and count it. Default: all.")
+    var replicas: Int?
+
     @Flag(help: "Every writer subscribes and picks index paths from its own replica (default: the writers of a table share one subscribed view).")
     var writersSubscribe = false
+
+    @Option(help: "Start when no presence message arrived for this many seconds after connecting everyone.")
+    var settle: Double = 1
 
     @Flag(help: "Print the report as JSON on stdout.")
     var json = false
@@ -104,21 +110,32 @@ struct LoadCommand: AsyncParsableCommand {
         if create { try await createTables(tables, transport: transport) }
 
         // Connect everyone and subscribe, at most a few hundred handshakes at a time.
+        func configuration(_ id: String) -> TablecastClient.Configuration {
+            var configuration = TablecastClient.Configuration(url: url, clientID: "load-\(run)-\(id)")
+            configuration.observesPresence = false
+            return configuration
+        }
         let subscriberClients = try (0..<subscribers).map { index in
-            try TablecastClient(
-                configuration: .init(url: url, clientID: "load-\(run)-s\(index)"), transport: transport,
+            var settings = configuration("s\(index)")
+            settings.keepsReplicas = replicas.map { index < $0 } ?? true
+            return try TablecastClient(
+                configuration: settings, transport: transport,
                 onEvent: { event in
-                    if case .update(let update, _) = event { stats.recordDelivery(originRef: update.originRef, subscriber: index) }
+                    switch event {
+                    case .update(let update, _): stats.recordDelivery(originRef: update.originRef, subscriber: index)
+                    case .updateSeen(_, _, _, let ref): stats.recordDelivery(originRef: ref, subscriber: index)
+                    default: break
+                    }
                 })
         }
         let writerClients = try (0..<writers).map { index in
-            try TablecastClient(configuration: .init(url: url, clientID: "load-\(run)-w\(index)"), transport: transport)
+            try TablecastClient(configuration: configuration("w\(index)"), transport: transport)
         }
         // What writers pick index paths from: their own replicas, or one subscribed view per table.
         let views = try writersSubscribe
             ? writerClients
             : tables.indices.map { index in
-                try TablecastClient(configuration: .init(url: url, clientID: "load-\(run)-v\(index)"), transport: transport)
+                try TablecastClient(configuration: configuration("v\(index)"), transport: transport)
             }
         let everyone = subscriberClients.enumerated().map { ($1, tables[$0 % tables.count]) }
             + views.enumerated().map { ($1, tables[$0 % tables.count]) }
@@ -131,6 +148,17 @@ struct LoadCommand: AsyncParsableCommand {
             for client in writerClients { client.connect() }
         }
         progress("connected \(everyone.count) clients to \(tables.count) table(s) in \(seconds(since: connectStart))s\n")
+        // The server tells every subscriber of a table the whole presence list whenever anyone joins: N joins send
+        // N² entries. Let that drain before measuring: wait until no presence arrived for `settle` seconds.
+        let settleStart = ContinuousClock.now
+        var presenceSeen = -1
+        while true {
+            let now = everyone.reduce(0) { $0 + $1.0.skippedPresenceCount }
+            if now == presenceSeen { break }
+            presenceSeen = now
+            try await Task.sleep(for: .milliseconds(Int(settle * 1000)))
+        }
+        progress("presence of the joins drained in \(seconds(since: settleStart))s (\(presenceSeen) presence messages)\n")
 
         // The run.
         let start = ContinuousClock.now
@@ -157,7 +185,7 @@ struct LoadCommand: AsyncParsableCommand {
         var failures: [String] = []
         for table in tables {
             let truth = try await snapshot(table, transport: transport)
-            let watchers = everyone.filter { $0.1 == table }.map(\.0)
+            let watchers = everyone.filter { $0.1 == table && $0.0.configuration.keepsReplicas }.map(\.0)
             let settle = ContinuousClock.now + .seconds(30)
             while ContinuousClock.now < settle,
                 !watchers.allSatisfy({ ($0.replica(of: table)?.version ?? 0) >= truth.version })
@@ -191,6 +219,7 @@ struct LoadCommand: AsyncParsableCommand {
                 "subscribers": .number(Double(subscribers)), "writers": .number(Double(writers)), "mix": .string(mix.description),
                 "rate": .number(rate), "inFlight": .number(Double(inFlight)), "stale": .bool(stale), "base": .string(base.rawValue),
                 "writersSubscribe": .bool(writersSubscribe),
+                "replicas": .number(Double(replicas.map { min($0, subscribers) } ?? subscribers)),
             ])
         print(json ? report.json.jsonText : report.text)
         if !failures.isEmpty { throw ExitCode(1) }

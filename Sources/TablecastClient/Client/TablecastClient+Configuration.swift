@@ -15,6 +15,15 @@ extension TablecastClient {
         /// Prefix of the refs this client generates: unique per instance (random by default), so a new process
         /// with the same client id never collides with refs the server remembers from an earlier run.
         public var refPrefix: String
+        /// Whether `presence` messages are decoded and delivered as events. The server sends every subscriber
+        /// the whole list of a table's clients whenever anyone joins or leaves, so a client that does not show
+        /// presence (a load generator with thousands of connections) saves most of its time by skipping them.
+        public var observesPresence: Bool
+        /// Whether subscribed tables are kept as replicas (default). Off, updates are not decoded or applied: each
+        /// is reported as ``Event/updateSeen(table:version:originClient:originRef:)`` from a scan of its top level,
+        /// which costs a fraction of decoding, and is reported at once on the transport's thread (the handler must
+        /// return quickly); snapshots still arrive. For load generators counting deliveries.
+        public var keepsReplicas: Bool
 
         /// - Parameters:
         ///   - url: the server, e.g. `ws://127.0.0.1:8080/`.
@@ -32,6 +41,8 @@ extension TablecastClient {
             self.token = token
             self.backoff = backoff
             self.refPrefix = String(random.prefix(6)) + "-"
+            self.observesPresence = true
+            self.keepsReplicas = true
         }
     }
 
@@ -39,6 +50,9 @@ extension TablecastClient {
     public enum Event: Sendable {
         /// The connection state changed.
         case state(ConnectionState)
+        /// An update arrived for a subscribed table of a client that keeps no replicas
+        /// (``Configuration/keepsReplicas`` off).
+        case updateSeen(table: String, version: UInt64, originClient: String?, originRef: String?)
         /// A snapshot replaced a subscribed table's replica.
         case snapshot(Replica)
         /// An update was applied to a subscribed table's replica (`replica` is the result).

@@ -31,6 +31,7 @@ public final class TablecastClient: Sendable, TransportReceiver {
     private let queue: DispatchQueue
     private let onEvent: (@Sendable (Event) -> Void)?
     private let state = Mutex(State())
+    private let skippedPresence = Atomic<Int>(0)
 
     private struct Pending {
         var sequence: UInt64
@@ -132,6 +133,9 @@ public final class TablecastClient: Sendable, TransportReceiver {
         state.withLock { $0.subscriptions[table]?.replica }
     }
 
+    /// `presence` messages received and skipped because ``Configuration/observesPresence`` is off.
+    public var skippedPresenceCount: Int { skippedPresence.load(ordering: .relaxed) }
+
     /// Requests not yet answered (intents waiting for their ack, across reconnects included).
     public var pendingRequestCount: Int { state.withLock { $0.pending.count } }
 
@@ -167,6 +171,20 @@ public final class TablecastClient: Sendable, TransportReceiver {
         }
         guard case .subscribed = response else { throw TablecastClientError.unexpectedResponse("\(response)") }
         guard let replica = replica(of: table) else { throw TablecastClientError.unexpectedResponse("no snapshot") }
+        return replica
+    }
+
+    /// Pull-to-refresh on a subscribed table: the server re-sends what the replica missed (or a snapshot) and
+    /// answers `refreshed`; returns the replica then.
+    @discardableResult
+    public func refresh(_ table: String) async throws -> Replica {
+        let response = try await request { state in
+            let replica = state.subscriptions[table]?.replica
+            return .refresh(table: table, since: replica?.version, epoch: replica?.epoch)
+        }
+        guard case .refreshed = response, let replica = replica(of: table) else {
+            throw TablecastClientError.unexpectedResponse("\(response)")
+        }
         return replica
     }
 
@@ -320,6 +338,14 @@ public final class TablecastClient: Sendable, TransportReceiver {
 
     /// Called on the transport's thread: hands the event to the client's queue.
     func receive(_ event: WebSocketEvent) {
+        // A client without replicas scans updates right here (a cheap walk of the top level, no allocation) rather
+        // than hopping to its queue: thousands of counting connections would otherwise cost a dispatch each.
+        if !configuration.keepsReplicas, case .message(let id, let message) = event,
+            let update = UpdateScanner.scan(message.bytes), state.withLock({ $0.socket == id })
+        {
+            emit(.updateSeen(table: update.table, version: update.version, originClient: update.originClient, originRef: update.originRef))
+            return
+        }
         queue.async { self.handle(event) }
     }
 
@@ -329,6 +355,10 @@ public final class TablecastClient: Sendable, TransportReceiver {
             opened(info.id)
         case .message(let id, let message):
             guard state.withLock({ $0.socket == id }) else { return }
+            if !configuration.observesPresence, Self.isPresence(message.bytes) {
+                skippedPresence.add(1, ordering: .relaxed)
+                return
+            }
             let decoded: ServerMessage
             do {
                 decoded = try ServerMessage.decode(message.bytes)
@@ -495,6 +525,14 @@ public final class TablecastClient: Sendable, TransportReceiver {
         onEvent?(event)
         let streams = state.withLock { Array($0.streams.values) }
         for stream in streams { stream.yield(event) }
+    }
+
+    private static let presenceSuffix = Array(#""type":"presence"}"#.utf8)
+
+    /// Whether a (compact) message is a `presence`: its top-level object ends with that `type` member. Text inside
+    /// a value cannot end the message this way (its quotes would be escaped), so there are no false positives.
+    static func isPresence(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= presenceSuffix.count && bytes.suffix(presenceSuffix.count).elementsEqual(presenceSuffix)
     }
 
     // MARK: - URL

@@ -23,6 +23,9 @@ actor TableActor {
     private var subscribers: [WebSocketConnectionID: Requester] = [:]
     private var subscriberIDs: [WebSocketConnectionID] = []
     private var presence = PresenceBoard<WebSocketConnectionID>()
+    /// Presence changed during the current batch of work: one `presence` message is sent when the batch ends.
+    /// (Sending the whole list at every join made N subscribers joining together cost N² entries.)
+    private var presenceChanged = false
     private var dropped = false
     /// Set when the table could not be reloaded after a failed commit: it then refuses work with `unavailable`.
     private var broken: String?
@@ -66,6 +69,10 @@ actor TableActor {
                 }
             }
             await flush(&group)
+            if presenceChanged {
+                presenceChanged = false
+                broadcastPresence()
+            }
         }
     }
 
@@ -112,7 +119,10 @@ actor TableActor {
                 context.metrics.intent(.duplicate)
                 return
             }
-            if context.refs.contains(requester.client, ref), await resendStoredAck(requester, ref: ref) {
+            // The registry is complete only while the client's refs are loaded: an intent still queued here when
+            // its client's last connection closed (and the registry forgot it) is checked against the store.
+            let known = context.refs.contains(requester.client, ref) || !context.refs.isLoaded(requester.client)
+            if known, await resendStoredAck(requester, ref: ref) {
                 context.metrics.intent(.duplicate)
                 return
             }
@@ -259,7 +269,7 @@ actor TableActor {
                 subscriberIDs.append(requester.connection)
                 context.metrics.subscribers.increment()
             }
-            if presence.join(requester.connection, client: requester.client, name: requester.name) { broadcastPresence() }
+            if presence.join(requester.connection, client: requester.client, name: requester.name) { presenceChanged = true }
             publishStatus()
         case .refresh(let requester, let ref, let since, let epoch):
             if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
@@ -283,7 +293,7 @@ actor TableActor {
             case .beginEditingRow(let row): changed = presence.beginEditingRow(requester.connection, row: row)
             case .endEditingRow(let row): changed = presence.endEditingRow(requester.connection, row: row)
             }
-            if changed { broadcastPresence() }
+            if changed { presenceChanged = true }
         case .setRules(let requester, let ref, let patch):
             if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
             await setRules(requester, ref: ref, patch)
@@ -304,7 +314,7 @@ actor TableActor {
             context.metrics.subscribers.decrement()
             publishStatus()
         }
-        if presence.leave(connection) { broadcastPresence() }
+        if presence.leave(connection) { presenceChanged = true }
     }
 
     private func broadcastPresence() {

@@ -1,0 +1,30 @@
+import TableModel
+import TablecastProtocol
+import XCTest
+
+@testable import TablecastClient
+
+final class UpdateScannerTests: XCTestCase {
+    func testReadsTableVersionAndOriginOfUpdatesOnly() {
+        let tricky: JSONValue = ["type": "update", "table": "other", "version": 99, "s": "\"}{\\"]
+        let batch = Batch(insertRows: [.init(at: RowPath(section: 0, row: 0), row: Row(id: "r2", value: tricky))])
+        let update = ServerMessage.update(.init(table: "t", version: 7, originClient: "c", originRef: "w1.2.345", batch: batch))
+        XCTAssertEqual(
+            UpdateScanner.scan(update.encoded),
+            .init(table: "t", version: 7, originClient: "c", originRef: "w1.2.345"))
+        let anonymous = ServerMessage.update(.init(table: "t", version: 8, originClient: "anon-1", originRef: nil, batch: Batch()))
+        XCTAssertEqual(UpdateScanner.scan(anonymous.encoded)?.originRef, nil)
+        XCTAssertEqual(UpdateScanner.scan(anonymous.encoded)?.version, 8)
+        XCTAssertNil(UpdateScanner.scan(ServerMessage.ack(.init(ref: "x", table: "t", version: 3)).encoded))
+        XCTAssertNil(UpdateScanner.scan(ServerMessage.dropped(table: "t").encoded))
+        XCTAssertNil(UpdateScanner.scan(Array("{\"type\":\"upd".utf8)))
+    }
+
+    func testPresenceIsRecognizedByItsLastMember() {
+        let presence = ServerMessage.presence(table: "t", clients: [.init(client: "a", name: "x\"type\":\"presence\"}", editing: false, row: nil)])
+        XCTAssertTrue(TablecastClient.isPresence(presence.encoded))
+        let row = Row(id: "r1", value: "\"type\":\"presence\"}")
+        let update = ServerMessage.update(.init(table: "t", version: 1, originClient: "c", originRef: nil, batch: Batch(insertRows: [.init(at: RowPath(section: 0, row: 0), row: row)])))
+        XCTAssertFalse(TablecastClient.isPresence(update.encoded))
+    }
+}
