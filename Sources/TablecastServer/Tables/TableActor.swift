@@ -121,7 +121,10 @@ actor TableActor {
             }
             // The registry is complete only while the client's refs are loaded: an intent still queued here when
             // its client's last connection closed (and the registry forgot it) is checked against the store.
-            let known = context.refs.contains(requester.client, ref) || !context.refs.isLoaded(requester.client)
+            // Anonymous clients' refs are never stored, so the store is no use for them.
+            let known =
+                requester.stable
+                && (context.refs.contains(requester.client, ref) || !context.refs.isLoaded(requester.client))
             if known, await resendStoredAck(requester, ref: ref) {
                 context.metrics.intent(.duplicate)
                 return
