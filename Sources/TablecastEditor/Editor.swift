@@ -173,6 +173,19 @@ public struct Editor: Sendable {
         cursorIndex = i
     }
 
+    /// The presence to announce again after a (re)subscribe: a new connection starts with none.
+    public var presenceCommands: [EditorCommand] {
+        var commands: [EditorCommand] = editing ? [.setEditing(true)] : []
+        switch mode {
+        case .input(let input):
+            if case .editRow(let id) = input.purpose { commands.append(.beginEditingRow(id)) }
+        case .confirmDelete(let ids) where ids.count == 1:
+            commands.append(.beginEditingRow(ids[0]))
+        default: break
+        }
+        return commands
+    }
+
     // MARK: - Results from the server
 
     /// An intent was acknowledged: a created row gets the cursor; a move the server retargeted says so.

@@ -210,3 +210,51 @@ def test_edit_without_the_table_exits_with_the_servers_error(setup):
     screen = tmux.wait_for("alice", "EXIT=1")
     assert "no_such_table" in screen
     assert tmux.display("alice", "#{alternate_on}") == "0"
+
+
+def width(text):
+    """Terminal columns of `text` as tmux lays it out: wide (CJK, emoji) 2, combining marks 0."""
+    import unicodedata
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def test_wide_characters_resize_and_reconnect(setup):
+    server, tmux = setup
+    wide = "苹果 🍰 e\u0301clair"
+    admin = server.client()
+    ack = admin.ok({"type": "createTable", "table": "wide", "sections": [
+        {"header": "食べ物", "footer": None, "rows": [{"value": wide}, {"value": {"qty": 2}}]}]})
+    # Someone else (a protocol client) is editing the wide row: its ✎ mark goes flush right.
+    catch_up, _ = admin.subscribe("wide")
+    row_id = catch_up[0]["sections"][0]["rows"][0]["id"]
+    admin.send({"type": "beginEditingRow", "table": "wide", "row": row_id})
+
+    tmux.type("alice", f"{tablecast_binary()} edit wide --url {server.url} --name alice")
+    tmux.keys("alice", "Enter")
+    screen = tmux.wait("alice", lambda s: "✎ tester" in line_with(s, "clair"), "the other editor's mark")
+    line = line_with(screen, "clair")
+    assert line.startswith("    苹果 🍰 e\u0301clair") and line.endswith("✎ tester")
+    assert width(line) == 100, (line, width(line))
+    assert '{"qty":2}' in screen  # non-string values as compact JSON
+    assert "▼ 食べ物" in screen
+
+    # A narrower terminal: everything is redrawn to the new width; long lines are cut with an ellipsis.
+    tmux.run("resize-window", "-t", f"{tmux.session}:alice", "-x", "30", "-y", "12")
+    screen = tmux.wait(window="alice", predicate=lambda s: s.split("\n")[2] == "─" * 30, what="a 30-column redraw")
+    line = line_with(screen, "苹果")
+    assert width(line) == 30 and line.endswith("✎ tester"), line
+    assert all(width(l) <= 30 for l in screen.split("\n"))
+    assert "…" in screen.split("\n")[0]  # the title line is cut to fit
+    tmux.run("resize-window", "-t", f"{tmux.session}:alice", "-x", "100", "-y", "30")
+    tmux.wait("alice", lambda s: s.split("\n")[2] == "─" * 100, "a 100-column redraw")
+
+    # The server goes away and comes back: reconnecting in Ns, then live again on the same table.
+    admin.close()
+    port = server.port
+    server.stop()
+    tmux.wait("alice", lambda s: "reconnecting in" in s.split("\n")[0], "reconnecting")
+    server.start(port=port)
+    screen = tmux.wait("alice", lambda s: "● live" in s, "live again", timeout=20)
+    assert "clair" in screen
+    tmux.keys("alice", "q")
+    tmux.wait("alice", lambda s: s.rstrip().endswith("READY$"), "the shell prompt")

@@ -240,4 +240,13 @@ final class EditorTests: XCTestCase {
         XCTAssertEqual(editor.mode, .browse)
         XCTAssertEqual(editor.handle(.character("q")), [.quit])
     }
+
+    func testPresenceIsAnnouncedAgainAfterAReconnect() {
+        var editor = makeEditor()
+        XCTAssertEqual(editor.presenceCommands, [])
+        _ = editor.handle(.character("E"))
+        editor.setCursor(.row("r2"))
+        _ = editor.handle(.character("e"))
+        XCTAssertEqual(editor.presenceCommands, [.setEditing(true), .beginEditingRow("r2")])
+    }
 }

@@ -211,6 +211,7 @@ struct EditCommand: AsyncParsableCommand {
                     editor.replaceTable(replica.table)
                 case .subscribed(let status) where status.table == table:
                     if let replica = client.replica(of: table) { editor.replaceTable(replica.table) }
+                    _ = perform(editor.presenceCommands)  // after a reconnect the server knows none of it
                 case .presence(let name, let clients) where name == table:
                     editor.presence = clients
                 case .rules(let name, let rules) where name == table:
