@@ -4,15 +4,21 @@
     import Darwin
 #endif
 
+/// write(2), named apart from ``Terminal/write(_:)``.
+private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+        Glibc.write(fd, buffer, count)
+    #else
+        Darwin.write(fd, buffer, count)
+    #endif
+}
+
 /// The terminal as the editor uses it: raw mode (termios), the alternate screen, a hidden cursor, no autowrap;
 /// everything undone by ``restore()``, on exit and from the crash-signal handlers.
 enum Terminal {
     /// The settings before raw mode; written once before any handler can run, read by the handlers.
     nonisolated(unsafe) private static var original = termios()
     nonisolated(unsafe) private static var active: sig_atomic_t = 0
-
-    /// Leave the alternate screen, show the cursor, autowrap back on.
-    private static let leaveSequence = "\u{1B}[?7h\u{1B}[?25h\u{1B}[?1049l"
 
     static var isTerminal: Bool { isatty(0) != 0 && isatty(1) != 0 }
 
@@ -41,14 +47,16 @@ enum Terminal {
         guard active == 1 else { return }
         active = 0
         tcsetattr(0, TCSAFLUSH, &original)
-        leaveSequence.withCString { pointer in _ = Glibc.write(1, pointer, strlen(pointer)) }
+        // Autowrap back on, cursor shown, alternate screen left: a static string, so nothing is allocated here.
+        let leave: StaticString = "\u{1B}[?7h\u{1B}[?25h\u{1B}[?1049l"
+        _ = systemWrite(1, leave.utf8Start, leave.utf8CodeUnitCount)
     }
 
     static func write(_ text: String) {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.write(1, $0.baseAddress! + offset, $0.count - offset) }
+            let n = bytes.withUnsafeMutableBytes { systemWrite(1, $0.baseAddress! + offset, $0.count - offset) }
             if n <= 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 return
