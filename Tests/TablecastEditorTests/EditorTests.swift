@@ -249,4 +249,34 @@ final class EditorTests: XCTestCase {
         _ = editor.handle(.character("e"))
         XCTAssertEqual(editor.presenceCommands, [.setEditing(true), .beginEditingRow("r2")])
     }
+
+    func testRemoteChangesWhileTypingKeepTheInputAndTheCursor() {
+        var editor = makeEditor()
+        editor.setCursor(.row("r3"))
+        _ = editor.handle(.character("e"))
+        _ = type("!", into: &editor)
+        var table = editor.table
+        table.sections[0].rows.remove(at: 0)  // someone deletes fig above
+        table.version = 1
+        editor.replaceTable(table)
+        XCTAssertEqual(editor.cursor, .row("r3"))
+        guard case .input(let input) = editor.mode else { return XCTFail("input closed") }
+        XCTAssertEqual(input.text, "苹果!")
+        // The edit names the row where it is now, at the version shown.
+        XCTAssertEqual(
+            editor.handle(.enter).first,
+            .send(.edit(RowRef(RowPath(section: 0, row: 0), id: "r3"), value: "苹果!"), base: 1, label: "edit", requested: RowPath(section: 0, row: 0)))
+    }
+
+    func testARowDeletedWhileBeingEditedEndsTheInputWithAMessage() {
+        var editor = makeEditor()
+        editor.setCursor(.row("r3"))
+        _ = editor.handle(.character("e"))
+        var table = editor.table
+        table.sections[0].rows.remove(at: 1)
+        editor.replaceTable(table)
+        XCTAssertEqual(editor.mode, .browse)
+        XCTAssertEqual(editor.cursor, .row("r4"))
+        XCTAssertEqual(editor.status?.isError, true)
+    }
 }
