@@ -107,11 +107,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // Layer 5: the live terminal editor's pure logic (screen model, keys, layout, widths), tested without a terminal.
+        .target(name: "TablecastEditor", dependencies: ["TableModel", "TablecastProtocol"], swiftSettings: swiftSettings),
+        .testTarget(name: "TablecastEditorTests", dependencies: ["TablecastEditor"], swiftSettings: swiftSettings),
+
         // Layer 5: the `tablecast` executable: serve, compact and the clients.
         .executableTarget(
             name: "TablecastCLI",
             dependencies: [
                 "TablecastServer", "TableStore", "TableModel", "TablecastClient", "TablecastProtocol", "WebSocketTransport",
+                "TablecastEditor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

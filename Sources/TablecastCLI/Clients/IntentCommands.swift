@@ -80,21 +80,7 @@ struct MoveCommand: AsyncParsableCommand {
     }
 }
 
-struct EditCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "edit", abstract: "Give a row a new value; prints the ack.")
-    @OptionGroup var connection: ConnectionOptions
-    @OptionGroup var intent: IntentOptions
-    @Option(help: "The row: section,row.")
-    var at: IndexPathArgument
-    @Argument(help: "The new value: JSON, or else the text as a string.")
-    var value: String
-    @Option(help: "The row's id, checked by the server.")
-    var row: String?
-
-    func run() async throws {
-        try await intent.send(.edit(RowRef(at.path, id: row), value: jsonArgument(value)), connection: connection)
-    }
-}
+// `edit` (a row's new value, or the live editor without --at) is EditCommand in Edit/EditCommand.swift.
 
 struct BatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,0 +1,282 @@
+import TableModel
+import TablecastEditor
+import TablecastProtocol
+import XCTest
+
+final class EditorTests: XCTestCase {
+    /// s1 "Fruit" [r2 fig, r3 苹果, r4 {"qty":2}] footer "fresh"; s5 "Dairy" [r6 milk].
+    func makeEditor(rules: TableRules = TableRules()) -> Editor {
+        var editor = Editor(tableName: "groceries", me: "me", myName: "Me")
+        editor.replaceTable(
+            Table(
+                contents: [
+                    SectionContent(
+                        header: "Fruit", footer: "fresh",
+                        rows: [RowContent(value: "fig"), RowContent(value: "苹果"), RowContent(value: ["qty": 2])]),
+                    SectionContent(header: "Dairy", rows: [RowContent(value: "milk")]),
+                ], rules: rules))
+        return editor
+    }
+
+    func type(_ text: String, into editor: inout Editor) -> [EditorCommand] {
+        text.flatMap { editor.handle(.character($0)) }
+    }
+
+    func testTheCursorStartsOnTheFirstLineAndMovesByItems() {
+        var editor = makeEditor()
+        XCTAssertEqual(editor.cursor, .section("s1"))
+        _ = editor.handle(.down)
+        XCTAssertEqual(editor.cursor, .row("r2"))
+        _ = editor.handle(.character("G"))
+        XCTAssertEqual(editor.cursor, .row("r6"))
+        _ = editor.handle(.up)
+        XCTAssertEqual(editor.cursor, .section("s5"))
+    }
+
+    func testTheCursorStaysOnItsRowByIDWhenOthersInsertAndMoveRows() {
+        var editor = makeEditor()
+        editor.setCursor(.row("r3"))
+        var table = editor.table
+        table.sections[0].rows.insert(Row(id: "r9", value: "new"), at: 0)
+        let moved = table.sections[0].rows.remove(at: 2)  // r3 goes to the other section
+        table.sections[1].rows.append(moved)
+        table.version = 2
+        editor.replaceTable(table)
+        XCTAssertEqual(editor.cursor, .row("r3"))
+        XCTAssertEqual(editor.path(ofRow: "r3"), RowPath(section: 1, row: 1))
+    }
+
+    func testWhenTheCursorRowIsDeletedTheCursorTakesTheLineInItsPlace() {
+        var editor = makeEditor()
+        editor.setCursor(.row("r3"))
+        var table = editor.table
+        table.sections[0].rows.remove(at: 1)
+        editor.replaceTable(table)
+        XCTAssertEqual(editor.cursor, .row("r4"))
+    }
+
+    func testAddInsertsTheTypedStringAfterTheCursor() {
+        var editor = makeEditor()
+        editor.setCursor(.row("r2"))
+        XCTAssertEqual(editor.handle(.character("a")), [])
+        XCTAssertEqual(type("kiwi", into: &editor), [])
+        let commands = editor.handle(.enter)
+        XCTAssertEqual(
+            commands,
+            [.send(.insert(at: RowPath(section: 0, row: 1), row: RowContent(value: "kiwi")), base: 0, label: "insert", requested: RowPath(section: 0, row: 1))])
+        XCTAssertEqual(editor.mode, .browse)
+    }
+
+    func testAnEqualsPrefixMeansJSON() {
+        var editor = makeEditor()
+        editor.setCursor(.section("s5"))
+        _ = editor.handle(.character("a"))
+        _ = type("={\"n\":1}", into: &editor)
+        XCTAssertEqual(
+            editor.handle(.enter),
+            [.send(.insert(at: RowPath(section: 1, row: 0), row: RowContent(value: ["n": 1])), base: 0, label: "insert", requested: RowPath(section: 1, row: 0))])
+        // Not JSON: the input stays open with an error.
+        _ = editor.handle(.character("a"))
+        _ = type("={oops", into: &editor)
+        XCTAssertEqual(editor.handle(.enter), [])
+        XCTAssertEqual(editor.status?.isError, true)
+        if case .input = editor.mode {} else { XCTFail("input closed") }
+    }
+
+    func testEditingInPlaceSendsPresenceAroundTheEdit() {
+        var editor = makeEditor()
+        editor.setCursor(.row("r4"))
+        XCTAssertEqual(editor.handle(.enter), [.beginEditingRow("r4")])
+        guard case .input(let input) = editor.mode else { return XCTFail("no input") }
+        XCTAssertEqual(input.text, "={\"qty\":2}")  // a non-string value is edited as JSON
+        _ = editor.handle(.ctrl("u"))
+        _ = type("figs", into: &editor)
+        XCTAssertEqual(
+            editor.handle(.enter),
+            [.send(.edit(RowRef(RowPath(section: 0, row: 2), id: "r4"), value: "figs"), base: 0, label: "edit", requested: RowPath(section: 0, row: 2)),
+             .endEditingRow("r4")])
+        // Escape cancels and still ends the presence.
+        _ = editor.handle(.character("e"))
+        XCTAssertEqual(editor.handle(.escape), [.endEditingRow("r4")])
+    }
+
+    func testDeleteNeedsTheOneKeyConfirmationWhichShowsTheTablesTitle() {
+        var rules = TableRules()
+        rules.deleteConfirmationTitle = "Remove"
+        var editor = makeEditor(rules: rules)
+        editor.setCursor(.row("r2"))
+        XCTAssertEqual(editor.handle(.character("d")), [.beginEditingRow("r2")])
+        let frame = editor.frame(width: 60, height: 14)
+        XCTAssertTrue(frame.lines[13].contains("“fig”: [y] Remove"), frame.lines[13])
+        XCTAssertEqual(
+            editor.handle(.character("y")),
+            [.send(.delete(RowRef(RowPath(section: 0, row: 0), id: "r2")), base: 0, label: "delete", requested: nil), .endEditingRow("r2")])
+        // Any other key cancels.
+        _ = editor.handle(.character("d"))
+        XCTAssertEqual(editor.handle(.character("n")), [.endEditingRow("r2")])
+    }
+
+    func testEditingModeSelectsRowsAndDeletesThemInOneBatch() {
+        var editor = makeEditor()
+        XCTAssertEqual(editor.handle(.character("E")), [.setEditing(true)])
+        editor.setCursor(.row("r2"))
+        _ = editor.handle(.character(" "))  // selects r2, cursor to r3
+        _ = editor.handle(.character("G"))
+        _ = editor.handle(.character(" "))  // selects r6
+        XCTAssertEqual(editor.selection, ["r2", "r6"])
+        let lines = editor.frame(width: 40, height: 14).lines
+        XCTAssertTrue(lines.contains { $0.hasPrefix("    [x] ⊖ fig") && $0.hasSuffix("≡") })
+        XCTAssertEqual(editor.handle(.character("D")), [])
+        XCTAssertEqual(
+            editor.handle(.character("y")),
+            [.send(
+                .batch(ClientBatch(deleteRows: [RowRef(RowPath(section: 0, row: 0), id: "r2"), RowRef(RowPath(section: 1, row: 0), id: "r6")])),
+                base: 0, label: "delete 2 rows", requested: nil)])
+        XCTAssertEqual(editor.handle(.character("E")), [.setEditing(false)])
+    }
+
+    func testMovesProposeTheNeighbouringPlaceAndCrossSections() {
+        var editor = makeEditor()
+        editor.setCursor(.row("r3"))
+        XCTAssertEqual(
+            editor.handle(.character("K")),
+            [.send(.move(from: RowRef(RowPath(section: 0, row: 1), id: "r3"), to: RowPath(section: 0, row: 0)), base: 0, label: "move", requested: RowPath(section: 0, row: 0))])
+        XCTAssertEqual(
+            editor.handle(.character("]")),
+            [.send(.move(from: RowRef(RowPath(section: 0, row: 1), id: "r3"), to: RowPath(section: 1, row: 0)), base: 0, label: "move", requested: RowPath(section: 1, row: 0))])
+        editor.setCursor(.row("r6"))
+        XCTAssertEqual(
+            editor.handle(.character("[")),
+            [.send(.move(from: RowRef(RowPath(section: 1, row: 0), id: "r6"), to: RowPath(section: 0, row: 3)), base: 0, label: "move", requested: RowPath(section: 0, row: 3))])
+    }
+
+    func testARetargetedMoveIsShown() {
+        var editor = makeEditor()
+        editor.acked(
+            label: "move", ack: ServerMessage.Ack(ref: "1", table: "groceries", version: 3, resolved: [[0, 2]]),
+            requested: RowPath(section: 1, row: 0))
+        XCTAssertEqual(editor.status?.text, "moved: the server put it at [0,2], not [1,0] (v3)")
+    }
+
+    func testServerErrorsShowInTheStatusLine() {
+        var editor = makeEditor()
+        editor.failed(label: "edit", message: "not_editable: row r2 is not editable")
+        let lines = editor.frame(width: 60, height: 14).lines
+        XCTAssertTrue(lines[12].contains("✗ edit failed: not_editable: row r2 is not editable"), lines[12])
+    }
+
+    func testCopyAndPasteInsertsACopyAfterTheCursor() {
+        var editor = makeEditor()
+        editor.setCursor(.row("r4"))
+        _ = editor.handle(.character("c"))
+        editor.setCursor(.row("r6"))
+        XCTAssertEqual(
+            editor.handle(.character("p")),
+            [.send(.insert(at: RowPath(section: 1, row: 1), row: RowContent(value: ["qty": 2])), base: 0, label: "paste", requested: RowPath(section: 1, row: 1))])
+    }
+
+    func testRefreshShowsRefreshingUntilRefreshed() {
+        var editor = makeEditor()
+        XCTAssertEqual(editor.handle(.character("r")), [.refresh])
+        XCTAssertTrue(editor.frame(width: 60, height: 14).lines[0].contains("refreshing…"))
+        editor.refreshed(version: 7)
+        XCTAssertFalse(editor.frame(width: 60, height: 14).lines[0].contains("refreshing…"))
+    }
+
+    func testHeadersFootersAndSectionsAreEditable() {
+        var editor = makeEditor()
+        editor.setCursor(.row("r6"))
+        _ = editor.handle(.character("h"))
+        _ = editor.handle(.ctrl("u"))
+        _ = type("Cold", into: &editor)
+        XCTAssertEqual(
+            editor.handle(.enter),
+            [.send(.editSection(SectionRef(1, id: "s5"), header: .some("Cold")), base: 0, label: "section", requested: nil)])
+        _ = editor.handle(.character("f"))
+        XCTAssertEqual(
+            editor.handle(.enter),
+            [.send(.editSection(SectionRef(1, id: "s5"), footer: .some(nil)), base: 0, label: "section", requested: nil)])
+        _ = editor.handle(.character("A"))
+        _ = type("Bakery", into: &editor)
+        XCTAssertEqual(
+            editor.handle(.enter),
+            [.send(.insertSection(at: 2, section: SectionContent(header: "Bakery")), base: 0, label: "new section", requested: nil)])
+    }
+
+    func testTheFrameShowsSectionsRowsPresenceAndState() {
+        var editor = makeEditor()
+        editor.connection = .reconnecting(seconds: 3)
+        editor.presence = [
+            PresenceEntry(client: "me", name: "Me", editing: false, row: nil),
+            PresenceEntry(client: "b", name: "Bob", editing: true, row: "r3"),
+        ]
+        editor.setCursor(.row("r2"))
+        let lines = editor.frame(width: 30, height: 14).lines
+        XCTAssertEqual(lines[0], " groceries · v0 · reconnectin…")
+        // 苹 would straddle the edge: cut before it, the gap filled with a space.
+        XCTAssertEqual(lines[1], " here: Bob (editing mode) ✎ … ")
+        XCTAssertEqual(lines[3], "  ▼ Fruit                     ")
+        XCTAssertEqual(lines[4], "▶   fig                       ")
+        XCTAssertEqual(lines[5], "    苹果                 ✎ Bob")
+        XCTAssertEqual(lines[6], "    {\"qty\":2}                 ")
+        XCTAssertEqual(lines[7], "    └ fresh                   ")
+        XCTAssertEqual(lines[8], "  ▼ Dairy                     ")
+        for line in lines { XCTAssertEqual(DisplayWidth.of(line), 30, line) }
+    }
+
+    func testTheBodyScrollsToKeepTheCursorVisible() {
+        var editor = makeEditor()
+        _ = editor.handle(.character("G"))
+        let lines = editor.frame(width: 30, height: 7).lines  // two body lines
+        XCTAssertEqual(lines[3...4].map { $0.trimmingCharacters(in: .whitespaces) }, ["▼ Dairy", "▶   milk"])
+    }
+
+    func testHelpListsEveryKeyAndQQuits() {
+        var editor = makeEditor()
+        _ = editor.handle(.character("?"))
+        let text = editor.frame(width: 100, height: 30).lines.joined(separator: "\n")
+        for entry in Editor.keyTable { XCTAssertTrue(text.contains(entry.action), entry.action) }
+        XCTAssertEqual(editor.handle(.character("x")), [])
+        XCTAssertEqual(editor.mode, .browse)
+        XCTAssertEqual(editor.handle(.character("q")), [.quit])
+    }
+
+    func testPresenceIsAnnouncedAgainAfterAReconnect() {
+        var editor = makeEditor()
+        XCTAssertEqual(editor.presenceCommands, [])
+        _ = editor.handle(.character("E"))
+        editor.setCursor(.row("r2"))
+        _ = editor.handle(.character("e"))
+        XCTAssertEqual(editor.presenceCommands, [.setEditing(true), .beginEditingRow("r2")])
+    }
+
+    func testRemoteChangesWhileTypingKeepTheInputAndTheCursor() {
+        var editor = makeEditor()
+        editor.setCursor(.row("r3"))
+        _ = editor.handle(.character("e"))
+        _ = type("!", into: &editor)
+        var table = editor.table
+        table.sections[0].rows.remove(at: 0)  // someone deletes fig above
+        table.version = 1
+        editor.replaceTable(table)
+        XCTAssertEqual(editor.cursor, .row("r3"))
+        guard case .input(let input) = editor.mode else { return XCTFail("input closed") }
+        XCTAssertEqual(input.text, "苹果!")
+        // The edit names the row where it is now, at the version shown.
+        XCTAssertEqual(
+            editor.handle(.enter).first,
+            .send(.edit(RowRef(RowPath(section: 0, row: 0), id: "r3"), value: "苹果!"), base: 1, label: "edit", requested: RowPath(section: 0, row: 0)))
+    }
+
+    func testARowDeletedWhileBeingEditedEndsTheInputWithAMessage() {
+        var editor = makeEditor()
+        editor.setCursor(.row("r3"))
+        _ = editor.handle(.character("e"))
+        var table = editor.table
+        table.sections[0].rows.remove(at: 1)
+        editor.replaceTable(table)
+        XCTAssertEqual(editor.mode, .browse)
+        XCTAssertEqual(editor.cursor, .row("r4"))
+        XCTAssertEqual(editor.status?.isError, true)
+    }
+}
