@@ -154,8 +154,8 @@ struct EditCommand: AsyncParsableCommand {
                 case .refresh:
                     Task {
                         do {
-                            let status = try await client.refresh(table)
-                            sink.yield(.refreshed(status.version))
+                            let replica = try await client.refresh(table)
+                            sink.yield(.refreshed(replica.table.version))
                         } catch {
                             sink.yield(.failed(label: "refresh", message: (error as? ProtocolError)?.description ?? "\(error)"))
                         }

@@ -196,15 +196,6 @@ public final class TablecastClient: Sendable, TransportReceiver {
         }
     }
 
-    /// Pull-to-refresh: resyncs a subscribed table's replica from a fresh `snapshot` (emitted as
-    /// ``Event/snapshot(_:)``) and returns once the server says `refreshed`.
-    @discardableResult
-    public func refresh(_ table: String) async throws -> ServerMessage.TableStatus {
-        let response = try await request { _ in .refresh(table: table, since: nil, epoch: nil) }
-        guard case .refreshed(_, let status) = response else { throw TablecastClientError.unexpectedResponse("\(response)") }
-        return status
-    }
-
     /// The tables on the server.
     public func listTables() async throws -> [ServerMessage.TableSummary] {
         let response = try await request { _ in .listTables }
