@@ -251,6 +251,8 @@ def test_swipe_left_reveals_delete_with_touch_and_mouse(server, browser, admin, 
         b.page.wait_for("__t.row('swipe me').querySelector('.row-badge') !== null")
         a.click("__t.row('swipe me').querySelector('.swipe-delete')")
         b.wait_values([["keep", "mouse me"]])
+        # Measure only once this page has drawn the delete too, or the row moves up under the pointer.
+        a.wait_values([["keep", "mouse me"]])
 
         x, y = a.row_center("mouse me")
         a.page.mouse_drag((x + 120, y), (x - 60, y))
