@@ -40,9 +40,12 @@ let package = Package(
         .target(
             name: "TableModel", swiftSettings: swiftSettings,
             linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
-        .testTarget(name: "TableModelTests", dependencies: ["TableModel"], swiftSettings: swiftSettings),
+        .testTarget(name: "TableModelTests", dependencies: ["TableModel", "TablecastTesting"], swiftSettings: swiftSettings),
         // Prints the model's timings (swift run -c release table-model-bench); a figure, not a pass/fail test.
-        .executableTarget(name: "TableModelBenchmark", dependencies: ["TableModel"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "TableModelBenchmark", dependencies: ["TableModel", "TablecastTesting"], swiftSettings: swiftSettings),
+        // The seeded random generator that randomized tests and benchmarks share.
+        .target(name: "TablecastTesting", swiftSettings: swiftSettings),
 
         // Layer 3: the store of tables, log, snapshots and refs.
         .target(name: "TableStore", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
@@ -77,7 +80,9 @@ let package = Package(
 
         // Layer 3: the wire protocol: client messages decoded into intents, server messages encoded once.
         .target(name: "TablecastProtocol", dependencies: ["TableModel"], swiftSettings: swiftSettings),
-        .testTarget(name: "TablecastProtocolTests", dependencies: ["TablecastProtocol"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "TablecastProtocolTests", dependencies: ["TablecastProtocol", "TablecastTesting"],
+            swiftSettings: swiftSettings),
 
         // Layer 4: the server: table actors, subscriptions, presence, access control.
         .target(

@@ -3,18 +3,7 @@
 // table-model-bench` and run `.build/release/table-model-bench`.
 
 import TableModel
-
-/// A deterministic generator so that every run measures the same work.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import TablecastTesting
 
 /// Times `body` once per iteration (after `prepare`, which is not timed) and prints the median, p90 and maximum.
 func measure(_ name: String, iterations: Int, prepare: () throws -> Void = {}, _ body: () throws -> Void) rethrows {
@@ -45,7 +34,7 @@ extension String {
 @main
 enum Benchmark {
     static func main() throws {
-        var random = SplitMix64(state: 42)
+        var random = SeededGenerator(seed: 42)
         let rowCount = 100_000
 
         // 1. Applying a 100-entry batch to a 100,000-row section (the replica path: validate + apply in place).

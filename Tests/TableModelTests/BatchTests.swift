@@ -1,4 +1,5 @@
 import TableModel
+import TablecastTesting
 import XCTest
 
 /// Property tests of `Table.apply(_:)` with random tables and random batches.

@@ -1,4 +1,5 @@
 import TableModel
+import TablecastTesting
 import XCTest
 
 final class JSONSerializationTests: XCTestCase {

@@ -1,4 +1,5 @@
 import TableModel
+import TablecastTesting
 
 /// Random tables and random valid batches for the property tests.
 enum RandomTables {

@@ -1,4 +1,5 @@
 import TableModel
+import TablecastTesting
 import XCTest
 
 /// Property tests of `TableEngine` with random intents, fresh and stale.

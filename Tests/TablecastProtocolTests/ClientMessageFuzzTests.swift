@@ -1,5 +1,6 @@
 import TableModel
 import TablecastProtocol
+import TablecastTesting
 import XCTest
 
 /// Mutated and truncated messages are refused with a ProtocolError, never a crash or another error type.
@@ -15,19 +16,7 @@ final class ClientMessageFuzzTests: XCTestCase {
         #"{"type":"beginEditingRow","table":"t","row":"r1"}"#,
     ]
 
-    /// SplitMix64: deterministic, so a failure names a seed that replays it.
-    private struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    private func randomValue(_ depth: Int, _ g: inout Generator) -> JSONValue {
+    private func randomValue(_ depth: Int, _ g: inout SeededGenerator) -> JSONValue {
         switch Int.random(in: 0..<(depth > 2 ? 5 : 7), using: &g) {
         case 0: return .null
         case 1: return .bool(Bool.random(using: &g))
@@ -45,7 +34,7 @@ final class ClientMessageFuzzTests: XCTestCase {
     }
 
     /// Replaces one randomly chosen value somewhere inside `value`, or removes a member.
-    private func mutate(_ value: JSONValue, _ g: inout Generator) -> JSONValue {
+    private func mutate(_ value: JSONValue, _ g: inout SeededGenerator) -> JSONValue {
         switch value {
         case .object(var members) where !members.isEmpty && Bool.random(using: &g):
             let key = members.keys.sorted().randomElement(using: &g)!
@@ -66,7 +55,7 @@ final class ClientMessageFuzzTests: XCTestCase {
 
     func testMutatedMessagesAreRefusedCleanly() throws {
         let seed = UInt64.random(in: 0...UInt64.max)
-        var g = Generator(state: seed)
+        var g = SeededGenerator(seed: seed)
         for _ in 0..<20_000 {
             let original = try JSONValue(parsing: ClientMessageFuzzTests.corpus.randomElement(using: &g)!)
             var mutated = original
