@@ -46,4 +46,16 @@ final class AccessPolicyTests: XCTestCase {
         }
         XCTAssertNoThrow(try policy.authorize(token: "team", table: "team-admin", needs: .admin))
     }
+
+    func testAuthenticateNeedsAKnownTokenOnlyWhenThePolicyHasTokens() {
+        XCTAssertNoThrow(try AccessPolicy.open.authenticate(token: nil))
+        XCTAssertNoThrow(try policy.authenticate(token: "reader"))
+        XCTAssertThrowsError(try policy.authenticate(token: nil)) { error in
+            XCTAssertEqual((error as? AccessPolicy.Denial)?.message, "this server requires a token: send one in hello")
+        }
+        XCTAssertThrowsError(try policy.authenticate(token: "guess")) { error in
+            XCTAssertEqual((error as? AccessPolicy.Denial)?.code, .unauthorized)
+            XCTAssertEqual((error as? AccessPolicy.Denial)?.message, "the token given in hello is not valid on this server")
+        }
+    }
 }

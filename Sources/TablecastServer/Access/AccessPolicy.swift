@@ -59,8 +59,8 @@ public struct AccessPolicy: Sendable {
         return grants.filter { $0.tables.contains { $0.matches(table) } }.map(\.role).max()
     }
 
-    /// Checks that `token` has at least `needed` on `table`.
-    public func authorize(token: String?, table: String, needs needed: Role) throws(Denial) {
+    /// Checks that `token` lets its holder in at all: with tokens, one must be given and known.
+    public func authenticate(token: String?) throws(Denial) {
         guard requiresToken else { return }
         guard let token else {
             throw Denial(code: .unauthorized, message: "this server requires a token: send one in hello")
@@ -68,6 +68,12 @@ public struct AccessPolicy: Sendable {
         guard recognizes(token: token) else {
             throw Denial(code: .unauthorized, message: "the token given in hello is not valid on this server")
         }
+    }
+
+    /// Checks that `token` has at least `needed` on `table`.
+    public func authorize(token: String?, table: String, needs needed: Role) throws(Denial) {
+        try authenticate(token: token)
+        guard requiresToken else { return }
         guard let role = role(token: token, table: table), role >= needed else {
             throw Denial(code: .forbidden, message: "this token may not \(needed.rawValue) table '\(table)'")
         }

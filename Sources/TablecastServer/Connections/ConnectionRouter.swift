@@ -120,8 +120,7 @@ final class ConnectionRouter {
         do {
             try settings.policy.authorize(token: session.token, table: table, needs: message.neededRole)
         } catch {
-            let code: ProtocolError.Code = error.code == .unauthorized ? .unauthorized : .forbidden
-            return refuse(id, ProtocolError(code, error.message), ref: message.ref)
+            return refuse(id, ProtocolError(error), ref: message.ref)
         }
         let requester = session.requester
         switch message.body {
@@ -169,19 +168,23 @@ final class ConnectionRouter {
 
     /// With tokens, a request that names no table still needs a valid token.
     private func authorizedAtAll(_ session: ConnectionSession, ref: String?) -> Bool {
-        guard settings.policy.requiresToken, !settings.policy.recognizes(token: session.token) else { return true }
-        let message = session.token == nil ? "this server requires a token: send one in hello" : "the token given in hello is not valid on this server"
-        refuse(session.id, ProtocolError(.unauthorized, message), ref: ref)
-        return false
+        do {
+            try settings.policy.authenticate(token: session.token)
+            return true
+        } catch {
+            refuse(session.id, ProtocolError(error), ref: ref)
+            return false
+        }
     }
 
     private func hello(_ session: inout ConnectionSession, client: String, name: String, token: String?, ref: String?) async {
         guard !session.saidHello else {
             return refuse(session.id, ProtocolError(.badRequest, "hello was already sent on this connection"), ref: ref)
         }
-        guard settings.policy.recognizes(token: token) else {
-            let message = token == nil ? "this server requires a token: send one in hello" : "the token is not valid on this server"
-            return refuse(session.id, ProtocolError(.unauthorized, message), ref: ref)
+        do {
+            try settings.policy.authenticate(token: token)
+        } catch {
+            return refuse(session.id, ProtocolError(error), ref: ref)
         }
         if !context.refs.isLoaded(client) {
             do {
@@ -219,4 +222,11 @@ final class ConnectionRouter {
 enum RouterEvent: Sendable {
     case transport(WebSocketEvent)
     case stop(CheckedContinuation<Void, Never>)
+}
+
+extension ProtocolError {
+    /// The wire form of an access refusal.
+    init(_ denial: AccessPolicy.Denial) {
+        self.init(denial.code == .unauthorized ? .unauthorized : .forbidden, denial.message)
+    }
 }

@@ -75,5 +75,14 @@ extension TableServer {
         public var isLoopback: Bool {
             host == "localhost" || host == "::1" || host.hasPrefix("127.")
         }
+
+        /// The origins of the server's own pages, served on `port`: the default for ``allowedOrigins``.
+        func ownOrigins(port: Int) -> [String] {
+            var origins = ["http://\(host):\(port)"]
+            if isLoopback {
+                origins += ["http://localhost:\(port)", "http://127.0.0.1:\(port)", "http://[::1]:\(port)"]
+            }
+            return origins
+        }
     }
 }

@@ -92,7 +92,7 @@ public final class TableServer: Sendable {
         let port = transport.port
         let settings = ConnectionRouter.Settings(
             policy: configuration.policy,
-            allowedOrigins: Set(configuration.allowedOrigins ?? Self.ownOrigins(host: configuration.host, port: port)),
+            allowedOrigins: Set(configuration.allowedOrigins ?? configuration.ownOrigins(port: port)),
             limits: ProtocolLimits(maxBatchEntries: configuration.maxBatchEntries),
             intentsPerSecond: configuration.intentsPerSecond,
             maxConsecutiveBadMessages: configuration.maxConsecutiveBadMessages,
@@ -107,15 +107,6 @@ public final class TableServer: Sendable {
                 "tables": "\(actors.count)", "synchronous": "\(configuration.synchronous.rawValue)",
             ])
         return TableServer(port: port, context: context, directory: directory, events: continuation, router: router)
-    }
-
-    /// The origins of the server's own pages.
-    private static func ownOrigins(host: String, port: Int) -> [String] {
-        var origins = ["http://\(host):\(port)"]
-        if host.hasPrefix("127.") || host == "localhost" || host == "::1" {
-            origins += ["http://localhost:\(port)", "http://127.0.0.1:\(port)", "http://[::1]:\(port)"]
-        }
-        return origins
     }
 
     /// Graceful shutdown: stops taking requests, lets every table finish and acknowledge what it was given,
