@@ -78,9 +78,7 @@ final class ConnectionRouter {
     }
 
     private func refuse(_ id: WebSocketConnectionID, _ error: ProtocolError, ref: String?) {
-        var error = error
-        error.ref = ref
-        context.send(.error(error), to: id)
+        context.refuse(id, error, ref: ref)
     }
 
     private func received(_ inbound: WebSocketInboundMessage, on id: WebSocketConnectionID) async {

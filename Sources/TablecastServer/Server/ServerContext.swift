@@ -39,6 +39,13 @@ final class ServerContext: Sendable {
         transport.send(WebSocketMessage(kind: .text, bytes: message.encoded), to: connections)
     }
 
+    /// Answers the request `ref` on `connection` with `error`.
+    func refuse(_ connection: WebSocketConnectionID, _ error: ProtocolError, ref: String?) {
+        var error = error
+        error.ref = ref
+        send(.error(error), to: connection)
+    }
+
     /// Milliseconds since the Unix epoch, for the log's times.
     static func now() -> Int64 {
         Int64(Date().timeIntervalSince1970 * 1000)

@@ -101,9 +101,7 @@ actor TableActor {
     }
 
     private func refuse(_ requester: Requester, ref: String?, _ error: ProtocolError) {
-        var error = error
-        error.ref = ref
-        context.send(.error(error), to: requester.connection)
+        context.refuse(requester.connection, error, ref: ref)
     }
 
     private func handleIntent(
@@ -198,15 +196,9 @@ actor TableActor {
                     refuse(entry.requester, ref: entry.ref, refusal)
                 }
                 for (connection, index) in group.duplicates {
-                    var error = refusal
-                    error.ref = group.entries[index].ref
-                    context.send(.error(error), to: connection)
+                    context.refuse(connection, refusal, ref: group.entries[index].ref)
                 }
-                for (connection, ref, _) in group.deferred {
-                    var error = refusal
-                    error.ref = ref
-                    context.send(.error(error), to: connection)
-                }
+                for (connection, ref, _) in group.deferred { context.refuse(connection, refusal, ref: ref) }
                 await reload()
                 return
             }
