@@ -65,7 +65,7 @@ public final class TableServer: Sendable {
         let metrics = ServerMetrics(registry: registry)
         let committer = Committer(store: store) { turn in
             metrics.commitGroupSize.record(Double(turn.records))
-            metrics.commitSeconds.recordNanoseconds(Int64(turn.seconds * 1e9))
+            metrics.commitSeconds.record(turn.duration)
         }
         let (stream, continuation) = AsyncStream.makeStream(of: RouterEvent.self)
         let transport: WebSocketServer

@@ -14,7 +14,7 @@ final class Committer: Sendable {
     struct TurnReport: Sendable {
         var records: Int
         var groups: Int
-        var seconds: Double
+        var duration: Duration
     }
 
     private enum Job: Sendable {
@@ -138,8 +138,8 @@ final class Committer: Sendable {
         } catch {
             for (_, continuation) in groups { continuation.resume(throwing: error) }
         }
-        let elapsed = start.duration(to: .now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        onTurn(TurnReport(records: groups.reduce(0) { $0 + $1.0.count }, groups: groups.count, seconds: seconds))
+        onTurn(
+            TurnReport(
+                records: groups.reduce(0) { $0 + $1.0.count }, groups: groups.count, duration: start.duration(to: .now)))
     }
 }
