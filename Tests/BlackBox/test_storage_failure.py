@@ -78,3 +78,51 @@ def test_disk_full_refuses_without_acking_and_recovers(small_disk):
     assert sorted(rows_of(d, "full")) == sorted(acked), "after a restart: everything acked, nothing else"
     d.close()
     server.stop()
+
+
+def test_disk_full_under_pipelined_bursts_acks_only_what_was_stored(small_disk):
+    """Bursts keep a group in flight and another resolved behind it when the disk fills: both are refused, and
+    exactly the acknowledged intents survive, in memory and after a restart."""
+    logs = tempfile.mkdtemp(prefix="tablecast-disk-logs-")
+    server = Server(db_dir=small_disk)
+    server.db = os.path.join(small_disk, "tablecast.db")
+    server.dir = logs
+    server.start()
+    c = server.client()
+    c.ok({"type": "createTable", "table": "burst", "sections": [{"rows": []}]})
+    filler = fill(small_disk)
+    os.truncate(filler, os.path.getsize(filler) - 1_500_000)  # leave room for a few bursts
+    acked, refused = [], 0
+    for burst in range(40):
+        refs = {}
+        for i in range(25):
+            ref = f"b{burst}-{i}"
+            refs[ref] = f"{burst:02d}-{i:02d}" + "x" * 8_000
+            c.send({"type": "insert", "table": "burst", "at": [0, 0], "value": refs[ref], "ref": ref})
+        while refs:
+            response = c.recv()
+            if response["type"] not in ("ack", "error") or response.get("ref") not in refs:
+                continue
+            value = refs.pop(response["ref"])
+            if response["type"] == "ack":
+                acked.append(value)
+            else:
+                assert response["code"] == "unavailable", response
+                refused += 1
+        if refused:
+            break
+    assert refused, "the disk never filled up"
+    reader = server.client()
+    assert sorted(rows_of(reader, "burst")) == sorted(acked)
+
+    os.remove(filler)
+    c.ok({"type": "insert", "table": "burst", "at": [0, 0], "value": "after"})
+    acked.append("after")
+    c.close()
+    reader.close()
+    server.stop()
+    server.start()
+    d = server.client()
+    assert sorted(rows_of(d, "burst")) == sorted(acked), "after a restart: everything acked, nothing else"
+    d.close()
+    server.stop()

@@ -17,8 +17,11 @@ final class Committer: Sendable {
         var duration: Duration
     }
 
+    /// Told a group's outcome on the committer thread.
+    typealias Completion = @Sendable (Result<Void, any Error>) -> Void
+
     private enum Job: Sendable {
-        case commit([CommitRecord], CheckedContinuation<Void, any Error>)
+        case commit([CommitRecord], Completion)
         case perform(run: @Sendable (TableStore) -> Void, fail: @Sendable (any Error) -> Void)
     }
 
@@ -52,11 +55,11 @@ final class Committer: Sendable {
         thread.start()
     }
 
-    /// Writes `records` (one table's group, in version order) in the next transaction; returns once it is durable.
-    func commit(_ records: [CommitRecord]) async throws {
-        try await withCheckedThrowingContinuation { continuation in
-            submit(.commit(records, continuation))
-        }
+    /// Writes `records` (one table's group, in version order) in the next transaction and calls `completion` on the committer thread once the group is
+    /// durable or has failed; the caller goes on meanwhile (table actors resolve their next group while this one
+    /// is being written).
+    func submit(_ records: [CommitRecord], completion: @escaping Completion) {
+        submit(.commit(records, completion))
     }
 
     /// Runs `body` with the store on the committer thread, after the commits queued before it.
@@ -89,7 +92,7 @@ final class Committer: Sendable {
         }
         guard accepted else {
             switch job {
-            case .commit(_, let continuation): continuation.resume(throwing: Stopped())
+            case .commit(_, let completion): completion(.failure(Stopped()))
             case .perform(_, let fail): fail(Stopped())
             }
             return
@@ -104,10 +107,10 @@ final class Committer: Sendable {
                 defer { state.jobs.removeAll(keepingCapacity: true) }
                 return (state.jobs, state.stopping)
             }
-            var groups: [([CommitRecord], CheckedContinuation<Void, any Error>)] = []
+            var groups: [([CommitRecord], Completion)] = []
             for job in jobs {
                 switch job {
-                case .commit(let records, let continuation): groups.append((records, continuation))
+                case .commit(let records, let completion): groups.append((records, completion))
                 case .perform(let body, _):
                     // Reads and table-level changes keep their place after the commits queued before them.
                     commitGroups(groups, store)
@@ -124,19 +127,19 @@ final class Committer: Sendable {
         }
     }
 
-    private func commitGroups(_ groups: [([CommitRecord], CheckedContinuation<Void, any Error>)], _ store: TableStore) {
+    private func commitGroups(_ groups: [([CommitRecord], Completion)], _ store: TableStore) {
         guard !groups.isEmpty else { return }
         let start = ContinuousClock.now
         do {
             try store.commit(groups.flatMap(\.0))
-            for (_, continuation) in groups { continuation.resume() }
+            for (_, completion) in groups { completion(.success(())) }
         } catch let error as StoreError where !error.kind.isStorageFailure && groups.count > 1 {
             // One table's group is at fault (e.g. dropped meanwhile): commit the others without it.
-            for (records, continuation) in groups {
-                continuation.resume(with: Result { try store.commit(records) })
+            for (records, completion) in groups {
+                completion(Result { try store.commit(records) })
             }
         } catch {
-            for (_, continuation) in groups { continuation.resume(throwing: error) }
+            for (_, completion) in groups { completion(.failure(error)) }
         }
         onTurn(
             TurnReport(

@@ -1,3 +1,4 @@
+import DequeModule
 import Synchronization
 import TableModel
 import TableStore
@@ -8,13 +9,22 @@ import WebSocketTransport
 /// persists them through the ``Committer`` and only then fans the update out and acknowledges.
 ///
 /// Work arrives through ``enqueue(_:)`` into an ``Inbox``; one drain task per burst takes everything queued. Intents
-/// taken together are resolved one after another and committed as one group; any other work first flushes the
-/// pending group, so catch-ups, presence and rule changes always see committed state only.
+/// are resolved one after another into a pending group. Commits are pipelined: while one group is being written,
+/// the next is resolved against the in-memory state; when the written group is durable it is fanned out and
+/// acknowledged, and the pending group is submitted. Any other work waits until nothing is in flight or pending,
+/// so catch-ups, presence and rule changes always see committed state only.
 actor TableActor {
     nonisolated let name: String
     nonisolated let epoch: Int64
     nonisolated let epochText: String
     private nonisolated let inbox = Inbox<TableWork>()
+    /// Work taken from the inbox and not done yet: what follows the first non-intent item waits for the commits
+    /// before it.
+    private var backlog = Deque<TableWork>()
+    /// Intents resolved and applied in memory since the group in flight was submitted.
+    private var pending = PendingGroup()
+    /// The group the committer is writing; at most one per table, so a failure affects only it and `pending`.
+    private var inFlight: PendingGroup?
     /// Version and subscriber count for `listTables`, readable without waiting for the actor.
     private nonisolated let status: Mutex<(version: UInt64, subscribers: Int)>
     private let context: ServerContext
@@ -59,21 +69,35 @@ actor TableActor {
 
     private func drain() async {
         while let items = inbox.takeAll() {
-            var group = PendingGroup()
             for item in items {
-                if case .intent(let requester, let ref, let base, let intent) = item {
-                    await handleIntent(requester, ref: ref, base: base, intent, into: &group)
+                if case .committed(let outcome) = item {
+                    await finishCommit(outcome)
                 } else {
-                    await flush(&group)
-                    await handle(item)
+                    backlog.append(item)
                 }
             }
-            await flush(&group)
+            await work()
             if presenceChanged {
                 presenceChanged = false
                 broadcastPresence()
             }
         }
+    }
+
+    /// Does the backlog in order until it is empty or its next item must wait for a commit.
+    private func work() async {
+        while let item = backlog.first {
+            if case .intent(let requester, let ref, let base, let intent) = item {
+                backlog.removeFirst()
+                await handleIntent(requester, ref: ref, base: base, intent)
+                continue
+            }
+            submitPending()
+            if inFlight != nil { return }
+            backlog.removeFirst()
+            await handle(item)
+        }
+        submitPending()
     }
 
     // MARK: Intents
@@ -104,16 +128,21 @@ actor TableActor {
         context.refuse(requester.connection, error, ref: ref)
     }
 
-    private func handleIntent(
-        _ requester: Requester, ref: String?, base: UInt64?, _ intent: Intent, into group: inout PendingGroup
-    ) async {
+    private func handleIntent(_ requester: Requester, ref: String?, base: UInt64?, _ intent: Intent) async {
         if let refusal = unavailability {
             context.metrics.intent(.rejected)
             return refuse(requester, ref: ref, refusal)
         }
         if let ref {
-            if let index = group.refs[PendingGroup.key(requester.client, ref)] {
-                group.duplicates.append((requester.connection, index))
+            // A retry of an intent not committed yet is answered with the original's ack once it is.
+            let key = PendingGroup.key(requester.client, ref)
+            if let index = inFlight?.refs[key] {
+                inFlight!.duplicates.append((requester.connection, index))
+                context.metrics.intent(.duplicate)
+                return
+            }
+            if let index = pending.refs[key] {
+                pending.duplicates.append((requester.connection, index))
                 context.metrics.intent(.duplicate)
                 return
             }
@@ -138,7 +167,7 @@ actor TableActor {
         let ack = ServerMessage.ack(.init(ref: ref, table: name, resolution: resolution))
         if resolution.isNoop {
             context.metrics.intent(.noop)
-            group.deferred.append((requester.connection, ref, ack))
+            pending.deferred.append((requester.connection, ref, ack))
             return
         }
         do {
@@ -155,13 +184,13 @@ actor TableActor {
         let ackBytes = ack.encoded
         let keepsRef = requester.stable && ref != nil
         let snapshot = resolution.version % context.snapshotInterval == 0 ? engine.table.json.jsonText : nil
-        group.records.append(
+        pending.records.append(
             CommitRecord(
                 table: name, version: Int64(resolution.version), batch: resolution.batch.json.jsonText,
                 originClient: requester.client, originRef: keepsRef ? ref : nil, time: ServerContext.now(),
                 ack: keepsRef ? String(decoding: ackBytes, as: UTF8.self) : "", snapshot: snapshot))
-        if let ref { group.refs[PendingGroup.key(requester.client, ref)] = group.entries.count }
-        group.entries.append(
+        if let ref { pending.refs[PendingGroup.key(requester.client, ref)] = pending.entries.count }
+        pending.entries.append(
             .init(
                 requester: requester, ref: ref, update: WebSocketMessage(kind: .text, bytes: update.encoded),
                 ack: ackBytes))
@@ -178,31 +207,52 @@ actor TableActor {
         return true
     }
 
-    /// Commits the pending group, then fans out and acknowledges; on a storage failure nothing is acknowledged,
-    /// every intent of the group gets `unavailable` and the table is reloaded from the store.
-    private func flush(_ group: inout PendingGroup) async {
-        guard !group.isEmpty else { return }
-        defer { group = PendingGroup() }
-        if !group.records.isEmpty {
-            do {
-                try await context.committer.commit(group.records)
-            } catch {
-                context.logger.error(
-                    "could not store a group of changes",
-                    metadata: ["table": "\(name)", "intents": "\(group.entries.count)", "error": "\(error)"])
-                let refusal = ProtocolError(.unavailable, "the change could not be stored, nothing was applied: \(error)")
-                for entry in group.entries {
-                    context.metrics.intent(.unavailable)
-                    refuse(entry.requester, ref: entry.ref, refusal)
-                }
-                for (connection, index) in group.duplicates {
-                    context.refuse(connection, refusal, ref: group.entries[index].ref)
-                }
-                for (connection, ref, _) in group.deferred { context.refuse(connection, refusal, ref: ref) }
-                await reload()
-                return
-            }
+    /// Hands the pending group to the committer unless a group is in flight; its outcome comes back through the
+    /// inbox as `.committed`. A group of no-ops only is answered at once: nothing of it needs storing.
+    private func submitPending() {
+        guard inFlight == nil, !pending.isEmpty else { return }
+        let group = pending
+        pending = PendingGroup()
+        guard !group.records.isEmpty else { return publish(group) }
+        inFlight = group
+        context.committer.submit(group.records) { [self] outcome in enqueue(.committed(outcome)) }
+    }
+
+    /// The group in flight was written: fan it out and acknowledge it; or, on a storage failure, acknowledge
+    /// nothing: every intent of it and of the pending group (resolved on top of it) gets `unavailable` and the
+    /// table is reloaded from the store.
+    private func finishCommit(_ outcome: Result<Void, any Error>) async {
+        guard let group = inFlight else { return }
+        inFlight = nil
+        switch outcome {
+        case .success:
+            publish(group)
+        case .failure(let error):
+            let lost = group.entries.count + pending.entries.count
+            context.logger.error(
+                "could not store a group of changes",
+                metadata: ["table": "\(name)", "intents": "\(lost)", "error": "\(error)"])
+            let refusal = ProtocolError(.unavailable, "the change could not be stored, nothing was applied: \(error)")
+            refuseAll(group, refusal)
+            refuseAll(pending, refusal)
+            pending = PendingGroup()
+            await reload()
         }
+    }
+
+    private func refuseAll(_ group: PendingGroup, _ refusal: ProtocolError) {
+        for entry in group.entries {
+            context.metrics.intent(.unavailable)
+            refuse(entry.requester, ref: entry.ref, refusal)
+        }
+        for (connection, index) in group.duplicates {
+            context.refuse(connection, refusal, ref: group.entries[index].ref)
+        }
+        for (connection, ref, _) in group.deferred { context.refuse(connection, refusal, ref: ref) }
+    }
+
+    /// Fans out a durable group's updates and sends its acks, each originator's after its own update.
+    private func publish(_ group: PendingGroup) {
         for entry in group.entries {
             history.append(entry.update)
             if !subscriberIDs.isEmpty {
@@ -217,7 +267,7 @@ actor TableActor {
             context.transport.send(WebSocketMessage(kind: .text, bytes: group.entries[index].ack), to: connection)
         }
         for (connection, _, message) in group.deferred { context.send(message, to: connection) }
-        publishStatus()
+        if let last = group.records.last { publishStatus(version: UInt64(last.version)) }
     }
 
     /// Replaces the in-memory state, which holds changes that were never stored, with the store's.
@@ -244,8 +294,10 @@ actor TableActor {
         return nil
     }
 
-    private func publishStatus() {
-        let version = engine.table.version
+    /// Publishes the committed version and the subscriber count for `listTables`. The version defaults to the
+    /// engine's, which is the committed one whenever nothing is in flight or pending (all work but intents).
+    private func publishStatus(version: UInt64? = nil) {
+        let version = version ?? engine.table.version
         let count = subscriberIDs.count
         status.withLock { $0 = (version, count) }
     }
@@ -296,6 +348,8 @@ actor TableActor {
             done.resume(returning: await drop(requester, ref: ref))
         case .barrier(let done):
             done.resume()
+        case .committed:
+            preconditionFailure("commit outcomes are taken by drain")
         }
     }
 

@@ -16,6 +16,8 @@ enum TableWork: Sendable {
     case drop(Requester, ref: String?, done: CheckedContinuation<Bool, Never>)
     /// Resumes once everything queued before it is done (shutdown waits on it).
     case barrier(CheckedContinuation<Void, Never>)
+    /// The committer finished writing the table's group in flight (it posts this; nobody else does).
+    case committed(Result<Void, any Error>)
 
     /// A presence message.
     enum PresenceChange: Sendable {

@@ -30,9 +30,17 @@ public final class WebSocketMessage: @unchecked Sendable {
     }
 
     /// Creates a binary (or, with `kind: .text`, an already UTF-8 encoded text) message from bytes.
+    ///
+    /// Contiguous collections (arrays, slices) are copied with one `memcpy`; across the module boundary the generic
+    /// element-by-element copy was a tenth of the server's time.
     public convenience init(kind: WebSocketMessageKind = .binary, bytes: some Collection<UInt8>) {
         self.init(kind: kind, count: bytes.count) { buffer in
-            _ = buffer.initializeMemory(as: UInt8.self, from: bytes)
+            let copied =
+                bytes.withContiguousStorageIfAvailable { source in
+                    if let base = source.baseAddress { buffer.baseAddress!.copyMemory(from: base, byteCount: source.count) }
+                    return true
+                } ?? false
+            if !copied { _ = buffer.initializeMemory(as: UInt8.self, from: bytes) }
         }
     }
 
