@@ -27,10 +27,11 @@ final class ServerMessageTests: XCTestCase {
             .init(table: "states", version: resolution.version, originClient: "ana", originRef: "b1", batch: resolution.batch))
         XCTAssertEqual(
             text(update),
-            #"{"deleteRows":[[0,2],[0,4]],"deleteSections":[],"insertRows":[{"at":[0,0],"row":{"id":"r7","value":"Alaska"}},"#
+            #"{"type":"update","table":"states","version":1,"origin":{"client":"ana","ref":"b1"},"#
+                + #""deleteRows":[[0,2],[0,4]],"deleteSections":[],"insertRows":[{"at":[0,0],"row":{"id":"r7","value":"Alaska"}},"#
                 + #"{"at":[0,3],"row":{"id":"r8","value":"Georgia"}},{"at":[0,5],"row":{"id":"r9","value":"Virginia"}}],"#
-                + #""insertSections":[],"moveRows":[],"moveSections":[],"origin":{"client":"ana","ref":"b1"},"reloadRows":[],"#
-                + #""reloadSections":[],"table":"states","type":"update","version":1}"#)
+                + #""insertSections":[],"moveRows":[],"moveSections":[],"reloadRows":[],"reloadSections":[]}"#)
+        XCTAssertEqual(try JSONValue(parsing: update.encoded), update.json, "the direct text and the value agree")
     }
 
     func testAckReportsCreatedIdsAndWhereInsertsLanded() throws {

@@ -170,6 +170,7 @@ struct JSONParser {
         index += 1
         var scratch: [UInt8]? = nil
         var runStart = index
+        var ascii = true
         while true {
             guard index < bytes.count else { throw fail("unterminated string", at: start) }
             let byte = bytes[index]
@@ -178,6 +179,11 @@ struct JSONParser {
                 if var decoded = scratch {
                     decoded.append(contentsOf: bytes[runStart..<index])
                     text = String(validating: decoded, as: UTF8.self)
+                } else if ascii {
+                    // ASCII needs no validation, and decoding from a buffer pointer is the fast path.
+                    text = bytes.withUnsafeBufferPointer { [index] buffer in
+                        String(decoding: UnsafeBufferPointer(rebasing: buffer[runStart..<index]), as: UTF8.self)
+                    }
                 } else {
                     text = String(validating: bytes[runStart..<index], as: UTF8.self)
                 }
@@ -192,6 +198,7 @@ struct JSONParser {
             } else if byte < 0x20 {
                 throw fail("raw control character 0x\(String(byte, radix: 16)) in a string")
             } else {
+                if byte >= 0x80 { ascii = false }
                 index += 1
             }
         }

@@ -38,7 +38,12 @@ extension JSONValue {
         switch self {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
-        case .number(let value): output.append(contentsOf: JSONValue.numberText(value).utf8)
+        case .number(let value):
+            if let integer = JSONValue.integral(value) {
+                JSONValue.writeInteger(integer, to: &output)
+            } else {
+                output.append(contentsOf: JSONValue.numberText(value).utf8)
+            }
         case .string(let value): JSONValue.writeString(value, to: &output)
         case .array(let elements):
             output.append(UInt8(ascii: "["))
@@ -64,14 +69,27 @@ extension JSONValue {
     /// representing every integer, so larger magnitudes keep Swift's shortest round-trip form (e.g. `1e+16`).
     static func numberText(_ value: Double) -> String {
         guard value.isFinite else { return "null" }
-        if value.rounded(.towardZero) == value, abs(value) < 9_007_199_254_740_992 {
-            return String(Int64(value))
-        }
+        if let integer = integral(value) { return String(integer) }
         return value.description
+    }
+
+    /// `value` as an integer when it prints as one.
+    static func integral(_ value: Double) -> Int64? {
+        value.rounded(.towardZero) == value && abs(value) < 9_007_199_254_740_992 ? Int64(value) : nil
     }
 
     static func writeString(_ string: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
+        // Most strings need no escaping: copy them whole.
+        var string = string
+        let plain = string.withUTF8 { utf8 in
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                return false
+            }
+            output.append(contentsOf: utf8)
+            return true
+        }
+        if plain { return output.append(UInt8(ascii: "\"")) }
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])

@@ -85,6 +85,77 @@ extension ServerMessage {
         return .object(members)
     }
 
-    /// The message's text as UTF-8 bytes, ready to send.
-    public var encoded: [UInt8] { json.jsonBytes }
+    /// The message's text as UTF-8 bytes, ready to send. The two messages of every committed intent, `update`
+    /// and `ack`, are written directly; the others go through ``json``.
+    public var encoded: [UInt8] {
+        switch self {
+        case .update(let update): update.encoded
+        case .ack(let ack): ack.encoded
+        default: json.jsonBytes
+        }
+    }
+}
+
+extension ServerMessage.Update {
+    /// The `update` message's text: type, table, version and origin first, then the batch's lists.
+    public var encoded: [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("type")
+        writer.string("update")
+        writer.key("table")
+        writer.string(table)
+        writer.key("version")
+        writer.integer(version)
+        writer.key("origin")
+        writer.beginObject()
+        writer.key("client")
+        writer.string(originClient)
+        if let originRef {
+            writer.key("ref")
+            writer.string(originRef)
+        }
+        writer.endObject()
+        batch.writeMembers(to: &writer)
+        writer.endObject()
+        return writer.bytes
+    }
+}
+
+extension ServerMessage.Ack {
+    /// The `ack` message's text, members sorted as ``ServerMessage/json`` has them.
+    public var encoded: [UInt8] {
+        var writer = JSONWriter(capacity: 128)
+        writer.beginObject()
+        if !created.isEmpty {
+            writer.key("created")
+            writer.beginArray()
+            for id in created { writer.string(id) }
+            writer.endArray()
+        }
+        if let epoch {
+            writer.key("epoch")
+            writer.string(epoch)
+        }
+        if noop {
+            writer.key("noop")
+            writer.bool(true)
+        }
+        if let ref {
+            writer.key("ref")
+            writer.string(ref)
+        }
+        if !resolved.isEmpty {
+            writer.key("resolved")
+            writer.value(.array(resolved))
+        }
+        writer.key("table")
+        writer.string(table)
+        writer.key("type")
+        writer.string("ack")
+        writer.key("version")
+        writer.integer(version)
+        writer.endObject()
+        return writer.bytes
+    }
 }

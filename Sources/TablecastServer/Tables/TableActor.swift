@@ -186,7 +186,8 @@ actor TableActor {
         let snapshot = resolution.version % context.snapshotInterval == 0 ? engine.table.json.jsonText : nil
         pending.records.append(
             CommitRecord(
-                table: name, version: Int64(resolution.version), batch: resolution.batch.json.jsonText,
+                table: name, version: Int64(resolution.version),
+                batch: String(decoding: resolution.batch.jsonBytes, as: UTF8.self),
                 originClient: requester.client, originRef: keepsRef ? ref : nil, time: ServerContext.now(),
                 ack: keepsRef ? String(decoding: ackBytes, as: UTF8.self) : "", snapshot: snapshot))
         if let ref { pending.refs[PendingGroup.key(requester.client, ref)] = pending.entries.count }

@@ -1,0 +1,150 @@
+// Direct writers for what every committed intent encodes: the batch (for the log and inside the `update`) and the
+// rows and sections it carries. Members are written sorted by name, so the bytes equal those of `json.jsonBytes`;
+// a test holds the two to that.
+
+extension Batch {
+    /// The text of ``json``, written without building it.
+    public var jsonBytes: [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writeMembers(to: &writer)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// Writes the eight lists as members of the object `writer` is in, sorted by name.
+    public func writeMembers(to writer: inout JSONWriter) {
+        writer.key("deleteRows")
+        writer.beginArray()
+        for path in deleteRows { path.write(to: &writer) }
+        writer.endArray()
+        writer.key("deleteSections")
+        writer.beginArray()
+        for section in deleteSections { writer.integer(section) }
+        writer.endArray()
+        writer.key("insertRows")
+        writer.beginArray()
+        for insert in insertRows {
+            writer.beginObject()
+            writer.key("at")
+            insert.at.write(to: &writer)
+            writer.key("row")
+            insert.row.write(to: &writer)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.key("insertSections")
+        writer.beginArray()
+        for insert in insertSections {
+            writer.beginObject()
+            writer.key("at")
+            writer.integer(insert.at)
+            writer.key("section")
+            insert.section.write(to: &writer)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.key("moveRows")
+        writer.beginArray()
+        for move in moveRows {
+            writer.beginObject()
+            writer.key("from")
+            move.from.write(to: &writer)
+            writer.key("to")
+            move.to.write(to: &writer)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.key("moveSections")
+        writer.beginArray()
+        for move in moveSections {
+            writer.beginObject()
+            writer.key("from")
+            writer.integer(move.from)
+            writer.key("to")
+            writer.integer(move.to)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.key("reloadRows")
+        writer.beginArray()
+        for reload in reloadRows {
+            writer.beginObject()
+            writer.key("at")
+            reload.at.write(to: &writer)
+            if let editable = reload.editable {
+                writer.key("editable")
+                writer.bool(editable)
+            }
+            if let movable = reload.movable {
+                writer.key("movable")
+                writer.bool(movable)
+            }
+            writer.key("value")
+            writer.value(reload.value)
+            writer.endObject()
+        }
+        writer.endArray()
+        writer.key("reloadSections")
+        writer.beginArray()
+        for reload in reloadSections {
+            writer.beginObject()
+            writer.key("at")
+            writer.integer(reload.at)
+            writer.key("footer")
+            writer.optionalString(reload.footer)
+            writer.key("header")
+            writer.optionalString(reload.header)
+            writer.endObject()
+        }
+        writer.endArray()
+    }
+}
+
+extension RowPath {
+    /// Writes `[section, row]`.
+    public func write(to writer: inout JSONWriter) {
+        writer.beginArray()
+        writer.integer(section)
+        writer.integer(row)
+        writer.endArray()
+    }
+}
+
+extension Row {
+    /// Writes ``json``'s object: flags only when false.
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        if !editable {
+            writer.key("editable")
+            writer.bool(false)
+        }
+        writer.key("id")
+        writer.string(id)
+        if !movable {
+            writer.key("movable")
+            writer.bool(false)
+        }
+        writer.key("value")
+        writer.value(value)
+        writer.endObject()
+    }
+}
+
+extension Section {
+    /// Writes ``json``'s object.
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("footer")
+        writer.optionalString(footer)
+        writer.key("header")
+        writer.optionalString(header)
+        writer.key("id")
+        writer.string(id)
+        writer.key("rows")
+        writer.beginArray()
+        for row in rows { row.write(to: &writer) }
+        writer.endArray()
+        writer.endObject()
+    }
+}
