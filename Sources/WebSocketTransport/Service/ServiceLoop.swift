@@ -5,6 +5,10 @@ import Synchronization
 
 /// One libwebsockets context and the thread that services it.
 ///
+/// lws runs on a libev loop that this class creates with the epoll backend and passes to lws as a foreign loop:
+/// lws' own poll() loop scans every descriptor on every wakeup, which made a thousand idle connections cost more
+/// than the messages of the busy ones. Owning the loop also lets the service thread break it to stop.
+///
 /// libwebsockets' rule: only the service thread touches lws objects. Other threads append a `ServiceCommand` to
 /// the locked inbox and wake the loop with `lws_cancel_service` (only when the inbox was empty: wakes coalesce);
 /// the service thread drains the inbox in `LWS_CALLBACK_EVENT_WAIT_CANCELLED`. Everything below `MARK: Service
@@ -24,6 +28,8 @@ final class ServiceLoop: @unchecked Sendable {
     let logger: Logger
     /// Set once in `init`, before the service thread starts; never reassigned.
     private(set) var context: OpaquePointer!
+    /// The libev loop lws runs on; destroyed by the service thread after the context.
+    private let eventLoop: UnsafeMutableRawPointer
     /// The listening port (server role), read back from lws so that port 0 reports the ephemeral port.
     private(set) var port = 0
 
@@ -42,7 +48,6 @@ final class ServiceLoop: @unchecked Sendable {
 
     private(set) var connections: [WebSocketConnectionID: Connection] = [:]
     private var draining = false
-    private var stopRequested = false
     /// Client role: a copy of each outbound message, because lws masks client payloads in place.
     private var maskScratch = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 16)
     private var maskScratchCapacity = 4096
@@ -60,9 +65,20 @@ final class ServiceLoop: @unchecked Sendable {
         LibWebSocketsLog.install(logger)
         storage = ContextStorage(settings: settings, isServer: settings.port != nil)
 
+        guard let eventLoop = CLibWebSockets_newEpollLoop() else {
+            throw WebSocketTransportError.contextCreationFailed.with(message: "libev could not create an epoll loop")
+        }
+        self.eventLoop = eventLoop
         var info = storage.creationInfo
         info.user = Unmanaged.passUnretained(self).toOpaque()
-        guard let context = lws_create_context(&info) else {
+        info.options |= CLibWebSockets_libevOption()
+        var loops: [UnsafeMutableRawPointer?] = [eventLoop]
+        let created = loops.withUnsafeMutableBufferPointer { loops in
+            info.foreign_loops = loops.baseAddress
+            return lws_create_context(&info)
+        }
+        guard let context = created else {
+            CLibWebSockets_destroyLoop(eventLoop)
             throw (settings.port == nil ? WebSocketTransportError.contextCreationFailed : .listenFailed)
                 .with(message: "libwebsockets could not create its context (port \(settings.port ?? -1) in use?)")
         }
@@ -115,9 +131,8 @@ final class ServiceLoop: @unchecked Sendable {
     }
 
     private func run() {
-        while !stopRequested {
-            if lws_service(context, 0) < 0 { break }
-        }
+        // Returns once `.stop` breaks the loop (or nothing is left to watch).
+        CLibWebSockets_runLoop(eventLoop)
         // Commands that arrive from now on, or were not processed yet, are dropped: nothing may start while the
         // context is being destroyed.
         inbox.withLock { inbox in
@@ -126,6 +141,7 @@ final class ServiceLoop: @unchecked Sendable {
         }
         // Destroying the context closes what is left; their CLOSED callbacks report them as usual.
         lws_context_destroy(context)
+        CLibWebSockets_destroyLoop(eventLoop)
         let waiters = termination.withLock { state in
             state.done = true
             defer { state.waiters = [] }
@@ -156,15 +172,20 @@ final class ServiceLoop: @unchecked Sendable {
             case .drain(let frame):
                 drain(closingWith: frame)
             case .stop:
-                stopRequested = true
+                stopLoop()
             }
         }
+    }
+
+    /// Ends `run`'s loop once the current iteration is done (service thread only, as every callback is).
+    private func stopLoop() {
+        CLibWebSockets_breakLoop(eventLoop)
     }
 
     private func drain(closingWith frame: WebSocketCloseFrame) {
         draining = true
         if connections.isEmpty {
-            stopRequested = true
+            stopLoop()
             return
         }
         for connection in connections.values {
@@ -203,7 +224,7 @@ final class ServiceLoop: @unchecked Sendable {
             metrics.recordClose(frame.code)
         }
         handler(.closed(connection.id, frame))
-        if draining, connections.isEmpty { stopRequested = true }
+        if draining, connections.isEmpty { stopLoop() }
     }
 
     /// Writes one message from within a WRITEABLE callback.
