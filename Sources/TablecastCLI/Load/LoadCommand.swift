@@ -233,7 +233,9 @@ struct LoadCommand: AsyncParsableCommand {
         var random = SystemRandomNumberGenerator()
         var frozen: Replica?
         var frozenUses = 0
-        var next = ContinuousClock.now
+        // Paced writers start a fraction of the interval apart: started together they would send in bursts of one
+        // intent per writer, and the latency measured would be the burst's queueing rather than the server's.
+        var next = ContinuousClock.now + (interval ?? .zero) * (Double(index) / Double(writers))
         await withTaskGroup(of: Void.self) { group in
             var waiting = 0
             var sequence = 0
