@@ -15,11 +15,35 @@ static inline size_t CLibWebSockets_LWS_PRE(void) { return LWS_PRE; }
 // and break the loop from a callback. poll() scans every descriptor on every wakeup, which with a thousand
 // connections was half of the server's time.
 #include <ev.h>
+#include <stdlib.h>
 
 static inline void *CLibWebSockets_newEpollLoop(void) { return ev_loop_new(EVBACKEND_EPOLL); }
 static inline void CLibWebSockets_runLoop(void *loop) { ev_run((struct ev_loop *)loop, 0); }
 static inline void CLibWebSockets_breakLoop(void *loop) { ev_break((struct ev_loop *)loop, EVBREAK_ALL); }
 static inline void CLibWebSockets_destroyLoop(void *loop) { ev_loop_destroy((struct ev_loop *)loop); }
 static inline uint64_t CLibWebSockets_libevOption(void) { return LWS_SERVER_OPTION_LIBEV; }
+
+// lws 4.1 arms its libev timer only when it services an event, so a timeout that falls due on a quiet loop (an
+// idle connection's PING, a lagging reader's hang-up) would wait for unrelated traffic. A ticker wakes lws every
+// `interval` seconds; each wakeup services whatever timers are ripe.
+static void CLibWebSockets_tick(struct ev_loop *loop, ev_timer *timer, int revents) {
+    (void)loop;
+    (void)revents;
+    lws_cancel_service((struct lws_context *)timer->data);
+}
+
+static inline void *CLibWebSockets_startTicker(void *loop, struct lws_context *context, double interval) {
+    ev_timer *timer = (ev_timer *)malloc(sizeof(ev_timer));
+    if (!timer) return NULL;
+    ev_timer_init(timer, CLibWebSockets_tick, interval, interval);
+    timer->data = context;
+    ev_timer_start((struct ev_loop *)loop, timer);
+    return timer;
+}
+
+static inline void CLibWebSockets_stopTicker(void *loop, void *timer) {
+    ev_timer_stop((struct ev_loop *)loop, (ev_timer *)timer);
+    free(timer);
+}
 
 #endif

@@ -130,12 +130,14 @@ struct JSONParser {
     mutating func parseObject() throws(JSONParseError) -> JSONValue {
         try enter()
         index += 1
-        var members: [String: JSONValue] = [:]
+        // Members are collected first and hashed once into a dictionary of the right size: growing the dictionary
+        // member by member rehashed every key at each doubling.
+        var members: [(key: String, value: JSONValue, offset: Int)] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return .object(members)
+            return .object([:])
         }
         while true {
             skipWhitespace()
@@ -148,8 +150,7 @@ struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':' after an object key") }
             index += 1
             skipWhitespace()
-            let value = try parseValue()
-            if members.updateValue(value, forKey: key) != nil { throw fail("duplicate object key \"\(key)\"", at: keyStart) }
+            members.append((key, try parseValue(), keyStart))
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input inside an object") }
             switch bytes[index] {
@@ -157,7 +158,11 @@ struct JSONParser {
             case UInt8(ascii: "}"):
                 index += 1
                 depth -= 1
-                return .object(members)
+                var object = [String: JSONValue](minimumCapacity: members.count)
+                for member in members where object.updateValue(member.value, forKey: member.key) != nil {
+                    throw fail("duplicate object key \"\(member.key)\"", at: member.offset)
+                }
+                return .object(object)
             case let byte: throw fail("unexpected \(describe(byte)), expected ',' or '}' in an object")
             }
         }

@@ -58,11 +58,23 @@ final class LoadStats: Sendable {
         deliveries.add(1, ordering: .relaxed)
         let now = Self.now()
         lastDelivery.store(now, ordering: .relaxed)
-        guard let ref = originRef, ref.hasPrefix(refMarker), let dot = ref.lastIndex(of: "."),
-            let sentAt = UInt64(ref[ref.index(after: dot)...])
-        else { return }
+        guard let ref = originRef, ref.utf8.starts(with: refMarker.utf8), let sentAt = Self.sendTime(in: ref) else { return }
         let micros = (now &- sentAt) / 1000
         shards[subscriber % shards.count].histogram.withLock { _ = $0.record(min(micros, 60_000_000)) }
+    }
+
+    /// The number after a ref's last dot, read from its UTF-8 bytes: this runs for every delivery, and Character
+    /// based searching was a tenth of the load generator's time.
+    static func sendTime(in ref: String) -> UInt64? {
+        var value: UInt64 = 0
+        var multiplier: UInt64 = 1
+        for byte in ref.utf8.reversed() {
+            if byte == UInt8(ascii: ".") { return multiplier > 1 ? value : nil }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), multiplier <= 1_000_000_000_000_000_000 else { return nil }
+            value += UInt64(byte - UInt8(ascii: "0")) * multiplier
+            multiplier = multiplier &* 10
+        }
+        return nil
     }
 
     var errorsByCode: [String: Int] { errors.withLock { $0 } }

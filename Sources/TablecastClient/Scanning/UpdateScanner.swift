@@ -132,24 +132,28 @@ struct UpdateScanner {
             var version: UInt64?
             var client: String?
             var ref: String?
+            var origin = false
+            // Tablecast's server writes these four members first, so the batch's lists are never walked.
+            var headerRead: Bool { type != nil && table != nil && version != nil && origin }
             let complete = object { cursor, key in
                 switch key {
-                case "type": type = cursor.string(); return type != nil
-                case "table": table = cursor.string(); return table != nil
-                case "version": version = cursor.number(); return version != nil
+                case "type": type = cursor.string(); return type != nil && !headerRead
+                case "table": table = cursor.string(); return table != nil && !headerRead
+                case "version": version = cursor.number(); return version != nil && !headerRead
                 case "origin":
-                    return cursor.object { inner, key in
+                    origin = cursor.object { inner, key in
                         switch key {
                         case "client": client = inner.string(); return client != nil
                         case "ref": ref = inner.string(); return ref != nil
                         default: return inner.skipValue()
                         }
                     }
+                    return origin && !headerRead
                 default:
                     return cursor.skipValue()
                 }
             }
-            guard complete, type == "update", let table, let version else { return nil }
+            guard complete || headerRead, type == "update", let table, let version else { return nil }
             return Summary(table: table, version: version, originClient: client, originRef: ref)
         }
     }

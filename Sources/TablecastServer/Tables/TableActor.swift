@@ -33,9 +33,16 @@ actor TableActor {
     private var subscribers: [WebSocketConnectionID: Requester] = [:]
     private var subscriberIDs: [WebSocketConnectionID] = []
     private var presence = PresenceBoard<WebSocketConnectionID>()
-    /// Presence changed during the current batch of work: one `presence` message is sent when the batch ends.
-    /// (Sending the whole list at every join made N subscribers joining together cost N² entries.)
+    /// Presence changed and subscribers have not been told yet. One `presence` message carries every change of a
+    /// burst of work, and at most one goes out per ``presenceInterval``: each carries the whole list, so a
+    /// thousand subscribers joining one by one would otherwise cost a million entries.
     private var presenceChanged = false
+    /// When the last `presence` message went out.
+    private var lastPresenceBroadcast: ContinuousClock.Instant?
+    /// A delayed broadcast is scheduled.
+    private var presenceBroadcastScheduled = false
+    /// The shortest time between two `presence` messages of a table.
+    static let presenceInterval = Duration.milliseconds(100)
     private var dropped = false
     /// Set when the table could not be reloaded after a failed commit: it then refuses work with `unavailable`.
     private var broken: String?
@@ -77,10 +84,7 @@ actor TableActor {
                 }
             }
             await work()
-            if presenceChanged {
-                presenceChanged = false
-                broadcastPresence()
-            }
+            if presenceChanged { broadcastPresenceWhenDue() }
         }
     }
 
@@ -367,8 +371,28 @@ actor TableActor {
         if presence.leave(connection) { presenceChanged = true }
     }
 
-    private func broadcastPresence() {
+    /// Sends the presence list now if the last one went out at least ``presenceInterval`` ago, otherwise once the
+    /// interval is over (with whatever changed meanwhile).
+    private func broadcastPresenceWhenDue() {
+        guard !presenceBroadcastScheduled else { return }
+        let now = ContinuousClock.now
+        if let last = lastPresenceBroadcast, now - last < Self.presenceInterval {
+            presenceBroadcastScheduled = true
+            let delay = Self.presenceInterval - (now - last)
+            Task {
+                try? await Task.sleep(for: delay)
+                self.broadcastScheduledPresence()
+            }
+            return
+        }
+        presenceChanged = false
+        lastPresenceBroadcast = now
         context.send(.presence(table: name, clients: presence.clients), to: subscriberIDs)
+    }
+
+    private func broadcastScheduledPresence() {
+        presenceBroadcastScheduled = false
+        if presenceChanged { broadcastPresenceWhenDue() }
     }
 
     /// Brings a client from `since` (in epoch `epoch`) to the current version: the missed updates from memory or

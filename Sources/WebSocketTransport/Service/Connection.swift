@@ -73,7 +73,8 @@ final class Connection {
     }
 
     /// The WRITEABLE callback: writes queued messages until lws had to buffer part of one (the socket is full)
-    /// or `writeBudget` bytes went out, then asks for another callback if messages remain.
+    /// or `writeBudget` bytes went out, then asks for another callback if messages remain. On the server, when
+    /// several are queued they go out as one send (see ``ServiceLoop/writeFrames(_:budget:to:)``).
     ///
     /// `lws_partial_buffered` is a flag check, where `lws_send_pipe_choked` costs a `poll` syscall per message;
     /// the budget keeps one fast reader from holding the service thread.
@@ -87,11 +88,21 @@ final class Connection {
             }
         }
         while let message = queue.first {
-            if loop.write(message, to: wsi) < 0 { return -1 }
-            queue.removeFirst()
-            queuedBytes -= message.count
-            messages += 1
-            bytes += message.count
+            if queue.count > 1, loop.isServer {
+                guard let written = loop.writeFrames(queue, budget: Self.writeBudget - bytes, to: wsi) else { return -1 }
+                for _ in 0..<written {
+                    let sent = queue.removeFirst()
+                    queuedBytes -= sent.count
+                    bytes += sent.count
+                }
+                messages += written
+            } else {
+                if loop.write(message, to: wsi) < 0 { return -1 }
+                queue.removeFirst()
+                queuedBytes -= message.count
+                messages += 1
+                bytes += message.count
+            }
             if lws_partial_buffered(wsi) != 0 || bytes >= Self.writeBudget { break }
         }
         if !queue.isEmpty {
