@@ -69,6 +69,25 @@ final class TableStoreTests: XCTestCase {
         XCTAssertEqual(try store.load("b").log.map(\.version), [1, 2, 3])
     }
 
+    /// A table's consecutive records advance its row once; the rules that take effect are the run's latest.
+    func testRulesInsideARunOfRecordsTakeEffectInOrder() throws {
+        let store = try TableStore.open(in: makeTemporaryDirectory(for: self))
+        try store.createTestTable("a")
+        var group = records("a", 1...4)
+        group[1].rules = "{\"moves\":\"none\"}"
+        try store.commit(group)
+        XCTAssertEqual(try store.table("a")?.rules, "{\"moves\":\"none\"}")
+        group = records("a", 5...6)
+        group[0].rules = "{\"first\":true}"
+        group[1].rules = "{\"second\":true}"
+        try store.commit(group)
+        XCTAssertEqual(try store.table("a")?.version, 6)
+        XCTAssertEqual(try store.table("a")?.rules, "{\"second\":true}")
+        try store.commit(records("a", 7...7))
+        XCTAssertEqual(try store.table("a")?.rules, "{\"second\":true}", "a record without rules keeps them")
+        XCTAssertEqual(try store.load("a").log.map(\.version), Array(1...7))
+    }
+
     func testADuplicateVersionRollsTheWholeGroupBack() throws {
         let store = try TableStore.open(in: makeTemporaryDirectory(for: self))
         try store.createTestTable("a")

@@ -10,7 +10,13 @@ extension TableStore {
         if refSequences.count > Self.refSequenceCacheLimit { refSequences.removeAll() }
         do {
             try transaction("commit of \(records.count) record(s) to \(path)") {
-                for record in records { try write(record) }
+                var start = records.startIndex
+                while start < records.endIndex {
+                    let end = Self.endOfRun(records, from: start)
+                    try advance(records[start..<end])
+                    for record in records[start..<end] { try write(record) }
+                    start = end
+                }
             }
         } catch {
             // The cache ran ahead of what was rolled back; failures are rare, so re-reading beats tracking.
@@ -38,19 +44,40 @@ extension TableStore {
         }
     }
 
-    private func write(_ record: CommitRecord) throws {
+    /// The end of the run of records that starts at `start`: records of one table with consecutive versions,
+    /// whose table row is advanced by one statement.
+    private static func endOfRun(_ records: [CommitRecord], from start: Int) -> Int {
+        var end = start + 1
+        while end < records.endIndex, records[end].table == records[start].table,
+            records[end].version == records[end - 1].version + 1
+        {
+            end += 1
+        }
+        return end
+    }
+
+    /// Moves a table from the version before `run`'s first record to its last, with the run's latest rules.
+    private func advance(_ run: ArraySlice<CommitRecord>) throws {
+        let first = run.first!
+        let last = run.last!
         // The version guard makes gaps and duplicates impossible: the log replays onto the snapshot without holes.
         try connection.run(
-            "UPDATE tables SET version = ?2, rules = coalesce(?3, rules) WHERE name = ?1 AND version = ?2 - 1",
-            [.text(record.table), .integer(record.version), SQLiteValue(record.rules)])
+            "UPDATE tables SET version = ?3, rules = coalesce(?4, rules) WHERE name = ?1 AND version = ?2 - 1",
+            [
+                .text(first.table), .integer(first.version), .integer(last.version),
+                SQLiteValue(run.last(where: { $0.rules != nil })?.rules),
+            ])
         if connection.changes == 0 {
-            guard let current = try info(of: record.table)?.version else {
-                throw StoreError(.noSuchTable, "no table \(record.table) for version \(record.version) in \(path)")
+            guard let current = try info(of: first.table)?.version else {
+                throw StoreError(.noSuchTable, "no table \(first.table) for version \(first.version) in \(path)")
             }
             throw StoreError(
-                .conflict, "table \(record.table) is at version \(current); a record for version \(record.version) "
+                .conflict, "table \(first.table) is at version \(current); a record for version \(first.version) "
                     + "cannot follow it")
         }
+    }
+
+    private func write(_ record: CommitRecord) throws {
         try connection.run(
             """
             INSERT INTO log (table_name, version, batch, origin_client, origin_ref, time)
