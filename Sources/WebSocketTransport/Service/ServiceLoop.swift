@@ -82,7 +82,9 @@ final class ServiceLoop: @unchecked Sendable {
         guard let context = created else {
             CLibWebSockets_destroyLoop(eventLoop)
             throw (settings.port == nil ? WebSocketTransportError.contextCreationFailed : .listenFailed)
-                .with(message: "libwebsockets could not create its context (port \(settings.port ?? -1) in use?)")
+                .with(
+                    message: "libwebsockets could not create its context (port \(settings.port ?? -1) in use? "
+                        + "libwebsockets-evlib-ev not installed?)")
         }
         self.context = context
         if settings.port != nil, let vhost = lws_get_vhost_by_name(context, ContextStorage.vhostName) {
