@@ -1,25 +1,58 @@
 /// What a validated batch does to a particular table, in the form both applying it and rebasing through it need.
 ///
 /// Rebasing asks where a section, row or gap ends up once per history entry, and history entries are nearly all
-/// tiny batches, so what it reads is kept in small sorted arrays searched by bisection: no hashing, and no
-/// per-question values to build (or arrays to retain).
+/// tiny batches that touch one or two sections, so what it reads is kept in small sorted arrays (no hashing, and
+/// no per-question values to build or arrays to retain), and a summary kept inline answers for the sections such
+/// a batch leaves alone without reading any array. The methods rebasing calls per history entry (``fate(of:)``,
+/// ``finalRowGap(section:gap:)`` and what they use) are always inlined into its loops: as calls, each copied the
+/// layout out of the history entry, which cost more than answering for a tiny batch.
 struct BatchLayout: Sendable {
     /// How sections are renumbered.
-    var sections: Reindexing
+    let sections: Reindexing
     /// Where each removed old section goes, aligned with `sections.removed`: its final index for a move, `nil`
     /// for a deletion.
-    var sectionDestinations: [Int?]
+    let sectionDestinations: [Int?]
     /// Final index → the insertSections entry that fills it.
-    var sectionInserts: [Int: Int]
+    let sectionInserts: [Int: Int]
     /// Final index → old index, for moved sections.
-    var sectionSources: [Int: Int]
+    let sectionSources: [Int: Int]
     /// Rows that leave their old place (deletions and move sources), by old index path, ascending.
-    var removedRows: [RowPath]
+    let removedRows: [RowPath]
     /// Where each removed row goes, aligned with `removedRows`: its final index path for a move, `nil` for a
     /// deletion.
-    var rowDestinations: [RowPath?]
+    let rowDestinations: [RowPath?]
     /// Final index paths filled by insertions and move destinations, ascending.
-    var placedRows: [RowPath]
+    let placedRows: [RowPath]
+    /// Whether the batch leaves the sections alone (nothing removed or placed), so that every section keeps its
+    /// index.
+    let sectionsUnchanged: Bool
+    /// A range of sections that covers every section the rows of which the batch changes: the old sections of
+    /// `removedRows` and the final sections of `placedRows` (empty when rows stay put). Only meaningful when
+    /// ``sectionsUnchanged``, when old and final section indices agree.
+    let rowSections: Range<Int>
+
+    /// Creates a layout from its sorted arrays (see the properties) and works out the inline summary.
+    init(
+        sections: Reindexing, sectionDestinations: [Int?], sectionInserts: [Int: Int], sectionSources: [Int: Int],
+        removedRows: [RowPath], rowDestinations: [RowPath?], placedRows: [RowPath]
+    ) {
+        self.sections = sections
+        self.sectionDestinations = sectionDestinations
+        self.sectionInserts = sectionInserts
+        self.sectionSources = sectionSources
+        self.removedRows = removedRows
+        self.rowDestinations = rowDestinations
+        self.placedRows = placedRows
+        sectionsUnchanged = sections.removed.isEmpty && sections.placed.isEmpty
+        var lower = Int.max
+        var upper = Int.min
+        for rows in [removedRows, placedRows] {
+            guard let first = rows.first, let last = rows.last else { continue }
+            lower = min(lower, first.section)
+            upper = max(upper, last.section + 1)
+        }
+        rowSections = lower < upper ? lower..<upper : 0..<0
+    }
 
     /// Where a row or section reference ends up after the batch.
     enum Fate: Equatable {
@@ -29,9 +62,9 @@ struct BatchLayout: Sendable {
     }
 
     /// The final index of old section `section`, or `nil` when the batch deletes it.
+    @inline(__always)
     func finalSection(ofOld section: Int) -> Int? {
-        // Most batches leave the sections alone.
-        if sections.removed.isEmpty, sections.placed.isEmpty { return section }
+        if sectionsUnchanged { return section }
         let removedBefore = sections.removed.countLess(than: section)
         if removedBefore < sections.removed.count, sections.removed[removedBefore] == section {
             return sectionDestinations[removedBefore]
@@ -55,7 +88,9 @@ struct BatchLayout: Sendable {
     func removedRowCount(inOld section: Int) -> Int { removedRowRange(inOld: section).count }
 
     /// Where the row at old index path `path` is after the batch.
+    @inline(__always)
     func fate(of path: RowPath) -> Fate {
+        if leavesAlone(section: path.section) { return .at(path) }
         guard let section = finalSection(ofOld: path.section) else { return .sectionDeleted }
         let sectionStart = removedRows.countLess(than: RowPath(section: path.section, row: .min))
         let removedBefore = removedRows.countLess(than: path, from: sectionStart)
@@ -79,7 +114,10 @@ struct BatchLayout: Sendable {
 
     /// The final position of a gap between rows of old section `section` (see ``finalSectionGap(_:)``), or `nil`
     /// when the batch deletes the section.
+    @inline(__always)
     func finalRowGap(section: Int, gap: Int) -> RowPath? {
+        // What the general case works out when nothing in the section moves (a gap before row 0 is row 0).
+        if leavesAlone(section: section) { return RowPath(section: section, row: max(gap, 0)) }
         guard let final = finalSection(ofOld: section) else { return nil }
         let sectionStart = removedRows.countLess(than: RowPath(section: section, row: .min))
         // Invariant: `removedBefore` rows of the section below `predecessor + 1` leave. The removed rows just
@@ -99,8 +137,14 @@ struct BatchLayout: Sendable {
         return RowPath(section: final, row: row)
     }
 
+    /// Whether the batch leaves old section `section` and all its rows where they are, which the inline summary
+    /// tells without reading any array.
+    @inline(__always)
+    private func leavesAlone(section: Int) -> Bool { sectionsUnchanged && !rowSections.contains(section) }
+
     /// The final row of the `survivor`-th surviving row of final section `final`: survivors fill the rows that
     /// are not placed, in order (``Reindexing/finalIndex(ofSurvivor:)`` on the section's slice of `placedRows`).
+    @inline(__always)
     private func finalRow(ofSurvivor survivor: Int, inFinal final: Int) -> Int {
         var row = survivor
         var placed = placedRows.countLess(than: RowPath(section: final, row: .min))

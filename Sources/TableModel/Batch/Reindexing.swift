@@ -44,13 +44,19 @@ struct Reindexing: Hashable, Sendable {
 extension Array where Element: Comparable {
     /// The number of elements less than `value`, for an ascending array; `from` is a position known to be at
     /// most the answer, which narrows the search.
+    // Always inlined: rebasing calls it several times per history entry, where a call costs more than a
+    // search of a tiny batch's array.
+    @inline(__always)
     func countLess(than value: Element, from low: Int = 0) -> Int {
         var low = low
         var high = count
-        while low < high {
-            let middle = (low + high) / 2
+        // Bisect down to a few elements, then scan: rebasing searches the arrays of tiny batches far more often
+        // than large ones, and scanning one or two elements is cheaper than setting up a bisection.
+        while high - low > 8 {
+            let middle = low + (high - low) / 2
             if self[middle] < value { low = middle + 1 } else { high = middle }
         }
+        while low < high, self[low] < value { low += 1 }
         return low
     }
 

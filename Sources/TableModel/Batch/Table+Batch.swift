@@ -56,7 +56,7 @@ extension Table {
     /// Deletes, inserts and moves sections. A separate method so that the temporary copies of moved sections are
     /// gone before their rows are rearranged in place (otherwise those arrays would be copied, not mutated).
     private mutating func rearrangeSections(_ batch: Batch, layout: BatchLayout) {
-        guard !layout.sections.removed.isEmpty || !layout.sections.placed.isEmpty else { return }
+        guard !layout.sectionsUnchanged else { return }
         var placements: [(index: Int, element: Section)] = batch.insertSections.map { ($0.at, $0.section) }
         placements += batch.moveSections.map { ($0.to, sections[$0.from]) }
         placements.sort { $0.index < $1.index }
