@@ -189,6 +189,13 @@ enum Benchmark {
             try measure("rebase a move 250 versions behind, \(shape)", iterations: 2_000) {
                 _ = try engine.resolve(.move(from: RowRef(target, id: targetID), to: RowPath(section: other.section, row: other.row)), base: base)
             }
+            // The same edit made at the current version: what resolving costs without rebasing, for comparison.
+            let current = engine.table.sections.indices.lazy.compactMap { section in
+                engine.table.sections[section].rows.firstIndex { $0.id == targetID }.map { RowPath(section: section, row: $0) }
+            }.first!
+            try measure("resolve the same edit at the current version, \(shape)", iterations: 2_000) {
+                _ = try engine.resolve(.edit(RowRef(current, id: targetID), value: "stale edit"))
+            }
         }
     }
 }
