@@ -1,11 +1,11 @@
 /// What a validated batch does to a particular table, in the form both applying it and rebasing through it need.
 ///
-/// Rebasing asks where a section, row or gap ends up once per history entry, and history entries are nearly all
-/// tiny batches that touch one or two sections, so what it reads is kept in small sorted arrays (no hashing, and
-/// no per-question values to build or arrays to retain), and a summary kept inline answers for the sections such
-/// a batch leaves alone without reading any array. The methods rebasing calls per history entry (``fate(of:)``,
-/// ``finalRowGap(section:gap:)`` and what they use) are always inlined into its loops: as calls, each copied the
-/// layout out of the history entry, which cost more than answering for a tiny batch.
+/// Rebasing asks where a section, row or gap ends up once per history entry, so what it reads is kept in sorted
+/// arrays (no hashing, and no per-question values to build or arrays to retain), and the batch nearly every entry
+/// holds, one insert, delete, move or edit, is also kept inline as a ``SingleRowChange`` that answers without
+/// reading any array. The methods rebasing calls per history entry (``fate(of:)``, ``finalRowGap(section:gap:)``
+/// and what they use) are always inlined into its loops: as calls, each copied the layout out of the history
+/// entry, which cost more than answering for a tiny batch.
 struct BatchLayout: Sendable {
     /// How sections are renumbered.
     let sections: Reindexing
@@ -26,12 +26,11 @@ struct BatchLayout: Sendable {
     /// Whether the batch leaves the sections alone (nothing removed or placed), so that every section keeps its
     /// index.
     let sectionsUnchanged: Bool
-    /// A range of sections that covers every section the rows of which the batch changes: the old sections of
-    /// `removedRows` and the final sections of `placedRows` (empty when rows stay put). Only meaningful when
-    /// ``sectionsUnchanged``, when old and final section indices agree.
-    let rowSections: Range<Int>
+    /// The batch's rows as two index paths, when it leaves the sections alone and removes and places at most one
+    /// row each; `nil` otherwise.
+    let singleRowChange: SingleRowChange?
 
-    /// Creates a layout from its sorted arrays (see the properties) and works out the inline summary.
+    /// Creates a layout from its sorted arrays (see the properties) and works out ``singleRowChange``.
     init(
         sections: Reindexing, sectionDestinations: [Int?], sectionInserts: [Int: Int], sectionSources: [Int: Int],
         removedRows: [RowPath], rowDestinations: [RowPath?], placedRows: [RowPath]
@@ -44,14 +43,10 @@ struct BatchLayout: Sendable {
         self.rowDestinations = rowDestinations
         self.placedRows = placedRows
         sectionsUnchanged = sections.removed.isEmpty && sections.placed.isEmpty
-        var lower = Int.max
-        var upper = Int.min
-        for rows in [removedRows, placedRows] {
-            guard let first = rows.first, let last = rows.last else { continue }
-            lower = min(lower, first.section)
-            upper = max(upper, last.section + 1)
-        }
-        rowSections = lower < upper ? lower..<upper : 0..<0
+        singleRowChange =
+            sectionsUnchanged && removedRows.count <= 1 && placedRows.count <= 1
+            ? SingleRowChange(removed: removedRows.first, destination: rowDestinations.first ?? nil, placed: placedRows.first)
+            : nil
     }
 
     /// Where a row or section reference ends up after the batch.
@@ -90,7 +85,7 @@ struct BatchLayout: Sendable {
     /// Where the row at old index path `path` is after the batch.
     @inline(__always)
     func fate(of path: RowPath) -> Fate {
-        if leavesAlone(section: path.section) { return .at(path) }
+        if let singleRowChange { return singleRowChange.fate(of: path) }
         guard let section = finalSection(ofOld: path.section) else { return .sectionDeleted }
         let sectionStart = removedRows.countLess(than: RowPath(section: path.section, row: .min))
         let removedBefore = removedRows.countLess(than: path, from: sectionStart)
@@ -116,8 +111,7 @@ struct BatchLayout: Sendable {
     /// when the batch deletes the section.
     @inline(__always)
     func finalRowGap(section: Int, gap: Int) -> RowPath? {
-        // What the general case works out when nothing in the section moves (a gap before row 0 is row 0).
-        if leavesAlone(section: section) { return RowPath(section: section, row: max(gap, 0)) }
+        if let singleRowChange { return singleRowChange.finalRowGap(section: section, gap: gap) }
         guard let final = finalSection(ofOld: section) else { return nil }
         let sectionStart = removedRows.countLess(than: RowPath(section: section, row: .min))
         // Invariant: `removedBefore` rows of the section below `predecessor + 1` leave. The removed rows just
@@ -136,11 +130,6 @@ struct BatchLayout: Sendable {
         }
         return RowPath(section: final, row: row)
     }
-
-    /// Whether the batch leaves old section `section` and all its rows where they are, which the inline summary
-    /// tells without reading any array.
-    @inline(__always)
-    private func leavesAlone(section: Int) -> Bool { sectionsUnchanged && !rowSections.contains(section) }
 
     /// The final row of the `survivor`-th surviving row of final section `final`: survivors fill the rows that
     /// are not placed, in order (``Reindexing/finalIndex(ofSurvivor:)`` on the section's slice of `placedRows`).
