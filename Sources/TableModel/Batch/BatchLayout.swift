@@ -3,9 +3,9 @@
 /// Rebasing asks where a section, row or gap ends up once per history entry, so what it reads is kept in sorted
 /// arrays (no hashing, and no per-question values to build or arrays to retain), and the batch nearly every entry
 /// holds, one insert, delete, move or edit, is also kept inline as a ``SingleRowChange`` that answers without
-/// reading any array. The methods rebasing calls per history entry (``fate(of:)``, ``finalRowGap(section:gap:)``
-/// and what they use) are always inlined into its loops: as calls, each copied the layout out of the history
-/// entry, which cost more than answering for a tiny batch.
+/// reading any array. The two methods rebasing calls per history entry, ``fate(of:)`` and
+/// ``finalRowGap(section:gap:)``, are always inlined into its loops: as calls, each copied the layout out of the
+/// history entry, which cost more than answering for a one-row batch.
 struct BatchLayout: Sendable {
     /// How sections are renumbered.
     let sections: Reindexing
@@ -57,7 +57,6 @@ struct BatchLayout: Sendable {
     }
 
     /// The final index of old section `section`, or `nil` when the batch deletes it.
-    @inline(__always)
     func finalSection(ofOld section: Int) -> Int? {
         if sectionsUnchanged { return section }
         let removedBefore = sections.removed.countLess(than: section)
@@ -133,7 +132,6 @@ struct BatchLayout: Sendable {
 
     /// The final row of the `survivor`-th surviving row of final section `final`: survivors fill the rows that
     /// are not placed, in order (``Reindexing/finalIndex(ofSurvivor:)`` on the section's slice of `placedRows`).
-    @inline(__always)
     private func finalRow(ofSurvivor survivor: Int, inFinal final: Int) -> Int {
         var row = survivor
         var placed = placedRows.countLess(than: RowPath(section: final, row: .min))

@@ -44,9 +44,6 @@ struct Reindexing: Hashable, Sendable {
 extension Array where Element: Comparable {
     /// The number of elements less than `value`, for an ascending array; `from` is a position known to be at
     /// most the answer, which narrows the search.
-    // Always inlined: rebasing calls it several times per history entry, where a call costs more than a
-    // search of a tiny batch's array.
-    @inline(__always)
     func countLess(than value: Element, from low: Int = 0) -> Int {
         var low = low
         var high = count
