@@ -30,7 +30,7 @@ struct BatchLayout: Sendable {
     /// row each; `nil` otherwise.
     let singleRowChange: SingleRowChange?
 
-    /// Creates a layout from its sorted arrays (see the properties) and works out ``singleRowChange``.
+    /// Creates a layout from its sorted arrays (see the properties) and works out what is kept inline from them.
     init(
         sections: Reindexing, sectionDestinations: [Int?], sectionInserts: [Int: Int], sectionSources: [Int: Int],
         removedRows: [RowPath], rowDestinations: [RowPath?], placedRows: [RowPath]

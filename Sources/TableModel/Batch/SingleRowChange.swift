@@ -1,5 +1,5 @@
 /// What a batch that leaves the sections alone, removes at most one row and places at most one does to rows: one
-/// insert, delete, move or edit, which is nearly every batch in a busy table's history. Two index paths describe
+/// insert, delete, move or edit, which is nearly every batch in a busy table's history. Three index paths describe
 /// it completely, so rebasing past it is arithmetic on values kept inline, with no array to search.
 ///
 /// Its answers are ``BatchLayout``'s for such a batch: with one removed row and one placed row, counting the
