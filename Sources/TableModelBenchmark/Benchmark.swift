@@ -137,6 +137,7 @@ enum Benchmark {
                 base: base)
         }
     }
+
     /// Rebasing single-row intents 250 versions behind, as a server under load sees them (16 writers with 16
     /// intents in flight each): 250 mixed single-row intents are committed after the base, in a table of 10
     /// sections of 10 rows and in one of 1 section of 100 rows.
