@@ -202,12 +202,30 @@ extension Table {
         }
         if checkIDs { try checkCreatedIDs(batch, label: label) }
 
-        let rowRemovals = (batch.deleteRows.map { (from: $0, to: RowPath?.none) } + batch.moveRows.map { ($0.from, $0.to) })
-            .sorted { $0.from < $1.from }
+        // Built in place, and only when there is something to build: every resolve and commit lays out a batch,
+        // most have one or no row of each kind, and concatenating mapped lists, or sorting and mapping empty
+        // ones, cost more than the little there is to sort.
+        var removedRows: [RowPath] = []
+        var rowDestinations: [RowPath?] = []
+        if !batch.deleteRows.isEmpty || !batch.moveRows.isEmpty {
+            var rowRemovals: [(from: RowPath, to: RowPath?)] = []
+            rowRemovals.reserveCapacity(batch.deleteRows.count + batch.moveRows.count)
+            for path in batch.deleteRows { rowRemovals.append((path, nil)) }
+            for move in batch.moveRows { rowRemovals.append((move.from, move.to)) }
+            rowRemovals.sort { $0.from < $1.from }
+            removedRows = rowRemovals.map(\.from)
+            rowDestinations = rowRemovals.map(\.to)
+        }
+        var placedRows: [RowPath] = []
+        if !batch.insertRows.isEmpty || !batch.moveRows.isEmpty {
+            placedRows.reserveCapacity(batch.insertRows.count + batch.moveRows.count)
+            for insert in batch.insertRows { placedRows.append(insert.at) }
+            for move in batch.moveRows { placedRows.append(move.to) }
+            placedRows.sort()
+        }
         return BatchLayout(
             sections: sectionReindexing, sectionDestinations: sectionRemovals.map(\.to), sectionInserts: sectionInserts,
-            sectionSources: movedInto, removedRows: rowRemovals.map(\.from), rowDestinations: rowRemovals.map(\.to),
-            placedRows: (batch.insertRows.map(\.at) + batch.moveRows.map(\.to)).sorted())
+            sectionSources: movedInto, removedRows: removedRows, rowDestinations: rowDestinations, placedRows: placedRows)
     }
 
     private func checkValueSize(_ value: JSONValue, _ entry: String) throws(TableError) {
