@@ -1,6 +1,8 @@
 // Timings of the table model's hot paths, printed as figures: applying a 100-entry batch to a 100,000-row
-// section, and rebasing an intent 1,000 versions behind. Build with `swift build -c release --product
-// table-model-bench` and run `.build/release/table-model-bench`.
+// section, rebasing an intent 1,000 versions behind, and rebasing single-row intents 250 versions behind in
+// small tables (the server under load). Build with `swift build -c release --product table-model-bench` and run
+// `.build/release/table-model-bench`, or `.build/release/table-model-bench rebase-small` for one group (groups:
+// apply, rebase-deep, rebase-small).
 
 import TableModel
 import TablecastTesting
@@ -34,10 +36,19 @@ extension String {
 @main
 enum Benchmark {
     static func main() throws {
+        let groups: [(name: String, run: () throws -> Void)] = [
+            ("apply", applyBatches), ("rebase-deep", rebaseDeep), ("rebase-small", rebaseSmall),
+        ]
+        let selected = CommandLine.arguments.dropFirst()
+        for group in groups where selected.isEmpty || selected.contains(group.name) { try group.run() }
+    }
+
+    /// Applying and resolving 100-entry batches on a 100,000-row section.
+    static func applyBatches() throws {
         var random = SeededGenerator(seed: 42)
         let rowCount = 100_000
 
-        // 1. Applying a 100-entry batch to a 100,000-row section (the replica path: validate + apply in place).
+        // The replica path: validate + apply in place.
         var table = Table(contents: [SectionContent(rows: (0..<rowCount).map { RowContent(value: .number(Double($0))) })])
         var batch = Batch()
         func deletesAndInserts() {
@@ -80,9 +91,13 @@ enum Benchmark {
         }) {
             try engine.commit(engine.resolve(.batch(client)))
         }
+    }
 
-        // 2. Rebasing an intent 1,000 versions behind: 1,000 single-row intents are committed after the client's base.
-        engine = TableEngine(table: Table(contents: (0..<10).map { _ in SectionContent(rows: (0..<10_000).map { RowContent(value: .number(Double($0))) }) }))
+    /// Rebasing intents 1,000 versions behind in a table of 10 sections of 10,000 rows.
+    static func rebaseDeep() throws {
+        var random = SeededGenerator(seed: 42)
+        // 1,000 single-row intents are committed after the client's base.
+        var engine = TableEngine(table: Table(contents: (0..<10).map { _ in SectionContent(rows: (0..<10_000).map { RowContent(value: .number(Double($0))) }) }))
         let base = engine.table.version
         let baseTable = engine.table
         for step in 0..<1_000 {
@@ -120,6 +135,68 @@ enum Benchmark {
                     deleteRows: (0..<5).map { RowRef(RowPath(section: 7, row: $0 * 100)) },
                     insertRows: (0..<5).map { .init(at: RowPath(section: 2, row: $0 * 50), row: RowContent(value: "b")) })),
                 base: base)
+        }
+    }
+
+    /// Rebasing single-row intents 250 versions behind, as a server under load sees them (16 writers with 16
+    /// intents in flight each): 250 mixed single-row intents are committed after the base, in a table of 10
+    /// sections of 10 rows and in one of 1 section of 100 rows.
+    static func rebaseSmall() throws {
+        for (sections, rows) in [(10, 10), (1, 100)] {
+            var random = SeededGenerator(seed: 7)
+            let shape = "\(sections) × \(rows) table"
+            var engine = TableEngine(table: Table(contents: (0..<sections).map { _ in
+                SectionContent(rows: (0..<rows).map { RowContent(value: .number(Double($0))) })
+            }))
+            let base = engine.table.version
+            let baseTable = engine.table
+            for step in 0..<250 {
+                let section = Int.random(in: 0..<sections, using: &random)
+                let count = engine.table.sections[section].rows.count
+                func anyRow() -> RowRef { RowRef(RowPath(section: section, row: Int.random(in: 0..<count, using: &random))) }
+                let intent: Intent
+                // An empty section gets an insert, whatever the step.
+                switch count == 0 ? 0 : step % 4 {
+                case 0:
+                    intent = .insert(at: RowPath(section: section, row: Int.random(in: 0...count, using: &random)), row: RowContent(value: "i"))
+                case 1: intent = .delete(anyRow())
+                case 2: intent = .edit(anyRow(), value: "e")
+                default:
+                    let to = Int.random(in: 0..<sections, using: &random)
+                    let limit = engine.table.sections[to].rows.count - (to == section ? 1 : 0)
+                    intent = .move(from: anyRow(), to: RowPath(section: to, row: Int.random(in: 0...limit, using: &random)))
+                }
+                try engine.commit(engine.resolve(intent))
+            }
+            // Targets that survived the 250 batches, named as the client saw them at the base.
+            let survivors = Set(engine.table.sections.flatMap { $0.rows.map(\.id) })
+            let targets = baseTable.sections.indices.flatMap { section in
+                baseTable.sections[section].rows.indices.map { RowPath(section: section, row: $0) }
+            }.filter { survivors.contains(baseTable.row(at: $0)!.id) }
+            let target = targets[targets.count / 2]
+            let targetID = baseTable.row(at: target)!.id
+            let other = targets[targets.count / 3]
+            let otherID = baseTable.row(at: other)!.id
+            print("history: \(engine.table.version - base) batches since the base in a \(shape)")
+            try measure("rebase an edit (with id) 250 versions behind, \(shape)", iterations: 2_000) {
+                _ = try engine.resolve(.edit(RowRef(target, id: targetID), value: "stale edit"), base: base)
+            }
+            try measure("rebase a delete (with id) 250 versions behind, \(shape)", iterations: 2_000) {
+                _ = try engine.resolve(.delete(RowRef(other, id: otherID)), base: base)
+            }
+            try measure("rebase an insert 250 versions behind, \(shape)", iterations: 2_000) {
+                _ = try engine.resolve(.insert(at: RowPath(section: target.section, row: target.row + 1), row: RowContent(value: "x")), base: base)
+            }
+            try measure("rebase a move 250 versions behind, \(shape)", iterations: 2_000) {
+                _ = try engine.resolve(.move(from: RowRef(target, id: targetID), to: RowPath(section: other.section, row: other.row)), base: base)
+            }
+            // The same edit made at the current version: what resolving costs without rebasing, for comparison.
+            let current = engine.table.sections.indices.lazy.compactMap { section in
+                engine.table.sections[section].rows.firstIndex { $0.id == targetID }.map { RowPath(section: section, row: $0) }
+            }.first!
+            try measure("resolve the same edit at the current version, \(shape)", iterations: 2_000) {
+                _ = try engine.resolve(.edit(RowRef(current, id: targetID), value: "stale edit"))
+            }
         }
     }
 }

@@ -1,23 +1,53 @@
 /// What a validated batch does to a particular table, in the form both applying it and rebasing through it need.
+///
+/// Rebasing asks where a section, row or gap ends up once per history entry, so what it reads is kept in sorted
+/// arrays (no hashing, and no per-question values to build or arrays to retain), and the batch nearly every entry
+/// holds, one insert, delete, move or edit, is also kept inline as a ``SingleRowChange`` that answers without
+/// reading any array. The two methods rebasing calls per history entry, ``fate(of:)`` and
+/// ``finalRowGap(section:gap:)``, are always inlined into its loops: as calls, each copied the layout out of the
+/// history entry, which cost more than answering for a one-row batch.
 struct BatchLayout: Sendable {
     /// How sections are renumbered.
-    var sections: Reindexing
-    /// Old sections the batch deletes.
-    var deletedSections: Set<Int>
-    /// Old section index → final index, for moved sections.
-    var sectionMoves: [Int: Int]
+    let sections: Reindexing
+    /// Where each removed old section goes, aligned with `sections.removed`: its final index for a move, `nil`
+    /// for a deletion.
+    let sectionDestinations: [Int?]
     /// Final index → the insertSections entry that fills it.
-    var sectionInserts: [Int: Int]
+    let sectionInserts: [Int: Int]
     /// Final index → old index, for moved sections.
-    var sectionSources: [Int: Int]
-    /// Old section index → how its rows are renumbered (removed rows), for sections that lose rows.
-    var rowsRemoved: [Int: [Int]]
-    /// Final section index → the final row indices that are filled, for sections that gain rows.
-    var rowsPlaced: [Int: [Int]]
-    /// Rows the batch deletes, by old index path.
-    var deletedRows: Set<RowPath>
-    /// Old index path → final index path, for moved rows.
-    var rowMoves: [RowPath: RowPath]
+    let sectionSources: [Int: Int]
+    /// Rows that leave their old place (deletions and move sources), by old index path, ascending.
+    let removedRows: [RowPath]
+    /// Where each removed row goes, aligned with `removedRows`: its final index path for a move, `nil` for a
+    /// deletion.
+    let rowDestinations: [RowPath?]
+    /// Final index paths filled by insertions and move destinations, ascending.
+    let placedRows: [RowPath]
+    /// Whether the batch leaves the sections alone (nothing removed or placed), so that every section keeps its
+    /// index.
+    let sectionsUnchanged: Bool
+    /// The batch's rows as two index paths, when it leaves the sections alone and removes and places at most one
+    /// row each; `nil` otherwise.
+    let singleRowChange: SingleRowChange?
+
+    /// Creates a layout from its sorted arrays (see the properties) and works out what is kept inline from them.
+    init(
+        sections: Reindexing, sectionDestinations: [Int?], sectionInserts: [Int: Int], sectionSources: [Int: Int],
+        removedRows: [RowPath], rowDestinations: [RowPath?], placedRows: [RowPath]
+    ) {
+        self.sections = sections
+        self.sectionDestinations = sectionDestinations
+        self.sectionInserts = sectionInserts
+        self.sectionSources = sectionSources
+        self.removedRows = removedRows
+        self.rowDestinations = rowDestinations
+        self.placedRows = placedRows
+        sectionsUnchanged = sections.removed.isEmpty && sections.placed.isEmpty
+        singleRowChange =
+            sectionsUnchanged && removedRows.count <= 1 && placedRows.count <= 1
+            ? SingleRowChange(removed: removedRows.first, destination: rowDestinations.first ?? nil, placed: placedRows.first)
+            : nil
+    }
 
     /// Where a row or section reference ends up after the batch.
     enum Fate: Equatable {
@@ -28,11 +58,12 @@ struct BatchLayout: Sendable {
 
     /// The final index of old section `section`, or `nil` when the batch deletes it.
     func finalSection(ofOld section: Int) -> Int? {
-        // Most batches leave the sections alone; rebasing asks this once per batch of history, so skip hashing.
-        if sections.removed.isEmpty, sections.placed.isEmpty { return section }
-        if deletedSections.contains(section) { return nil }
-        if let to = sectionMoves[section] { return to }
-        return sections.finalIndex(ofOld: section)
+        if sectionsUnchanged { return section }
+        let removedBefore = sections.removed.countLess(than: section)
+        if removedBefore < sections.removed.count, sections.removed[removedBefore] == section {
+            return sectionDestinations[removedBefore]
+        }
+        return sections.finalIndex(ofSurvivor: section - removedBefore)
     }
 
     /// The old index of final section `final`, or `nil` when the batch inserts it.
@@ -42,18 +73,26 @@ struct BatchLayout: Sendable {
         return sections.oldIndex(ofSurvivor: sections.survivorsBefore(final: final))
     }
 
-    /// How the rows of old section `section` (which must survive) are renumbered into final section `final`.
-    func rowReindexing(old section: Int, final: Int) -> Reindexing {
-        Reindexing(removed: rowsRemoved[section] ?? [], placed: rowsPlaced[final] ?? [])
+    /// The old rows of old section `section` that leave it, ascending.
+    func rowsRemoved(fromOld section: Int) -> [Int] {
+        removedRows[removedRowRange(inOld: section)].map(\.row)
     }
 
+    /// How many old rows of old section `section` leave it.
+    func removedRowCount(inOld section: Int) -> Int { removedRowRange(inOld: section).count }
+
     /// Where the row at old index path `path` is after the batch.
+    @inline(__always)
     func fate(of path: RowPath) -> Fate {
+        if let singleRowChange { return singleRowChange.fate(of: path) }
         guard let section = finalSection(ofOld: path.section) else { return .sectionDeleted }
-        if !deletedRows.isEmpty, deletedRows.contains(path) { return .deleted }
-        if !rowMoves.isEmpty, let to = rowMoves[path] { return .at(to) }
-        let row = rowReindexing(old: path.section, final: section).finalIndex(ofOld: path.row)
-        return .at(RowPath(section: section, row: row))
+        let sectionStart = removedRows.countLess(than: RowPath(section: path.section, row: .min))
+        let removedBefore = removedRows.countLess(than: path, from: sectionStart)
+        if removedBefore < removedRows.count, removedRows[removedBefore] == path {
+            return rowDestinations[removedBefore].map(Fate.at) ?? .deleted
+        }
+        let survivor = path.row - (removedBefore - sectionStart)
+        return .at(RowPath(section: section, row: finalRow(ofSurvivor: survivor, inFinal: section)))
     }
 
     /// The final index of a gap between sections: `gap` is "just before old section `gap`", anchored to the section
@@ -69,13 +108,43 @@ struct BatchLayout: Sendable {
 
     /// The final position of a gap between rows of old section `section` (see ``finalSectionGap(_:)``), or `nil`
     /// when the batch deletes the section.
+    @inline(__always)
     func finalRowGap(section: Int, gap: Int) -> RowPath? {
+        if let singleRowChange { return singleRowChange.finalRowGap(section: section, gap: gap) }
         guard let final = finalSection(ofOld: section) else { return nil }
-        let rows = rowReindexing(old: section, final: final)
+        let sectionStart = removedRows.countLess(than: RowPath(section: section, row: .min))
+        // Invariant: `removedBefore` rows of the section below `predecessor + 1` leave. The removed rows just
+        // below the gap are the last ones before `removedBefore`, so stepping over them needs no search.
+        var removedBefore = removedRows.countLess(than: RowPath(section: section, row: gap), from: sectionStart)
         var predecessor = gap - 1
-        while predecessor >= 0, rows.isRemoved(predecessor) { predecessor -= 1 }
-        var row = predecessor >= 0 ? rows.finalIndex(ofOld: predecessor) + 1 : 0
-        while rows.isPlaced(row) { row += 1 }
+        while predecessor >= 0, removedBefore > sectionStart, removedRows[removedBefore - 1].row == predecessor {
+            predecessor -= 1
+            removedBefore -= 1
+        }
+        var row = predecessor >= 0 ? finalRow(ofSurvivor: predecessor - (removedBefore - sectionStart), inFinal: final) + 1 : 0
+        var placed = placedRows.countLess(than: RowPath(section: final, row: row))
+        while placed < placedRows.count, placedRows[placed] == RowPath(section: final, row: row) {
+            row += 1
+            placed += 1
+        }
         return RowPath(section: final, row: row)
+    }
+
+    /// The final row of the `survivor`-th surviving row of final section `final`: survivors fill the rows that
+    /// are not placed, in order (``Reindexing/finalIndex(ofSurvivor:)`` on the section's slice of `placedRows`).
+    private func finalRow(ofSurvivor survivor: Int, inFinal final: Int) -> Int {
+        var row = survivor
+        var placed = placedRows.countLess(than: RowPath(section: final, row: .min))
+        while placed < placedRows.count, placedRows[placed].section == final, placedRows[placed].row <= row {
+            row += 1
+            placed += 1
+        }
+        return row
+    }
+
+    /// The positions in `removedRows` of old section `section`'s rows.
+    private func removedRowRange(inOld section: Int) -> Range<Int> {
+        let start = removedRows.countLess(than: RowPath(section: section, row: .min))
+        return start..<removedRows.countLess(than: RowPath(section: section + 1, row: .min), from: start)
     }
 }

@@ -41,20 +41,24 @@ struct Reindexing: Hashable, Sendable {
     func isPlaced(_ final: Int) -> Bool { placed.containsSorted(final) }
 }
 
-extension Array where Element == Int {
-    /// The number of elements less than `value`, for an ascending array.
-    func countLess(than value: Int) -> Int {
-        var low = 0
+extension Array where Element: Comparable {
+    /// The number of elements less than `value`, for an ascending array; `from` is a position known to be at
+    /// most the answer, which narrows the search.
+    func countLess(than value: Element, from low: Int = 0) -> Int {
+        var low = low
         var high = count
-        while low < high {
-            let middle = (low + high) / 2
+        // Bisect down to a few elements, then scan: rebasing searches the arrays of tiny batches far more often
+        // than large ones, and scanning one or two elements is cheaper than setting up a bisection.
+        while high - low > 8 {
+            let middle = low + (high - low) / 2
             if self[middle] < value { low = middle + 1 } else { high = middle }
         }
+        while low < high, self[low] < value { low += 1 }
         return low
     }
 
     /// Whether an ascending array contains `value`.
-    func containsSorted(_ value: Int) -> Bool {
+    func containsSorted(_ value: Element) -> Bool {
         let index = countLess(than: value)
         return index < count && self[index] == value
     }

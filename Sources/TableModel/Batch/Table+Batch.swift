@@ -43,9 +43,9 @@ extension Table {
         }
         rearrangeSections(batch, layout: layout)
         var touched = Set(rowPlacements.keys)
-        for old in layout.rowsRemoved.keys { touched.insert(layout.finalSection(ofOld: old)!) }
+        for path in layout.removedRows { touched.insert(layout.finalSection(ofOld: path.section)!) }
         for section in touched {
-            let removed = layout.oldSection(ofFinal: section).flatMap { layout.rowsRemoved[$0] } ?? []
+            let removed = layout.oldSection(ofFinal: section).map { layout.rowsRemoved(fromOld: $0) } ?? []
             let placements = rowPlacements.removeValue(forKey: section)?.sorted { $0.index < $1.index } ?? []
             sections[section].rows.replace(removing: removed, placing: placements)
         }
@@ -56,7 +56,7 @@ extension Table {
     /// Deletes, inserts and moves sections. A separate method so that the temporary copies of moved sections are
     /// gone before their rows are rearranged in place (otherwise those arrays would be copied, not mutated).
     private mutating func rearrangeSections(_ batch: Batch, layout: BatchLayout) {
-        guard !layout.sections.removed.isEmpty || !layout.sections.placed.isEmpty else { return }
+        guard !layout.sectionsUnchanged else { return }
         var placements: [(index: Int, element: Section)] = batch.insertSections.map { ($0.at, $0.section) }
         placements += batch.moveSections.map { ($0.to, sections[$0.from]) }
         placements.sort { $0.index < $1.index }
@@ -109,19 +109,18 @@ extension Table {
             try placeSection(insert.at, label(.insertSections, index))
             sectionInserts[insert.at] = index
         }
-        var sectionMoves: [Int: Int] = [:]
         var movedInto: [Int: Int] = [:]
         for (index, move) in batch.moveSections.enumerated() {
             try placeSection(move.to, label(.moveSections, index))
-            sectionMoves[move.from] = move.to
             movedInto[move.to] = move.from
         }
         if finalSectionCount > rules.maxSections {
             throw .limitExceeded(label(.insertSections, 0), "table would have \(finalSectionCount) sections, more than the limit of \(rules.maxSections)")
         }
+        let sectionRemovals = (batch.deleteSections.map { (from: $0, to: Int?.none) } + batch.moveSections.map { ($0.from, $0.to) })
+            .sorted { $0.from < $1.from }
         let sectionReindexing = Reindexing(
-            removed: (batch.deleteSections + batch.moveSections.map(\.from)).sorted(),
-            placed: (batch.insertSections.map(\.at) + batch.moveSections.map(\.to)).sorted())
+            removed: sectionRemovals.map(\.from), placed: (batch.insertSections.map(\.at) + batch.moveSections.map(\.to)).sorted())
 
         // Rows, old space: deletions, reloads, move sources, in sections that exist and that the batch keeps.
         var rowRole: [RowPath: (verb: String, label: String)] = [:]
@@ -139,12 +138,10 @@ extension Table {
             if let other = rowRole[path] { throw .invalidBatch(entry, "row \(path) is also \(other.verb) by \(other.label)") }
             rowRole[path] = (verb, entry)
         }
-        var rowsRemoved: [Int: [Int]] = [:]
-        var deletedRows = Set<RowPath>()
+        var removedRowCounts: [Int: Int] = [:]
         for (index, path) in batch.deleteRows.enumerated() {
             try claimRow(path, "deleted", label(.deleteRows, index))
-            rowsRemoved[path.section, default: []].append(path.row)
-            deletedRows.insert(path)
+            removedRowCounts[path.section, default: 0] += 1
         }
         for (index, reload) in batch.reloadRows.enumerated() {
             let entry = label(.reloadRows, index)
@@ -153,9 +150,8 @@ extension Table {
         }
         for (index, move) in batch.moveRows.enumerated() {
             try claimRow(move.from, "moved", label(.moveRows, index))
-            rowsRemoved[move.from.section, default: []].append(move.from.row)
+            removedRowCounts[move.from.section, default: 0] += 1
         }
-        for key in rowsRemoved.keys { rowsRemoved[key]!.sort() }
 
         // Rows, new space: placements into final sections, distinct and below each section's final count.
         var placedEntries: [Int: [(row: Int, label: String)]] = [:]
@@ -174,7 +170,6 @@ extension Table {
                 throw .outOfRange(entry, "row \(move.to) is out of range: table has \(finalSectionCount) sections after the update")
             }
         }
-        var rowsPlaced: [Int: [Int]] = [:]
         for section in placedEntries.keys.sorted() {
             let entries = placedEntries[section]!
             let survivors: Int
@@ -182,7 +177,7 @@ extension Table {
                 survivors = batch.insertSections[insert].section.rows.count
             } else {
                 let old = movedInto[section] ?? sectionReindexing.oldIndex(ofSurvivor: sectionReindexing.survivorsBefore(final: section))
-                survivors = sections[old].rows.count - (rowsRemoved[old]?.count ?? 0)
+                survivors = sections[old].rows.count - removedRowCounts[old, default: 0]
             }
             let finalCount = survivors + entries.count
             var taken: [Int: String] = [:]
@@ -197,7 +192,6 @@ extension Table {
             if finalCount > rules.maxRowsPerSection {
                 throw .limitExceeded(entries[0].label, "section \(section) would have \(finalCount) rows, more than the limit of \(rules.maxRowsPerSection)")
             }
-            rowsPlaced[section] = entries.map(\.row).sorted()
         }
         for (index, insert) in batch.insertSections.enumerated() {
             let entry = label(.insertSections, index)
@@ -208,11 +202,30 @@ extension Table {
         }
         if checkIDs { try checkCreatedIDs(batch, label: label) }
 
-        let rowMoves = Dictionary(batch.moveRows.map { ($0.from, $0.to) }, uniquingKeysWith: { first, _ in first })
+        // Built in place, and only when there is something to build: every resolve and commit lays out a batch,
+        // most have one or no row of each kind, and concatenating mapped lists, or sorting and mapping empty
+        // ones, cost more than the little there is to sort.
+        var removedRows: [RowPath] = []
+        var rowDestinations: [RowPath?] = []
+        if !batch.deleteRows.isEmpty || !batch.moveRows.isEmpty {
+            var rowRemovals: [(from: RowPath, to: RowPath?)] = []
+            rowRemovals.reserveCapacity(batch.deleteRows.count + batch.moveRows.count)
+            for path in batch.deleteRows { rowRemovals.append((path, nil)) }
+            for move in batch.moveRows { rowRemovals.append((move.from, move.to)) }
+            rowRemovals.sort { $0.from < $1.from }
+            removedRows = rowRemovals.map(\.from)
+            rowDestinations = rowRemovals.map(\.to)
+        }
+        var placedRows: [RowPath] = []
+        if !batch.insertRows.isEmpty || !batch.moveRows.isEmpty {
+            placedRows.reserveCapacity(batch.insertRows.count + batch.moveRows.count)
+            for insert in batch.insertRows { placedRows.append(insert.at) }
+            for move in batch.moveRows { placedRows.append(move.to) }
+            placedRows.sort()
+        }
         return BatchLayout(
-            sections: sectionReindexing, deletedSections: deletedSections, sectionMoves: sectionMoves,
-            sectionInserts: sectionInserts, sectionSources: movedInto, rowsRemoved: rowsRemoved, rowsPlaced: rowsPlaced,
-            deletedRows: deletedRows, rowMoves: rowMoves)
+            sections: sectionReindexing, sectionDestinations: sectionRemovals.map(\.to), sectionInserts: sectionInserts,
+            sectionSources: movedInto, removedRows: removedRows, rowDestinations: rowDestinations, placedRows: placedRows)
     }
 
     private func checkValueSize(_ value: JSONValue, _ entry: String) throws(TableError) {

@@ -106,7 +106,7 @@ extension TableEngine {
         var placeholderRow: [Int: Int] = [:]
         for (section, rows) in placedRows {
             guard let old = layout.oldSection(ofFinal: section), !table.sections[old].rows.isEmpty else { continue }
-            let survivors = table.sections[old].rows.count - (layout.rowsRemoved[old]?.count ?? 0)
+            let survivors = table.sections[old].rows.count - layout.removedRowCount(inOld: old)
             placeholderRow[section] = Reindexing(removed: [], placed: rows.sorted()).finalIndex(ofSurvivor: survivors - 1)
         }
         var changed = false
@@ -134,7 +134,7 @@ extension TableEngine {
         for move in draft.moveRows { counts[move.to.section, default: 0] += 1 }
         for section in counts.keys {
             if let old = layout.oldSection(ofFinal: section) {
-                counts[section]! += table.sections[old].rows.count - (layout.rowsRemoved[old]?.count ?? 0)
+                counts[section]! += table.sections[old].rows.count - layout.removedRowCount(inOld: old)
             } else if let insert = layout.sectionInserts[section] {
                 counts[section]! += draft.insertSections[insert].content.rows.count
             }
