@@ -72,6 +72,29 @@ final class CommandLineTests: XCTestCase {
         await server.tearDown()
     }
 
+    /// Raw writers: bare connections, edits matched to their acks by ref; subscribers' replicas still converge.
+    func testLoadWithRawWritersCommitsEveryEditAndConverges() async throws {
+        let server = try await TestServer()
+        let outcome = try Self.run([
+            "load", "--url", server.url, "--create", "--table", "raw", "--subscribers", "2", "--writers", "3",
+            "--in-flight", "4", "--raw-writers", "--mix", "edit=1", "--count", "300", "--json", "--quiet",
+        ])
+        XCTAssertEqual(outcome.status, 0, outcome.stderr + outcome.stdout)
+        let report = try JSONValue(parsing: outcome.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        guard case .object(let members) = report, case .object(let convergence)? = members["convergence"],
+            case .object(let intents)? = members["intents"], case .object(let deliveries)? = members["deliveries"]
+        else { return XCTFail("report shape: \(outcome.stdout)") }
+        XCTAssertEqual(convergence["ok"], .bool(true))
+        XCTAssertEqual(intents["sent"], .number(300))
+        XCTAssertEqual(intents["acked"], .number(300))
+        XCTAssertEqual(deliveries["count"], .number(600), "each edit reached both subscribers")
+
+        let refused = try Self.run(["load", "--url", server.url, "--raw-writers", "--mix", "insert=1", "--count", "1"])
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains("--raw-writers sends edits only"), refused.stderr)
+        await server.tearDown()
+    }
+
     func testScriptedCommandsPrintAcksAndErrors() async throws {
         let server = try await TestServer()
         let url = ["--url", server.url]

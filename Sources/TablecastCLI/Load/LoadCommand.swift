@@ -77,6 +77,9 @@ struct LoadCommand: AsyncParsableCommand {
     @Flag(help: "Every writer subscribes and picks index paths from its own replica (default: the writers of a table share one subscribed view).")
     var writersSubscribe = false
 
+    @Flag(help: "Writers without the client library: bare connections that keep --in-flight edits each in flight and match answers by ref, so the generator costs the server's machine little. Sends edits only (--mix edit=1), without base or ids; not with --rate or --writers-subscribe.")
+    var rawWriters = false
+
     @Option(help: "Start when no presence message arrived for this many seconds after connecting everyone.")
     var settle: Double = 1
 
@@ -90,7 +93,15 @@ struct LoadCommand: AsyncParsableCommand {
         guard subscribers >= 0, writers >= 1, inFlight >= 1, duration > 0, rate >= 0, sections >= 1, initialRows >= 0 else {
             throw ValidationError("counts must be positive (writers ≥ 1, in-flight ≥ 1, sections ≥ 1)")
         }
-        _ = try IntentMix(parsing: mix)
+        let parsed = try IntentMix(parsing: mix)
+        if rawWriters {
+            guard parsed.weights.allSatisfy({ $0.kind == .edit || $0.weight == 0 }) else {
+                throw ValidationError("--raw-writers sends edits only: give --mix edit=1")
+            }
+            guard rate == 0, !writersSubscribe else {
+                throw ValidationError("--raw-writers runs as fast as answers return: no --rate, no --writers-subscribe")
+            }
+        }
     }
 
     private var tables: [String] {
@@ -128,13 +139,15 @@ struct LoadCommand: AsyncParsableCommand {
                     }
                 })
         }
-        let writerClients = try (0..<writers).map { index in
+        let writerClients = try (0..<(rawWriters ? 0 : writers)).map { index in
             try TablecastClient(configuration: configuration("w\(index)"), transport: transport)
         }
-        // What writers pick index paths from: their own replicas, or one subscribed view per table.
-        let views = try writersSubscribe
+        // What writers pick index paths from: their own replicas, or one subscribed view per table. Raw writers
+        // need only the tables' shapes, which edits keep: they read them from a snapshot.
+        let viewCount = rawWriters ? 0 : tables.count
+        let views: [TablecastClient] = try writersSubscribe
             ? writerClients
-            : tables.indices.map { index in
+            : (0..<viewCount).map { index in
                 try TablecastClient(configuration: configuration("v\(index)"), transport: transport)
             }
         let everyone = subscriberClients.enumerated().map { ($1, tables[$0 % tables.count]) }
@@ -166,6 +179,13 @@ struct LoadCommand: AsyncParsableCommand {
         let deadline: ContinuousClock.Instant? = count == nil ? start + .milliseconds(Int(duration * 1000)) : nil
         let progressTask = Task { await self.showProgress(stats, start: start) }
         let perWriterInterval: Duration? = rate > 0 ? .nanoseconds(Int(1e9 * Double(writers) / rate)) : nil
+        if rawWriters {
+            var shapes: [String: [Int]] = [:]
+            for table in tables { shapes[table] = try await snapshot(table, transport: transport).table.sections.map(\.rows.count) }
+            try await RawWriters(
+                rowsPerSection: shapes, window: inFlight, stats: stats, clientPrefix: "load-\(run)-raw", deadline: deadline
+            ).run(url: url, tables: tables, count: writers)
+        }
         await withTaskGroup(of: Void.self) { group in
             for (index, client) in writerClients.enumerated() {
                 let table = tables[index % tables.count]
@@ -218,7 +238,7 @@ struct LoadCommand: AsyncParsableCommand {
                 "url": .string(url), "tables": .array(tables.map(JSONValue.string)),
                 "subscribers": .number(Double(subscribers)), "writers": .number(Double(writers)), "mix": .string(mix.description),
                 "rate": .number(rate), "inFlight": .number(Double(inFlight)), "stale": .bool(stale), "base": .string(base.rawValue),
-                "writersSubscribe": .bool(writersSubscribe),
+                "writersSubscribe": .bool(writersSubscribe), "rawWriters": .bool(rawWriters),
                 "replicas": .number(Double(replicas.map { min($0, subscribers) } ?? subscribers)),
             ])
         print(json ? report.json.jsonText : report.text)

@@ -537,7 +537,8 @@ public final class TablecastClient: Sendable, TransportReceiver {
 
     // MARK: - URL
 
-    static func parse(_ url: String) throws -> WebSocketConnectRequest {
+    /// The WebSocket request for a server URL (`ws://host:port/path`), with the protocol's subprotocol.
+    public static func parse(_ url: String) throws -> WebSocketConnectRequest {
         guard url.hasPrefix("ws://") else { throw TablecastClientError.invalidURL(url) }
         let rest = url.dropFirst(5)
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex

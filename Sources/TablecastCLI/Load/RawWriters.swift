@@ -1,0 +1,157 @@
+import Synchronization
+import TablecastClient
+import TablecastProtocol
+import WebSocketTransport
+
+/// Writers without the client library, for measuring how many intents a server can take when the load generator
+/// shares its machine: each writer is one WebSocket connection that says hello and keeps `window` `edit` intents in
+/// flight, sending the next one from the transport's thread as each answer arrives. Intents are pre-shaped text;
+/// answers are recognized by scanning for their ref, so a writer costs a send and a receive per intent.
+///
+/// Only edits are sent: they never change the table's shape, so paths chosen from the shape at the start stay
+/// valid without a replica.
+final class RawWriters: Sendable {
+    private struct Writer {
+        var table: String
+        var index: Int
+        var sequence = 0
+        var outstanding = 0
+        var random = SystemRandomNumberGenerator()
+    }
+
+    private struct State {
+        var writers: [WebSocketConnectionID: Writer] = [:]
+        /// Writers that have not finished (sending stopped and every answer arrived, or the connection closed).
+        var active = 0
+        var done: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+    private let rowsPerSection: [String: [Int]]
+    private let window: Int
+    private let stats: LoadStats
+    private let clientPrefix: String
+    private let deadline: ContinuousClock.Instant?
+    private let client = Mutex<WebSocketClient?>(nil)
+
+    /// - Parameters:
+    ///   - rowsPerSection: each table's shape (row count of every section), which edits keep.
+    ///   - clientPrefix: writers say hello as `<prefix><index>`, so their refs are stored like any client's.
+    init(
+        rowsPerSection: [String: [Int]], window: Int, stats: LoadStats, clientPrefix: String,
+        deadline: ContinuousClock.Instant?
+    ) {
+        self.rowsPerSection = rowsPerSection
+        self.window = window
+        self.stats = stats
+        self.clientPrefix = clientPrefix
+        self.deadline = deadline
+    }
+
+    /// Runs `count` writers, spread over `tables`, until the deadline (or the stats' budget) and every answer.
+    func run(url: String, tables: [String], count: Int) async throws {
+        let request = try TablecastClient.parse(url)
+        let client = try WebSocketClient(configuration: .init(maxConnections: count + 8)) { [self] event in
+            handle(event)
+        }
+        self.client.withLock { $0 = client }
+        await withCheckedContinuation { continuation in
+            state.withLock { state in
+                state.done = continuation
+                state.active = count
+                for index in 0..<count {
+                    let id = client.connect(request)
+                    state.writers[id] = Writer(table: tables[index % tables.count], index: index)
+                }
+            }
+        }
+        await client.shutdown()
+    }
+
+    /// Runs on the transport's thread.
+    private func handle(_ event: WebSocketEvent) {
+        switch event {
+        case .opened(let info):
+            let index = state.withLock { $0.writers[info.id]?.index }
+            if let index { send("{\"type\":\"hello\",\"client\":\"\(clientPrefix)\(index)\",\"name\":\"raw writer\"}", to: info.id) }
+        case .message(let id, let message):
+            answered(id, message.bytes)
+        case .closed(let id, _):
+            finish(id, closed: true)
+        }
+    }
+
+    private func answered(_ id: WebSocketConnectionID, _ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        if text.contains("\"type\":\"welcome\"") {
+            for _ in 0..<window { sendNext(on: id) }
+            return
+        }
+        guard let ref = Self.ref(in: text), ref.utf8.starts(with: stats.refMarker.utf8), let sentAt = LoadStats.sendTime(in: ref)
+        else {
+            // An error that answers no intent (a refused hello): this writer cannot go on.
+            if text.contains("\"type\":\"error\"") {
+                stats.recordError(Self.code(in: text) ?? "unknown")
+                finish(id, closed: true)
+            }
+            return
+        }
+        if text.contains("\"type\":\"ack\"") {
+            stats.recordAck(sentAt: sentAt, noop: text.contains("\"noop\":true"))
+        } else {
+            stats.recordError(Self.code(in: text) ?? "unknown")
+        }
+        state.withLock { $0.writers[id]?.outstanding -= 1 }
+        sendNext(on: id)
+    }
+
+    /// Sends the next edit on `id`, or finishes the writer once the run is over and nothing is outstanding.
+    private func sendNext(on id: WebSocketConnectionID) {
+        let over = deadline.map { ContinuousClock.now >= $0 } ?? false
+        guard !over, stats.remaining.subtract(1, ordering: .relaxed).newValue >= 0 else { return finish(id, closed: false) }
+        let message: String? = state.withLock { state in
+            guard var writer = state.writers[id], let shape = rowsPerSection[writer.table] else { return nil }
+            writer.sequence += 1
+            writer.outstanding += 1
+            let sections = shape.indices.filter { shape[$0] > 0 }
+            guard let section = sections.randomElement(using: &writer.random) else { return nil }
+            let row = Int.random(in: 0..<shape[section], using: &writer.random)
+            let ref = stats.ref(writer: writer.index, sequence: writer.sequence, sentAt: LoadStats.now())
+            state.writers[id] = writer
+            return "{\"type\":\"edit\",\"table\":\"\(writer.table)\",\"at\":[\(section),\(row)],"
+                + "\"value\":\"w\(writer.index)-\(writer.sequence)\",\"ref\":\"\(ref)\"}"
+        }
+        guard let message else { return finish(id, closed: false) }
+        stats.sent.add(1, ordering: .relaxed)
+        send(message, to: id)
+    }
+
+    private func send(_ text: String, to id: WebSocketConnectionID) {
+        client.withLock { $0 }?.send(WebSocketMessage(text: text), to: id)
+    }
+
+    /// A writer is done when its connection closed, or sending stopped and its last answer arrived.
+    private func finish(_ id: WebSocketConnectionID, closed: Bool) {
+        let done = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let writer = state.writers[id], closed || writer.outstanding == 0 else { return nil }
+            state.writers[id] = nil
+            state.active -= 1
+            guard state.active == 0 else { return nil }
+            defer { state.done = nil }
+            return state.done
+        }
+        done?.resume()
+    }
+
+    /// The value of the first `"ref":"…"` member (refs made by `LoadStats` need no unescaping).
+    static func ref(in text: String) -> String? { stringMember("ref", in: text) }
+
+    static func code(in text: String) -> String? { stringMember("code", in: text) }
+
+    private static func stringMember(_ name: String, in text: String) -> String? {
+        guard let start = text.range(of: "\"\(name)\":\"")?.upperBound,
+            let end = text[start...].firstIndex(of: "\"")
+        else { return nil }
+        return String(text[start..<end])
+    }
+}
