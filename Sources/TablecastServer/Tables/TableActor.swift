@@ -25,6 +25,9 @@ actor TableActor {
     private var pending = PendingGroup()
     /// The group the committer is writing; at most one per table, so a failure affects only it and `pending`.
     private var inFlight: PendingGroup?
+    /// The outcome of the group in flight, left here by the committer's thread. The actor looks at it between
+    /// intents, so that a long burst of work does not keep the committer waiting for the next group.
+    private nonisolated let commitOutcome = Mutex<Result<Void, any Error>?>(nil)
     /// Version and subscriber count for `listTables`, readable without waiting for the actor.
     private nonisolated let status: Mutex<(version: UInt64, subscribers: Int)>
     private let context: ServerContext
@@ -77,8 +80,8 @@ actor TableActor {
     private func drain() async {
         while let items = inbox.takeAll() {
             for item in items {
-                if case .committed(let outcome) = item {
-                    await finishCommit(outcome)
+                if case .committed = item {
+                    await finishCommitIfDone()
                 } else {
                     backlog.append(item)
                 }
@@ -91,6 +94,7 @@ actor TableActor {
     /// Does the backlog in order until it is empty or its next item must wait for a commit.
     private func work() async {
         while let item = backlog.first {
+            await finishCommitIfDone()
             if case .intent(let requester, let ref, let base, let intent) = item {
                 backlog.removeFirst()
                 await handleIntent(requester, ref: ref, base: base, intent)
@@ -212,15 +216,25 @@ actor TableActor {
         return true
     }
 
-    /// Hands the pending group to the committer unless a group is in flight; its outcome comes back through the
-    /// inbox as `.committed`. A group of no-ops only is answered at once: nothing of it needs storing.
+    /// Hands the pending group to the committer unless a group is in flight; its outcome is left in
+    /// `commitOutcome`, and `.committed` wakes the table. A group of no-ops only is answered at once: nothing of
+    /// it needs storing.
     private func submitPending() {
         guard inFlight == nil, !pending.isEmpty else { return }
         let group = pending
         pending = PendingGroup()
         guard !group.records.isEmpty else { return publish(group) }
         inFlight = group
-        context.committer.submit(group.records) { [self] outcome in enqueue(.committed(outcome)) }
+        context.committer.submit(group.records) { [self] outcome in
+            commitOutcome.withLock { $0 = outcome }
+            enqueue(.committed)
+        }
+    }
+
+    /// Finishes the group in flight if the committer is done with it.
+    private func finishCommitIfDone() async {
+        guard inFlight != nil, let outcome = commitOutcome.withLock({ $0.take() }) else { return }
+        await finishCommit(outcome)
     }
 
     /// The group in flight was written: fan it out and acknowledge it; or, on a storage failure, acknowledge
@@ -231,6 +245,9 @@ actor TableActor {
         inFlight = nil
         switch outcome {
         case .success:
+            // The group resolved meanwhile goes to the committer before this one is fanned out, so the committer
+            // does not wait for the fan-out or for the intents that arrived during the commit.
+            submitPending()
             publish(group)
         case .failure(let error):
             let lost = group.entries.count + pending.entries.count

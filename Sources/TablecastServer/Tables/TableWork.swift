@@ -16,8 +16,9 @@ enum TableWork: Sendable {
     case drop(Requester, ref: String?, done: CheckedContinuation<Bool, Never>)
     /// Resumes once everything queued before it is done (shutdown waits on it).
     case barrier(CheckedContinuation<Void, Never>)
-    /// The committer finished writing the table's group in flight (it posts this; nobody else does).
-    case committed(Result<Void, any Error>)
+    /// The committer finished writing the table's group in flight (it posts this, after leaving the outcome with
+    /// the actor; nobody else does). It wakes an idle table; a busy one takes the outcome between two intents.
+    case committed
 
     /// A presence message.
     enum PresenceChange: Sendable {
