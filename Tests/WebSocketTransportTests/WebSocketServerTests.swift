@@ -167,3 +167,35 @@ extension WebSocketServerTests {
         await server.shutdown()
     }
 }
+
+extension WebSocketServerTests {
+    /// With `maxUnconsumedMessages`, a peer sending faster than the application consumes is no longer read (its
+    /// messages wait in TCP, not in memory) and is read again once the application catches up; nothing is lost.
+    func testUnconsumedMessagesPauseReadingUntilConsumed() async throws {
+        let events = EventRecorder()
+        let server = try WebSocketServer(
+            configuration: .init(host: "127.0.0.1", port: 0, maxUnconsumedMessages: 8), onEvent: events.handler)
+        let client = try WebSocketClient(onEvent: { _ in })
+        let id = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port))
+        // Large enough that lws reads them one socket read apiece rather than many frames per read.
+        let payload = String(repeating: "x", count: 8_000)
+        for index in 0..<200 { client.send(WebSocketMessage(text: "\(index) \(payload)"), to: id) }
+        try await events.wait("the first messages") { $0.messages().count >= 8 }
+        try await Task.sleep(for: .milliseconds(500))
+        let whilePaused = events.messages().count
+        XCTAssertLessThan(whilePaused, 40, "reading should pause near 8 unconsumed messages")
+        let connection = try XCTUnwrap(events.opened.first?.id)
+        var consumed = 0
+        while consumed < 200 {
+            let received = events.messages().count
+            while consumed < received {
+                server.consumed(connection)
+                consumed += 1
+            }
+            if consumed < 200 { try await events.wait("more messages", timeout: .seconds(10)) { $0.messages().count > received } }
+        }
+        XCTAssertEqual(events.messages().map { $0.text.prefix { $0 != " " } }, (0..<200).map { Substring(String($0)) })
+        await client.shutdown()
+        await server.shutdown()
+    }
+}

@@ -19,6 +19,11 @@ final class ConnectionRouter {
         var serverVersion: String
     }
 
+    /// Messages of one connection that may wait for this router: past it the transport stops reading the
+    /// connection until the router catches up, so a peer that sends faster than the server decodes fills its own
+    /// TCP buffers rather than the server's memory.
+    static let maxUnconsumedMessages = 64
+
     private let context: ServerContext
     private let directory: TableDirectory
     private let settings: Settings
@@ -82,6 +87,7 @@ final class ConnectionRouter {
     }
 
     private func received(_ inbound: WebSocketInboundMessage, on id: WebSocketConnectionID) async {
+        defer { context.transport.consumed(id) }
         guard var session = sessions[id] else { return }
         defer { if sessions[id] != nil { sessions[id] = session } }
         let message: ClientMessage

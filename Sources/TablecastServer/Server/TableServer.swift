@@ -74,7 +74,9 @@ public final class TableServer: Sendable {
                 configuration: .init(
                     host: configuration.host, port: configuration.port, subprotocols: ["tablecast.v1"],
                     maxMessageSize: configuration.maxMessageBytes, maxQueuedBytes: configuration.maxQueuedBytes,
-                    maxQueuedMessages: configuration.maxQueuedMessages, maxConnections: configuration.maxConnections,
+                    maxQueuedMessages: configuration.maxQueuedMessages,
+                    maxUnconsumedMessages: ConnectionRouter.maxUnconsumedMessages,
+                    maxConnections: configuration.maxConnections,
                     staticFilesDirectory: configuration.staticFilesDirectory, metricsRegistry: registry),
                 logger: logger, onEvent: { continuation.yield(.transport($0)) })
         } catch {

@@ -38,7 +38,8 @@ public final class WebSocketServer: Sendable {
                 maxConnections: configuration.maxConnections),
             limits: ConnectionLimits(
                 maxMessageSize: configuration.maxMessageSize, maxQueuedBytes: configuration.maxQueuedBytes,
-                maxQueuedMessages: configuration.maxQueuedMessages),
+                maxQueuedMessages: configuration.maxQueuedMessages,
+                maxUnconsumedMessages: configuration.maxUnconsumedMessages),
             metrics: TransportMetrics(registry: configuration.metricsRegistry),
             logger: logger, handler: onEvent)
         flushTimeout = configuration.shutdownFlushTimeout
@@ -46,6 +47,12 @@ public final class WebSocketServer: Sendable {
 
     deinit {
         loop.submit(.stop)
+    }
+
+    /// Reports that the application is done with one message of `connection` (with `maxUnconsumedMessages` set):
+    /// a connection paused at that bound is read again once half of its messages are consumed.
+    public func consumed(_ connection: WebSocketConnectionID) {
+        loop.consumed(connection)
     }
 
     /// Queues `message` for one connection. Unknown or closed connections are ignored.

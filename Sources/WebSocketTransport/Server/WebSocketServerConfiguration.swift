@@ -10,6 +10,7 @@ extension WebSocketServer {
         public var maxMessageSize: Int
         public var maxQueuedBytes: Int
         public var maxQueuedMessages: Int
+        public var maxUnconsumedMessages: Int?
         public var maxConnections: Int
         public var handshakeTimeout: Duration
         public var httpIdleTimeout: Duration
@@ -28,6 +29,10 @@ extension WebSocketServer {
         ///   - maxQueuedBytes: Outbound payload bytes a connection may have waiting. Past it the connection is
         ///     closed with 4000 (`slowConsumer`) and its queue dropped. Default 8 MiB.
         ///   - maxQueuedMessages: Outbound messages a connection may have waiting; same consequence. Default 16,384.
+        ///   - maxUnconsumedMessages: Inbound flow control. When set, a connection is no longer read once this many
+        ///     of its messages were delivered and not yet reported with `WebSocketServer.consumed(_:)`, and is
+        ///     read again when half of them are (TCP then pushes back on the peer). `nil` (the default): messages
+        ///     are delivered as fast as they arrive and the application need not report anything.
         ///   - maxConnections: Open WebSocket connections; upgrades beyond it get HTTP 503. Default 10,000.
         ///   - handshakeTimeout: Time allowed for the HTTP request and WebSocket handshake. Default 10 s.
         ///   - httpIdleTimeout: How long an idle keep-alive HTTP connection is kept. Default 60 s.
@@ -45,6 +50,7 @@ extension WebSocketServer {
             maxMessageSize: Int = 1 << 20,
             maxQueuedBytes: Int = 8 << 20,
             maxQueuedMessages: Int = 16_384,
+            maxUnconsumedMessages: Int? = nil,
             maxConnections: Int = 10_000,
             handshakeTimeout: Duration = .seconds(10),
             httpIdleTimeout: Duration = .seconds(60),
@@ -60,6 +66,7 @@ extension WebSocketServer {
             self.maxMessageSize = maxMessageSize
             self.maxQueuedBytes = maxQueuedBytes
             self.maxQueuedMessages = maxQueuedMessages
+            self.maxUnconsumedMessages = maxUnconsumedMessages
             self.maxConnections = maxConnections
             self.handshakeTimeout = handshakeTimeout
             self.httpIdleTimeout = httpIdleTimeout
@@ -72,7 +79,7 @@ extension WebSocketServer {
 
         func validate() throws {
             guard (0...65_535).contains(port), maxMessageSize > 0, maxQueuedBytes > 0, maxQueuedMessages > 0,
-                maxConnections > 0, pingAfterIdle < hangUpAfterIdle
+                maxConnections > 0, pingAfterIdle < hangUpAfterIdle, (maxUnconsumedMessages ?? 2) >= 2
             else {
                 throw WebSocketTransportError.invalidConfiguration.with(
                     message: "port, sizes and counts must be in range, and pingAfterIdle < hangUpAfterIdle")

@@ -17,6 +17,8 @@ final class Connection {
     /// What the `closed` event reports: the frame we sent, or the peer's.
     var closeFrame: WebSocketCloseFrame?
 
+    /// Reading is paused: the application has `maxUnconsumedMessages` of this connection's messages in hand.
+    private var receivingPaused = false
     private var inbound: [UInt8] = []
     private var inboundKind = WebSocketMessageKind.text
     private var assembling = false
@@ -105,7 +107,8 @@ final class Connection {
             }
             if lws_partial_buffered(wsi) != 0 || bytes >= Self.writeBudget { break }
         }
-        if !queue.isEmpty {
+        // Close only once lws has sent what it buffered of a partial write, or the close would cut it off.
+        if !queue.isEmpty || (pendingClose != nil && lws_partial_buffered(wsi) != 0) {
             lws_callback_on_writable(wsi)
             return 0
         }
@@ -158,8 +161,19 @@ final class Connection {
             metrics.messagesReceived.increment()
             metrics.bytesReceived.increment(by: Int64(bytes.count))
         }
+        if loop.delivering(on: id), !receivingPaused {
+            receivingPaused = true
+            lws_rx_flow_control(wsi, 0)
+        }
         loop.handler(.message(id, WebSocketInboundMessage(kind: inboundKind, bytes: bytes)))
         return 0
+    }
+
+    /// Reads the connection again after a pause (see `ServiceLoop.consumed`).
+    func resumeReceiving() {
+        guard receivingPaused, let wsi else { return }
+        receivingPaused = false
+        lws_rx_flow_control(wsi, 1)
     }
 
     /// The peer's close frame: 2 bytes of code (network order), then the reason.

@@ -3,4 +3,6 @@ struct ConnectionLimits: Sendable {
     var maxMessageSize: Int
     var maxQueuedBytes: Int
     var maxQueuedMessages: Int
+    /// Inbound messages delivered and not yet consumed at which reading pauses; nil: no inbound flow control.
+    var maxUnconsumedMessages: Int? = nil
 }

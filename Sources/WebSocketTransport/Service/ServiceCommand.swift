@@ -4,6 +4,8 @@ enum ServiceCommand: Sendable {
     case sendMany(WebSocketMessage, [WebSocketConnectionID])
     case broadcast(WebSocketMessage)
     case close(WebSocketConnectionID, WebSocketCloseFrame)
+    /// Read the connection again: the application consumed enough of what it was given.
+    case resumeReceiving(WebSocketConnectionID)
     case connect(WebSocketConnectionID, WebSocketConnectRequest)
     /// Stop accepting, close every connection with the frame once its queue is flushed, then stop.
     case drain(WebSocketCloseFrame)

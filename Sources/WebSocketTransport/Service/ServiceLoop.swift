@@ -41,6 +41,8 @@ final class ServiceLoop: @unchecked Sendable {
     }
 
     private let inbox = Mutex(Inbox())
+    /// Per connection, inbound messages delivered and not yet consumed (with `maxUnconsumedMessages` set).
+    private let unconsumed = Mutex<[WebSocketConnectionID: Int]>([:])
     private let nextID = Atomic<UInt64>(1)
     private let termination = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     private let storage: ContextStorage
@@ -173,6 +175,8 @@ final class ServiceLoop: @unchecked Sendable {
                 for connection in connections.values { connection.enqueue(message) }
             case .close(let id, let frame):
                 connections[id]?.closeAfterFlush(frame)
+            case .resumeReceiving(let id):
+                connections[id]?.resumeReceiving()
             case .connect(let id, let request):
                 connect(id, request)
             case .drain(let frame):
@@ -181,6 +185,27 @@ final class ServiceLoop: @unchecked Sendable {
                 stopLoop()
             }
         }
+    }
+
+    /// Counts a message about to be delivered on `id`; true when the connection has reached
+    /// `maxUnconsumedMessages` and must stop being read.
+    func delivering(on id: WebSocketConnectionID) -> Bool {
+        guard let limit = limits.maxUnconsumedMessages else { return false }
+        return unconsumed.withLock { counts in
+            counts[id, default: 0] += 1
+            return counts[id]! >= limit
+        }
+    }
+
+    /// The application consumed a message of `id`: at half the bound a paused connection is read again.
+    func consumed(_ id: WebSocketConnectionID) {
+        guard let limit = limits.maxUnconsumedMessages else { return }
+        let resume = unconsumed.withLock { counts -> Bool in
+            guard let count = counts[id] else { return false }
+            counts[id] = count - 1
+            return count - 1 == limit / 2
+        }
+        if resume { submit(.resumeReceiving(id)) }
     }
 
     /// Ends `run`'s loop once the current iteration is done (service thread only, as every callback is).
@@ -220,6 +245,7 @@ final class ServiceLoop: @unchecked Sendable {
     /// Reports the close, forgets the connection, and stops the loop when a drain has closed the last one.
     func finish(_ connection: Connection, detail: String = "") {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
+        if limits.maxUnconsumedMessages != nil { unconsumed.withLock { _ = $0.removeValue(forKey: connection.id) } }
         if let wsi = connection.wsi { lws_set_opaque_user_data(wsi, nil) }
         connection.wsi = nil
         let wasOpen = connection.isOpen
