@@ -22,7 +22,7 @@ final class ConnectionRouter {
     /// Messages of one connection that may wait for this router: past it the transport stops reading the
     /// connection until the router catches up, so a peer that sends faster than the server decodes fills its own
     /// TCP buffers rather than the server's memory.
-    static let maxUnconsumedMessages = 64
+    static let maxUnconsumedMessages = 256
 
     private let context: ServerContext
     private let directory: TableDirectory
