@@ -55,6 +55,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Edit intents per second per connection (token bucket).")
     var intentsPerSecond = 1000
 
+    @Option(help: "Intents one table may have waiting to be resolved; more are refused with rate_limited.")
+    var maxQueuedIntents = 10_000
+
     @Option(help: "Most open WebSocket connections.")
     var maxConnections = 10_000
 
@@ -88,7 +91,7 @@ struct ServeCommand: AsyncParsableCommand {
             allowedOrigins: allowOrigin.isEmpty ? nil : allowOrigin,
             staticFilesDirectory: staticDir ?? Self.defaultStaticDirectory(), maxMessageBytes: maxMessageBytes,
             maxBatchEntries: maxBatchEntries, intentsPerSecond: intentsPerSecond, maxConnections: maxConnections,
-            maxQueuedMessages: maxQueuedMessages)
+            maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents)
         let server: TableServer
         do {
             server = try await TableServer.start(configuration, logger: logger)

@@ -238,6 +238,37 @@ def test_intents_beyond_the_rate_are_refused():
     server.stop()
 
 
+def test_a_table_refuses_intents_beyond_its_queue_and_keeps_the_rest():
+    """With room for one waiting intent per table, writers blasting it get `rate_limited` for what does not fit;
+    every intent is answered, and the table holds exactly the acknowledged ones."""
+    server = Server("--intents-per-second", "1000000", "--max-queued-intents", "1").start()
+    admin = server.client()
+    admin.ok({"type": "createTable", "table": "busy", "sections": rows()})
+    writers = [server.client() for _ in range(4)]
+    for w, writer in enumerate(writers):
+        for i in range(100):
+            writer.send({"type": "insert", "table": "busy", "at": [0, 0], "value": f"{w}-{i}", "ref": f"b{i}"})
+    acked, refusals = 0, []
+    for writer in writers:
+        answered = 0
+        while answered < 100:
+            message = writer.recv()
+            if not message.get("ref", "").startswith("b"):
+                continue
+            answered += 1
+            if message["type"] == "ack":
+                acked += 1
+            else:
+                refusals.append(message)
+    assert refusals, "the queue bound never refused anything"
+    assert all(r["code"] == "rate_limited" and "intents waiting" in r["message"] for r in refusals), refusals[:3]
+    assert acked + len(refusals) == 400
+    assert len(snapshot(admin, "busy")["sections"][0]["rows"]) == len(rows()[0]["rows"]) + acked
+    for client in writers + [admin]:
+        client.close()
+    server.stop()
+
+
 def test_foreign_browser_origins_are_refused(server):
     with pytest.raises(ConnectionClosed) as closed:
         with connect(server.url, origin="http://evil.example", subprotocols=["tablecast.v1"]) as ws:

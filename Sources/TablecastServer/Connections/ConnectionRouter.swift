@@ -158,7 +158,15 @@ final class ConnectionRouter {
                     id, ProtocolError(.rateLimited, "more than \(settings.intentsPerSecond) intents per second"),
                     ref: message.ref)
             }
-            actor.enqueue(.intent(requester, ref: message.ref, base: base, intent))
+            guard actor.enqueueIntent(.intent(requester, ref: message.ref, base: base, intent)) else {
+                context.metrics.intent(.rejected)
+                return refuse(
+                    id,
+                    ProtocolError(
+                        .rateLimited,
+                        "table '\(table)' has \(context.maxQueuedIntents) intents waiting; send again once some are answered"),
+                    ref: message.ref)
+            }
         case .editing(_, let on):
             actor.enqueue(.presence(requester, ref: message.ref, .editing(on)))
         case .beginEditingRow(_, let row):

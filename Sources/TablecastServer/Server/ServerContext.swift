@@ -14,10 +14,12 @@ final class ServerContext: Sendable {
     let snapshotInterval: UInt64
     /// Committed batches kept per table for rebasing stale intents and catch-up.
     let historyLimit: Int
+    /// Intents a table may have waiting to be resolved.
+    let maxQueuedIntents: Int
 
     init(
         transport: WebSocketServer, committer: Committer, refs: RefRegistry, metrics: ServerMetrics, logger: Logger,
-        snapshotInterval: UInt64, historyLimit: Int
+        snapshotInterval: UInt64, historyLimit: Int, maxQueuedIntents: Int
     ) {
         self.transport = transport
         self.committer = committer
@@ -26,6 +28,7 @@ final class ServerContext: Sendable {
         self.logger = logger
         self.snapshotInterval = snapshotInterval
         self.historyLimit = historyLimit
+        self.maxQueuedIntents = maxQueuedIntents
     }
 
     /// Encodes `message` once and queues it for `connection`.

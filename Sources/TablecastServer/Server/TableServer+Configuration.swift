@@ -42,6 +42,9 @@ extension TableServer {
         public var maxQueuedMessages: Int
         /// Idempotency refs kept per client.
         public var refsPerClient: Int
+        /// Intents a table may have waiting to be resolved; more get `rate_limited`, so that writers faster than
+        /// the table cannot grow its queue without bound.
+        public var maxQueuedIntents: Int
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, databasePath: String = "tablecast.db",
@@ -49,7 +52,8 @@ extension TableServer {
             historyLimit: Int = 10_000, policy: AccessPolicy = .open, allowAnonymous: Bool = false, allowedOrigins: [String]? = nil,
             staticFilesDirectory: String? = nil, maxMessageBytes: Int = 1 << 20, maxBatchEntries: Int = 1000,
             intentsPerSecond: Int = 1000, maxConsecutiveBadMessages: Int = 100, maxConnections: Int = 10_000,
-            maxQueuedBytes: Int = 8 << 20, maxQueuedMessages: Int = 16_384, refsPerClient: Int = 10_000
+            maxQueuedBytes: Int = 8 << 20, maxQueuedMessages: Int = 16_384, refsPerClient: Int = 10_000,
+            maxQueuedIntents: Int = 10_000
         ) {
             self.host = host
             self.port = port
@@ -69,6 +73,7 @@ extension TableServer {
             self.maxQueuedBytes = maxQueuedBytes
             self.maxQueuedMessages = maxQueuedMessages
             self.refsPerClient = refsPerClient
+            self.maxQueuedIntents = maxQueuedIntents
         }
 
         /// Whether `host` is a loopback address, where running without tokens is safe.

@@ -86,7 +86,7 @@ public final class TableServer: Sendable {
         let context = ServerContext(
             transport: transport, committer: committer, refs: RefRegistry(limit: configuration.refsPerClient),
             metrics: metrics, logger: logger, snapshotInterval: UInt64(max(1, configuration.snapshotInterval)),
-            historyLimit: configuration.historyLimit)
+            historyLimit: configuration.historyLimit, maxQueuedIntents: configuration.maxQueuedIntents)
         let actors = engines.map { info, engine in
             TableActor(name: info.name, epoch: info.epoch, engine: engine, context: context)
         }

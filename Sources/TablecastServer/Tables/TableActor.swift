@@ -64,6 +64,19 @@ actor TableActor {
         UpdateHistory(after: version, limit: context.historyLimit, byteLimit: 16 << 20)
     }
 
+    /// Intents queued and not yet taken up, for the bound on them (see ``enqueueIntent(_:)``).
+    private nonisolated let queuedIntents = Atomic<Int>(0)
+
+    /// Queues an intent unless `maxQueuedIntents` are already waiting; false when refused.
+    nonisolated func enqueueIntent(_ work: TableWork) -> Bool {
+        guard queuedIntents.add(1, ordering: .relaxed).newValue <= context.maxQueuedIntents else {
+            queuedIntents.subtract(1, ordering: .relaxed)
+            return false
+        }
+        enqueue(work)
+        return true
+    }
+
     /// Queues work; starts a drain task only when the table was idle.
     nonisolated func enqueue(_ work: TableWork) {
         if inbox.append(work) {
@@ -97,6 +110,7 @@ actor TableActor {
             await finishCommitIfDone()
             if case .intent(let requester, let ref, let base, let intent) = item {
                 backlog.removeFirst()
+                queuedIntents.subtract(1, ordering: .relaxed)
                 await handleIntent(requester, ref: ref, base: base, intent)
                 continue
             }
