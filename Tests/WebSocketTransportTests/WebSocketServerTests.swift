@@ -199,3 +199,32 @@ extension WebSocketServerTests {
         await server.shutdown()
     }
 }
+
+extension WebSocketServerTests {
+    /// Messages queued together go out as one write of several frames: every header size (7-bit, 16-bit and
+    /// 64-bit lengths), text and binary, arrive intact and in order, also past one write's budget.
+    func testQueuedMessagesOfEverySizeArriveIntactInOrder() async throws {
+        let serverEvents = EventRecorder()
+        let server = try WebSocketServer(configuration: .init(host: "127.0.0.1", port: 0), onEvent: serverEvents.handler)
+        let clientEvents = EventRecorder()
+        let client = try WebSocketClient(onEvent: clientEvents.handler)
+        let id = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port))
+        try await serverEvents.wait("open") { $0.opened.count == 1 }
+        let connection = try XCTUnwrap(serverEvents.opened.first?.id)
+        let sizes = [0, 1, 125, 126, 127, 65_535, 65_536, 70_000, 3, 200_000, 17]
+        let sent = sizes.enumerated().map { index, size in
+            index % 3 == 2
+                ? WebSocketMessage(kind: .binary, bytes: (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ index) })
+                : WebSocketMessage(text: String(repeating: Character(Unicode.Scalar(UInt8(97 + index))), count: size))
+        }
+        for message in sent { server.send(message, to: connection) }
+        try await clientEvents.wait("every message") { $0.messages(on: id).count == sizes.count }
+        let received = clientEvents.messages(on: id)
+        for (index, message) in sent.enumerated() {
+            XCTAssertEqual(received[index].kind, message.kind, "message \(index)")
+            XCTAssertEqual(received[index].bytes, message.withUnsafeBytes { Array($0) }, "message \(index)")
+        }
+        await client.shutdown()
+        await server.shutdown()
+    }
+}
