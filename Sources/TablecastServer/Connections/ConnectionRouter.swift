@@ -158,7 +158,7 @@ final class ConnectionRouter {
                     id, ProtocolError(.rateLimited, "more than \(settings.intentsPerSecond) intents per second"),
                     ref: message.ref)
             }
-            guard actor.enqueueIntent(.intent(requester, ref: message.ref, base: base, intent)) else {
+            guard actor.enqueueIntent(requester, ref: message.ref, base: base, intent) else {
                 context.metrics.intent(.rejected)
                 return refuse(
                     id,

@@ -64,20 +64,20 @@ actor TableActor {
         UpdateHistory(after: version, limit: context.historyLimit, byteLimit: 16 << 20)
     }
 
-    /// Intents queued and not yet taken up, for the bound on them (see ``enqueueIntent(_:)``).
+    /// Intents queued and not yet taken up, for the bound on them (see ``enqueueIntent(_:ref:base:_:)``).
     private nonisolated let queuedIntents = Atomic<Int>(0)
 
     /// Queues an intent unless `maxQueuedIntents` are already waiting; false when refused.
-    nonisolated func enqueueIntent(_ work: TableWork) -> Bool {
+    nonisolated func enqueueIntent(_ requester: Requester, ref: String?, base: UInt64?, _ intent: Intent) -> Bool {
         guard queuedIntents.add(1, ordering: .relaxed).newValue <= context.maxQueuedIntents else {
             queuedIntents.subtract(1, ordering: .relaxed)
             return false
         }
-        enqueue(work)
+        enqueue(.intent(requester, ref: ref, base: base, intent))
         return true
     }
 
-    /// Queues work; starts a drain task only when the table was idle.
+    /// Queues work; starts a drain task only when the table was idle. Intents go through ``enqueueIntent(_:ref:base:_:)``.
     nonisolated func enqueue(_ work: TableWork) {
         if inbox.append(work) {
             Task { await self.drain() }
