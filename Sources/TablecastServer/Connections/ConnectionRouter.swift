@@ -19,10 +19,11 @@ final class ConnectionRouter {
         var serverVersion: String
     }
 
-    /// Messages of one connection that may wait for this router: past it the transport stops reading the
-    /// connection until the router catches up, so a peer that sends faster than the server decodes fills its own
-    /// TCP buffers rather than the server's memory.
+    /// Messages (and their bytes) of one connection that may wait for this router: past either, the transport
+    /// stops reading the connection until the router catches up, so a peer that sends faster than the server
+    /// decodes fills its own TCP buffers rather than the server's memory.
     static let maxUnconsumedMessages = 256
+    static let maxUnconsumedBytes = 4 << 20
 
     private let context: ServerContext
     private let directory: TableDirectory

@@ -76,6 +76,7 @@ public final class TableServer: Sendable {
                     maxMessageSize: configuration.maxMessageBytes, maxQueuedBytes: configuration.maxQueuedBytes,
                     maxQueuedMessages: configuration.maxQueuedMessages,
                     maxUnconsumedMessages: ConnectionRouter.maxUnconsumedMessages,
+                    maxUnconsumedBytes: ConnectionRouter.maxUnconsumedBytes,
                     maxConnections: configuration.maxConnections,
                     staticFilesDirectory: configuration.staticFilesDirectory, metricsRegistry: registry),
                 logger: logger, onEvent: { continuation.yield(.transport($0)) })

@@ -39,7 +39,8 @@ public final class WebSocketServer: Sendable {
             limits: ConnectionLimits(
                 maxMessageSize: configuration.maxMessageSize, maxQueuedBytes: configuration.maxQueuedBytes,
                 maxQueuedMessages: configuration.maxQueuedMessages,
-                maxUnconsumedMessages: configuration.maxUnconsumedMessages),
+                maxUnconsumedMessages: configuration.maxUnconsumedMessages,
+                maxUnconsumedBytes: configuration.maxUnconsumedBytes),
             metrics: TransportMetrics(registry: configuration.metricsRegistry),
             logger: logger, handler: onEvent)
         flushTimeout = configuration.shutdownFlushTimeout
@@ -49,8 +50,8 @@ public final class WebSocketServer: Sendable {
         loop.submit(.stop)
     }
 
-    /// Reports that the application is done with one message of `connection` (with `maxUnconsumedMessages` set):
-    /// a connection paused at that bound is read again once half of its messages are consumed.
+    /// Reports that the application is done with the oldest message of `connection` it was given (with inbound
+    /// flow control configured): a connection paused at a bound is read again once half of it is consumed.
     public func consumed(_ connection: WebSocketConnectionID) {
         loop.consumed(connection)
     }

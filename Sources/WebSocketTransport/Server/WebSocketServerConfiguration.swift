@@ -11,6 +11,7 @@ extension WebSocketServer {
         public var maxQueuedBytes: Int
         public var maxQueuedMessages: Int
         public var maxUnconsumedMessages: Int?
+        public var maxUnconsumedBytes: Int?
         public var maxConnections: Int
         public var handshakeTimeout: Duration
         public var httpIdleTimeout: Duration
@@ -31,8 +32,10 @@ extension WebSocketServer {
         ///   - maxQueuedMessages: Outbound messages a connection may have waiting; same consequence. Default 16,384.
         ///   - maxUnconsumedMessages: Inbound flow control. When set, a connection is no longer read once this many
         ///     of its messages were delivered and not yet reported with `WebSocketServer.consumed(_:)`, and is
-        ///     read again when half of them are (TCP then pushes back on the peer). `nil` (the default): messages
-        ///     are delivered as fast as they arrive and the application need not report anything.
+        ///     read again when half of them are (TCP then pushes back on the peer). `nil` (the default): no bound
+        ///     on their number.
+        ///   - maxUnconsumedBytes: The same bound on those messages' payload bytes. With both `nil`, messages are
+        ///     delivered as fast as they arrive and the application need not report anything.
         ///   - maxConnections: Open WebSocket connections; upgrades beyond it get HTTP 503. Default 10,000.
         ///   - handshakeTimeout: Time allowed for the HTTP request and WebSocket handshake. Default 10 s.
         ///   - httpIdleTimeout: How long an idle keep-alive HTTP connection is kept. Default 60 s.
@@ -51,6 +54,7 @@ extension WebSocketServer {
             maxQueuedBytes: Int = 8 << 20,
             maxQueuedMessages: Int = 16_384,
             maxUnconsumedMessages: Int? = nil,
+            maxUnconsumedBytes: Int? = nil,
             maxConnections: Int = 10_000,
             handshakeTimeout: Duration = .seconds(10),
             httpIdleTimeout: Duration = .seconds(60),
@@ -67,6 +71,7 @@ extension WebSocketServer {
             self.maxQueuedBytes = maxQueuedBytes
             self.maxQueuedMessages = maxQueuedMessages
             self.maxUnconsumedMessages = maxUnconsumedMessages
+            self.maxUnconsumedBytes = maxUnconsumedBytes
             self.maxConnections = maxConnections
             self.handshakeTimeout = handshakeTimeout
             self.httpIdleTimeout = httpIdleTimeout
@@ -79,7 +84,8 @@ extension WebSocketServer {
 
         func validate() throws {
             guard (0...65_535).contains(port), maxMessageSize > 0, maxQueuedBytes > 0, maxQueuedMessages > 0,
-                maxConnections > 0, pingAfterIdle < hangUpAfterIdle, (maxUnconsumedMessages ?? 2) >= 2
+                maxConnections > 0, pingAfterIdle < hangUpAfterIdle, (maxUnconsumedMessages ?? 2) >= 2,
+                (maxUnconsumedBytes ?? 2) >= 2
             else {
                 throw WebSocketTransportError.invalidConfiguration.with(
                     message: "port, sizes and counts must be in range, and pingAfterIdle < hangUpAfterIdle")

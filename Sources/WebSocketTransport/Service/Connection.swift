@@ -17,7 +17,7 @@ final class Connection {
     /// What the `closed` event reports: the frame we sent, or the peer's.
     var closeFrame: WebSocketCloseFrame?
 
-    /// Reading is paused: the application has `maxUnconsumedMessages` of this connection's messages in hand.
+    /// Reading is paused: the application has a bound's worth of this connection's messages in hand.
     private var receivingPaused = false
     private var inbound: [UInt8] = []
     private var inboundKind = WebSocketMessageKind.text
@@ -161,7 +161,7 @@ final class Connection {
             metrics.messagesReceived.increment()
             metrics.bytesReceived.increment(by: Int64(bytes.count))
         }
-        if loop.delivering(on: id), !receivingPaused {
+        if loop.delivering(on: id, size: bytes.count), !receivingPaused {
             receivingPaused = true
             lws_rx_flow_control(wsi, 0)
         }

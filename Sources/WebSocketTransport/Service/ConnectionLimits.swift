@@ -3,6 +3,11 @@ struct ConnectionLimits: Sendable {
     var maxMessageSize: Int
     var maxQueuedBytes: Int
     var maxQueuedMessages: Int
-    /// Inbound messages delivered and not yet consumed at which reading pauses; nil: no inbound flow control.
+    /// Inbound messages delivered and not yet consumed at which reading pauses; nil: no bound on their number.
     var maxUnconsumedMessages: Int? = nil
+    /// The same for their payload bytes; with both nil there is no inbound flow control.
+    var maxUnconsumedBytes: Int? = nil
+
+    /// Whether the application reports consumed messages and connections pause at the bounds.
+    var hasInboundFlowControl: Bool { maxUnconsumedMessages != nil || maxUnconsumedBytes != nil }
 }

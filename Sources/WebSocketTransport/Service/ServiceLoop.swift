@@ -41,8 +41,8 @@ final class ServiceLoop: @unchecked Sendable {
     }
 
     private let inbox = Mutex(Inbox())
-    /// Per connection, inbound messages delivered and not yet consumed (with `maxUnconsumedMessages` set).
-    private let unconsumed = Mutex<[WebSocketConnectionID: Int]>([:])
+    /// Per connection, inbound messages delivered and not yet consumed (with inbound flow control).
+    private let backlogs = Mutex<[WebSocketConnectionID: InboundBacklog]>([:])
     private let nextID = Atomic<UInt64>(1)
     private let termination = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     private let storage: ContextStorage
@@ -187,25 +187,21 @@ final class ServiceLoop: @unchecked Sendable {
         }
     }
 
-    /// Counts a message about to be delivered on `id`; true when the connection has reached
-    /// `maxUnconsumedMessages` and must stop being read.
-    func delivering(on id: WebSocketConnectionID) -> Bool {
-        guard let limit = limits.maxUnconsumedMessages else { return false }
-        return unconsumed.withLock { counts in
-            counts[id, default: 0] += 1
-            return counts[id]! >= limit
+    /// Counts a message of `size` bytes about to be delivered on `id`; true when the connection has reached a
+    /// bound of inbound flow control and must stop being read.
+    func delivering(on id: WebSocketConnectionID, size: Int) -> Bool {
+        guard limits.hasInboundFlowControl else { return false }
+        return backlogs.withLock { backlogs in
+            backlogs[id, default: InboundBacklog(maxMessages: limits.maxUnconsumedMessages, maxBytes: limits.maxUnconsumedBytes)]
+                .deliver(size: size)
         }
     }
 
-    /// The application consumed a message of `id`: at half the bound a paused connection is read again.
+    /// The application consumed the oldest delivered message of `id`: at half the bounds a paused connection is
+    /// read again.
     func consumed(_ id: WebSocketConnectionID) {
-        guard let limit = limits.maxUnconsumedMessages else { return }
-        let resume = unconsumed.withLock { counts -> Bool in
-            guard let count = counts[id] else { return false }
-            counts[id] = count - 1
-            return count - 1 == limit / 2
-        }
-        if resume { submit(.resumeReceiving(id)) }
+        guard limits.hasInboundFlowControl else { return }
+        if backlogs.withLock({ $0[id]?.consume() ?? false }) { submit(.resumeReceiving(id)) }
     }
 
     /// Ends `run`'s loop once the current iteration is done (service thread only, as every callback is).
@@ -245,7 +241,7 @@ final class ServiceLoop: @unchecked Sendable {
     /// Reports the close, forgets the connection, and stops the loop when a drain has closed the last one.
     func finish(_ connection: Connection, detail: String = "") {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
-        if limits.maxUnconsumedMessages != nil { unconsumed.withLock { _ = $0.removeValue(forKey: connection.id) } }
+        if limits.hasInboundFlowControl { backlogs.withLock { _ = $0.removeValue(forKey: connection.id) } }
         if let wsi = connection.wsi { lws_set_opaque_user_data(wsi, nil) }
         connection.wsi = nil
         let wasOpen = connection.isOpen
