@@ -171,6 +171,9 @@ def test_flags_and_rules_are_enforced(client, table_name):
     client.fails({"type": "delete", "table": table_name, "at": [0, 0]}, "not_editable")
     client.fails({"type": "edit", "table": table_name, "at": [0, 0], "value": 1}, "not_editable")
     client.fails({"type": "move", "table": table_name, "from": [0, 0], "to": [0, 1]}, "not_movable")
+    # An admin's edit that sets flags unlocks the row (a plain edit above could not touch it).
+    client.ok({"type": "edit", "table": table_name, "at": [0, 0], "value": "unpinned", "editable": True})
+    client.ok({"type": "edit", "table": table_name, "at": [0, 0], "value": "pinned", "editable": False})
     # The reserved last row cannot be deleted, and an insert at or after it lands just before it.
     client.fails({"type": "delete", "table": table_name, "at": [0, 3]}, "not_editable")
     ack = client.ok({"type": "insert", "table": table_name, "at": [0, 4], "value": "added"})

@@ -234,6 +234,19 @@ final class TableEngineTests: XCTestCase {
             .notEditable, "reloadRows[1]: row [0,1] is not editable")
     }
 
+    /// Setting flags (an admin's edit) unlocks a row that is not editable; the value may change with it.
+    func testAReloadThatSetsFlagsMayUnlockARow() throws {
+        var table = makeTable([["a", "b"]])
+        table.sections[0].rows[1].editable = false
+        var engine = TableEngine(table: table)
+        let unlock = try engine.resolve(.edit(RowRef(path(0, 1)), value: "b2", editable: true))
+        try engine.commit(unlock)
+        XCTAssertEqual(engine.table.sections[0].rows[1].value, "b2")
+        XCTAssertTrue(engine.table.sections[0].rows[1].editable)
+        try engine.commit(try engine.resolve(.delete(RowRef(path(0, 1)))))
+        XCTAssertEqual(engine.table.sections[0].rows.map(\.value), ["a"])
+    }
+
     // MARK: Every error code from a batch
 
     func testValidationErrorsNameTheEntryAndTheFact() {

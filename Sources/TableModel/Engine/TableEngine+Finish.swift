@@ -63,7 +63,10 @@ extension TableEngine {
                 throw .notEditable(label(.deleteRows, index), "row \(delete.path) is the reserved last row of section \(delete.path.section)")
             }
         }
-        for (index, reload) in draft.reloadRows.enumerated() where !table.sections[reload.at.section].rows[reload.at.row].editable {
+        // A reload that sets flags is how a row is unlocked (the server lets only admins send flags), so it may
+        // touch a row that is not editable; a plain reload may not.
+        for (index, reload) in draft.reloadRows.enumerated()
+        where !table.sections[reload.at.section].rows[reload.at.row].editable && reload.editable == nil && reload.movable == nil {
             throw .notEditable(label(.reloadRows, index), "row \(reload.at) is not editable")
         }
         for (index, move) in draft.moveRows.enumerated() {
