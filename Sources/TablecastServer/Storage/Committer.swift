@@ -7,8 +7,8 @@ import TableStore
 /// pool) that performs group commit.
 ///
 /// Groups submitted while a transaction is in flight wait in the queue; the next turn of the loop writes all of
-/// them, across tables, in one transaction, and resumes each group's waiter once that transaction is durable. One
-/// fsync therefore acknowledges as many intents as arrived during the previous one.
+/// them, across tables, in one transaction, and tells each group's submitter once that transaction is durable.
+/// One fsync therefore acknowledges as many intents as arrived during the previous one.
 final class Committer: Sendable {
     /// What a commit turn measured, for metrics.
     struct TurnReport: Sendable {
@@ -55,9 +55,9 @@ final class Committer: Sendable {
         thread.start()
     }
 
-    /// Writes `records` (one table's group, in version order) in the next transaction and calls `completion` on the committer thread once the group is
-    /// durable or has failed; the caller goes on meanwhile (table actors resolve their next group while this one
-    /// is being written).
+    /// Writes `records` (one table's group, in version order) in the next transaction and calls `completion` on
+    /// the committer thread once the group is durable or has failed; the caller goes on meanwhile (table actors
+    /// resolve their next group while this one is being written).
     func submit(_ records: [CommitRecord], completion: @escaping Completion) {
         submit(.commit(records, completion))
     }
