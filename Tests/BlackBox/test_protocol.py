@@ -304,6 +304,22 @@ def test_presence_changes_arrive_together_at_most_every_100_ms(server, table_nam
     watcher.close()
 
 
+def test_a_noop_is_answered_after_the_change_it_was_resolved_against(client, table_name):
+    """An empty batch right behind an insert is a no-op resolved against the uncommitted insert: its ack must not
+    overtake the insert's, however the two fall into commit groups."""
+    create(client, table_name, [section()])
+    order = []
+    for i in range(100):
+        client.send({"type": "insert", "table": table_name, "at": [0, 0], "value": i, "ref": f"a{i}"})
+        client.send({"type": "batch", "table": table_name, "ref": f"b{i}"})
+    while len(order) < 200:
+        message = client.recv()
+        if message["type"] == "ack":
+            order.append(message["ref"])
+    for i in range(100):
+        assert order.index(f"a{i}") < order.index(f"b{i}"), f"the no-op b{i} was answered before a{i}"
+
+
 def test_malformed_input_is_answered_and_the_connection_stays_usable(client, table_name):
     client.send_raw("{not json")
     error = client.next("error")

@@ -260,9 +260,11 @@ actor TableActor {
         switch outcome {
         case .success:
             // The group resolved meanwhile goes to the committer before this one is fanned out, so the committer
-            // does not wait for the fan-out or for the intents that arrived during the commit.
-            submitPending()
+            // does not wait for the fan-out or for the intents that arrived during the commit. A group of no-ops
+            // only is answered at once instead, so it waits until this group's answers are out.
+            if !pending.records.isEmpty { submitPending() }
             publish(group)
+            submitPending()
         case .failure(let error):
             let lost = group.entries.count + pending.entries.count
             context.logger.error(
