@@ -76,3 +76,22 @@ final class WebSocketClientTests: XCTestCase {
         await client.shutdown()
     }
 }
+
+extension WebSocketClientTests {
+    /// A message larger than the client's `maxMessageSize` closes the client's connection with 1009; nothing else.
+    func testOversizedMessageToTheClientClosesWith1009() async throws {
+        let serverEvents = EventRecorder()
+        let server = try WebSocketServer(configuration: .init(host: "127.0.0.1", port: 0), onEvent: serverEvents.handler)
+        let clientEvents = EventRecorder()
+        let client = try WebSocketClient(configuration: .init(maxMessageSize: 1 << 20), onEvent: clientEvents.handler)
+        let id = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port))
+        try await serverEvents.wait("open") { $0.opened.count == 1 }
+        let connection = try XCTUnwrap(serverEvents.opened.first?.id)
+        server.send(WebSocketMessage(text: String(repeating: "x", count: 1_500_000)), to: connection)
+        try await clientEvents.wait("close") { !$0.closes(on: id).isEmpty }
+        XCTAssertEqual(clientEvents.closes(on: id).first?.code, .messageTooBig)
+        XCTAssertTrue(clientEvents.messages(on: id).isEmpty)
+        await client.shutdown()
+        await server.shutdown()
+    }
+}

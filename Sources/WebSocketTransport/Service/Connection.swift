@@ -19,6 +19,8 @@ final class Connection {
 
     /// Reading is paused: the application has a bound's worth of this connection's messages in hand.
     private var receivingPaused = false
+    /// The peer broke a rule (too big, bad UTF-8): the connection is closing and what it sends is dropped.
+    private var droppingInbound = false
     private var inbound: [UInt8] = []
     private var inboundKind = WebSocketMessageKind.text
     private var assembling = false
@@ -131,13 +133,14 @@ final class Connection {
 
     /// A RECEIVE callback: one chunk of a frame. Reassembles fragments, enforces the size limit, validates text.
     func receive(_ wsi: OpaquePointer, _ data: UnsafeRawPointer?, _ length: Int) -> Int32 {
+        if droppingInbound { return 0 }
         if !assembling {
             assembling = true
             inboundKind = lws_frame_is_binary(wsi) != 0 ? .binary : .text
         }
         let maxSize = loop.limits.maxMessageSize
         if inbound.count + length > maxSize {
-            return close(wsi, with: WebSocketCloseFrame(code: .messageTooBig, reason: "message exceeds \(maxSize) bytes"))
+            return refuseInbound(wsi, WebSocketCloseFrame(code: .messageTooBig, reason: "message exceeds \(maxSize) bytes"))
         }
         let chunk = UnsafeRawBufferPointer(start: data, count: length)
         let bytes: [UInt8]
@@ -155,7 +158,7 @@ final class Connection {
             return 0
         }
         if inboundKind == .text, !UTF8Validation.isValid(bytes) {
-            return close(wsi, with: WebSocketCloseFrame(code: .invalidPayload, reason: "invalid UTF-8"))
+            return refuseInbound(wsi, WebSocketCloseFrame(code: .invalidPayload, reason: "invalid UTF-8"))
         }
         if let metrics = loop.metrics {
             metrics.messagesReceived.increment()
@@ -166,6 +169,21 @@ final class Connection {
             lws_rx_flow_control(wsi, 0)
         }
         loop.handler(.message(id, WebSocketInboundMessage(kind: inboundKind, bytes: bytes)))
+        return 0
+    }
+
+    /// Closes with `frame` because of what the peer sent, from the next WRITEABLE callback rather than from this
+    /// RECEIVE one: lws 4.1's client freed its receive buffer twice when a RECEIVE callback closed the connection.
+    /// What is still queued for the peer is dropped, and so is what it sends meanwhile.
+    private func refuseInbound(_ wsi: OpaquePointer, _ frame: WebSocketCloseFrame) -> Int32 {
+        droppingInbound = true
+        inbound = []
+        assembling = false
+        queue.removeAll()
+        queuedBytes = 0
+        pendingClose = frame
+        closeFrame = frame
+        lws_callback_on_writable(wsi)
         return 0
     }
 
