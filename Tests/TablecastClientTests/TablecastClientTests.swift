@@ -91,6 +91,23 @@ final class TablecastClientTests: XCTestCase {
 
     /// Intents in flight when the connection drops are re-sent with their refs after the reconnect: every one is
     /// applied exactly once, and the replica resumes from its version to equal the server's table.
+    /// A table whose snapshot is larger than the WebSocket layer's 1 MiB message default reaches a new subscriber,
+    /// as one snapshot, without a close.
+    func testASnapshotLargerThanOneMiBArrives() async throws {
+        let server = try await TestServer()
+        let writer = try TablecastClient(configuration: .init(url: server.url, clientID: "big-writer"))
+        writer.connect()
+        try await writer.createTable("big", sections: [SectionContent()])
+        let value = JSONValue.string(String(repeating: "x", count: 60_000))
+        for row in 0..<25 { try await writer.insert("big", at: RowPath(section: 0, row: row), value: value, base: .current) }
+        let replica = try await server.snapshot("big")
+        XCTAssertEqual(replica.table.sections[0].rows.count, 25, "a snapshot of about 1.5 MB")
+        let overflows = try await server.metric("websocket_queue_overflows_total")
+        XCTAssertEqual(overflows, 0, "no slow-reader close")
+        await writer.close()
+        await server.tearDown()
+    }
+
     func testReconnectResendsInFlightIntentsExactlyOnce() async throws {
         let server = try await TestServer()
         let client = try TablecastClient(

@@ -116,7 +116,9 @@ struct LoadCommand: AsyncParsableCommand {
         let run = String(UInt64.random(in: 0...UInt64.max), radix: 36).prefix(8)
         let stats = LoadStats(refMarker: "\(run).", budget: count ?? Int.max)
         let transport = try TablecastTransport(
-            configuration: .init(maxQueuedBytes: 64 << 20, maxQueuedMessages: 1 << 20, maxConnections: subscribers + writers + 64))
+            configuration: .init(
+                maxMessageSize: TablecastTransport.defaultMaxMessageSize, maxQueuedBytes: 64 << 20,
+                maxQueuedMessages: 1 << 20, maxConnections: subscribers + writers + 64))
 
         if create { try await createTables(tables, transport: transport) }
 

@@ -15,12 +15,17 @@ public final class TablecastTransport: Sendable {
         let routes = Mutex<[WebSocketConnectionID: any TransportReceiver]>([:])
     }
 
+    /// The largest message a client accepts by default: a snapshot carries a whole table, which the server's
+    /// limits allow to be far larger than the WebSocket layer's 1 MiB default.
+    public static let defaultMaxMessageSize = 256 << 20
+
     /// Starts the service thread.
     /// - Parameters:
     ///   - configuration: the WebSocket limits; `maxConnections` bounds how many clients may share it.
     ///   - logger: the transport's logger.
     public init(
-        configuration: WebSocketClient.Configuration = .init(), logger: Logger = Logger(label: "tablecast.client")
+        configuration: WebSocketClient.Configuration = .init(maxMessageSize: TablecastTransport.defaultMaxMessageSize),
+        logger: Logger = Logger(label: "tablecast.client")
     ) throws {
         let router = self.router
         client = try WebSocketClient(configuration: configuration, logger: logger) { event in
