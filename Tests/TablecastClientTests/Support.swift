@@ -14,11 +14,14 @@ final class TestServer: @unchecked Sendable {
     let directory: URL
     var server: TableServer?
     private(set) var port: Int
+    /// The server's outbound queue bound per connection.
+    let maxQueuedBytes: Int
 
     var url: String { "ws://127.0.0.1:\(port)/" }
     var databasePath: String { directory.appendingPathComponent("t.db").path }
 
-    init() async throws {
+    init(maxQueuedBytes: Int = 8 << 20) async throws {
+        self.maxQueuedBytes = maxQueuedBytes
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tablecast-client-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = 0
@@ -30,7 +33,10 @@ final class TestServer: @unchecked Sendable {
         var logger = Logger(label: "test-server")
         logger.logLevel = .warning
         let server = try await TableServer.start(
-            .init(port: port, databasePath: databasePath, synchronous: .normal, intentsPerSecond: 100_000), logger: logger)
+            .init(
+                port: port, databasePath: databasePath, synchronous: .normal, intentsPerSecond: 100_000,
+                maxQueuedBytes: maxQueuedBytes),
+            logger: logger)
         port = server.port
         self.server = server
     }

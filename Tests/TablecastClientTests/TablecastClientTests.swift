@@ -91,10 +91,10 @@ final class TablecastClientTests: XCTestCase {
 
     /// Intents in flight when the connection drops are re-sent with their refs after the reconnect: every one is
     /// applied exactly once, and the replica resumes from its version to equal the server's table.
-    /// A table whose snapshot is larger than the WebSocket layer's 1 MiB message default reaches a new subscriber,
-    /// as one snapshot, without a close.
-    func testASnapshotLargerThanOneMiBArrives() async throws {
-        let server = try await TestServer()
+    /// A table whose snapshot is larger than the server's outbound queue bound (here 256 KiB) and than the
+    /// WebSocket layer's 1 MiB message default reaches a new subscriber, as one snapshot, without a close.
+    func testASnapshotLargerThanTheQueueBoundAndOneMiBArrives() async throws {
+        let server = try await TestServer(maxQueuedBytes: 256 << 10)
         let writer = try TablecastClient(configuration: .init(url: server.url, clientID: "big-writer"))
         writer.connect()
         try await writer.createTable("big", sections: [SectionContent()])

@@ -241,3 +241,34 @@ extension WebSocketServerTests {
         await server.shutdown()
     }
 }
+
+extension WebSocketServerTests {
+    /// A message larger than `maxQueuedBytes` on its own is still sent, with small ones around it; a reader that
+    /// lets more than four such messages pile up is closed as slow like any other.
+    func testOversizedMessagesAreSentButDoNotPileUp() async throws {
+        let serverEvents = EventRecorder()
+        let server = try makeServer(.init(host: "127.0.0.1", port: 0, maxQueuedBytes: 64 << 10), events: serverEvents)
+        let clientEvents = EventRecorder()
+        let client = try WebSocketClient(configuration: .init(maxMessageSize: 4 << 20), onEvent: clientEvents.handler)
+        let reader = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port, path: "/reader"))
+        let stalled = try RawSocket(port: server.port, receiveBuffer: 4096)
+        _ = stalled.upgrade(path: "/stalled")
+        try await serverEvents.wait("2 opens") { $0.opened.count == 2 }
+        let readerID = try XCTUnwrap(serverEvents.opened.first { $0.path == "/reader" }?.id)
+        let stalledID = try XCTUnwrap(serverEvents.opened.first { $0.path == "/stalled" }?.id)
+
+        let sizes = [200_000, 10, 300_000, 10, 1_000_000, 10]
+        for size in sizes { server.send(WebSocketMessage(text: String(repeating: "s", count: size)), to: readerID) }
+        try await clientEvents.wait("every message") { $0.messages(on: reader).count == sizes.count }
+        XCTAssertEqual(clientEvents.messages(on: reader).map(\.bytes.count), sizes)
+
+        // 20 MB: more than socket buffers hold, so the rest waits in the queue, where five are too many.
+        let big = WebSocketMessage(text: String(repeating: "s", count: 500_000))
+        for _ in 0..<40 { server.send(big, to: stalledID) }
+        try await serverEvents.wait("stalled reader closed") { !$0.closes(on: stalledID).isEmpty }
+        XCTAssertEqual(serverEvents.closes(on: stalledID).first?.code, .slowConsumer)
+        XCTAssertTrue(serverEvents.closes(on: readerID).isEmpty)
+        await client.shutdown()
+        await server.shutdown()
+    }
+}

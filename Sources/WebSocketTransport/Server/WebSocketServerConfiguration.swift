@@ -28,7 +28,8 @@ extension WebSocketServer {
         ///   - maxMessageSize: Largest inbound message after reassembly; a larger one closes the connection
         ///     with 1009 (`messageTooBig`). Default 1 MiB.
         ///   - maxQueuedBytes: Outbound payload bytes a connection may have waiting. Past it the connection is
-        ///     closed with 4000 (`slowConsumer`) and its queue dropped. Default 8 MiB.
+        ///     closed with 4000 (`slowConsumer`) and its queue dropped. A message larger than this on its own (a
+        ///     big table's snapshot) is sent anyway and not counted, up to 4 such messages waiting. Default 8 MiB.
         ///   - maxQueuedMessages: Outbound messages a connection may have waiting; same consequence. Default 16,384.
         ///   - maxUnconsumedMessages: Inbound flow control. When set, a connection is no longer read once this many
         ///     of its messages were delivered and not yet reported with `WebSocketServer.consumed(_:)`, and is

@@ -11,7 +11,14 @@ final class Connection {
 
     /// Messages waiting for a writable callback. Non-empty implies a writable callback is requested.
     private var queue = Deque<WebSocketMessage>()
+    /// Bytes of the queued messages that count against `maxQueuedBytes`: all but the oversized ones.
     private var queuedBytes = 0
+    /// Queued messages larger than `maxQueuedBytes` on their own (a big table's snapshot or batch update).
+    private var oversizedQueued = 0
+    /// Oversized messages a connection may have queued at once. They do not count against `maxQueuedBytes`, or a
+    /// reader could never be sent one, and fanned-out ones share one buffer; but a reader that lets them pile
+    /// up is as slow as any other.
+    static let maxOversizedQueued = 4
     /// Set when the connection should close once `queue` is written (empty after an overflow).
     private(set) var pendingClose: WebSocketCloseFrame?
     /// What the `closed` event reports: the frame we sent, or the peer's.
@@ -38,20 +45,22 @@ final class Connection {
     func enqueue(_ message: WebSocketMessage) {
         guard pendingClose == nil else { return }
         let limits = loop.limits
-        guard queue.count < limits.maxQueuedMessages, queuedBytes + message.count <= limits.maxQueuedBytes else {
+        let oversized = message.count > limits.maxQueuedBytes
+        guard queue.count < limits.maxQueuedMessages,
+            oversized ? oversizedQueued < Self.maxOversizedQueued : queuedBytes + message.count <= limits.maxQueuedBytes
+        else {
             overflow()
             return
         }
         queue.append(message)
-        queuedBytes += message.count
+        if oversized { oversizedQueued += 1 } else { queuedBytes += message.count }
         if queue.count == 1, isOpen, let wsi { lws_callback_on_writable(wsi) }
     }
 
     /// The peer fell behind: drop its queue and close it. If it never becomes writable again (it stopped
     /// reading), lws kills it after two seconds; either way the `closed` event reports `slowConsumer`.
     private func overflow() {
-        queue.removeAll()
-        queuedBytes = 0
+        dropQueue()
         let frame = WebSocketCloseFrame(code: .slowConsumer, reason: "outbound queue overflow")
         pendingClose = frame
         closeFrame = frame
@@ -60,6 +69,20 @@ final class Connection {
             lws_callback_on_writable(wsi)
             lws_set_timeout(wsi, PENDING_TIMEOUT_LAGGING, 2)
         }
+    }
+
+    /// Takes the first queued message off the queue and its accounting.
+    @discardableResult
+    private func dequeue() -> WebSocketMessage {
+        let message = queue.removeFirst()
+        if message.count > loop.limits.maxQueuedBytes { oversizedQueued -= 1 } else { queuedBytes -= message.count }
+        return message
+    }
+
+    private func dropQueue() {
+        queue.removeAll()
+        queuedBytes = 0
+        oversizedQueued = 0
     }
 
     /// Closes with `frame` after the messages already queued are written.
@@ -95,15 +118,12 @@ final class Connection {
             if queue.count > 1, loop.isServer {
                 guard let written = loop.writeFrames(queue, budget: Self.writeBudget - bytes, to: wsi) else { return -1 }
                 for _ in 0..<written {
-                    let sent = queue.removeFirst()
-                    queuedBytes -= sent.count
-                    bytes += sent.count
+                    bytes += dequeue().count
                 }
                 messages += written
             } else {
                 if loop.write(message, to: wsi) < 0 { return -1 }
-                queue.removeFirst()
-                queuedBytes -= message.count
+                dequeue()
                 messages += 1
                 bytes += message.count
             }
@@ -179,8 +199,7 @@ final class Connection {
         droppingInbound = true
         inbound = []
         assembling = false
-        queue.removeAll()
-        queuedBytes = 0
+        dropQueue()
         pendingClose = frame
         closeFrame = frame
         lws_callback_on_writable(wsi)
