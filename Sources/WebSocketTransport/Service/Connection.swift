@@ -101,7 +101,7 @@ final class Connection {
 
     /// The WRITEABLE callback: writes queued messages until lws had to buffer part of one (the socket is full)
     /// or `writeBudget` bytes went out, then asks for another callback if messages remain. On the server, when
-    /// several are queued they go out as one send (see ``ServiceLoop/writeFrames(_:budget:to:)``).
+    /// several small ones are queued they go out as one send (see ``ServiceLoop/writeFrames(_:count:to:)``).
     ///
     /// `lws_partial_buffered` is a flag check, where `lws_send_pipe_choked` costs a `poll` syscall per message;
     /// the budget keeps one fast reader from holding the service thread.
@@ -115,12 +115,13 @@ final class Connection {
             }
         }
         while let message = queue.first {
-            if queue.count > 1, loop.isServer {
-                guard let written = loop.writeFrames(queue, budget: Self.writeBudget - bytes, to: wsi) else { return -1 }
-                for _ in 0..<written {
+            let fitting = loop.isServer ? ServiceLoop.framesFitting(queue, budget: Self.writeBudget - bytes) : 0
+            if fitting > 1 {
+                guard loop.writeFrames(queue, count: fitting, to: wsi) else { return -1 }
+                for _ in 0..<fitting {
                     bytes += dequeue().count
                 }
-                messages += written
+                messages += fitting
             } else {
                 if loop.write(message, to: wsi) < 0 { return -1 }
                 dequeue()

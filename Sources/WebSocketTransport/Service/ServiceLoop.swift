@@ -267,22 +267,28 @@ final class ServiceLoop: @unchecked Sendable {
         return lws_write(wsi, buffer.assumingMemoryBound(to: UInt8.self), message.count, type)
     }
 
-    /// Server role, from within a WRITEABLE callback: writes the first messages of `queue` as complete frames in
-    /// one send, as many as fit in `budget` bytes (at least one). Returns how many it wrote, or nil on failure.
-    ///
-    /// A busy connection (a subscriber of a hot table, a writer getting a group's acks) often has several
-    /// messages queued, and one send per message was most of the server's time at fan-out. lws sends
-    /// `LWS_WRITE_HTTP` data on a WebSocket connection as is (no framing, partial sends buffered as usual), so the
-    /// frames are built here: unmasked server frames are a 2, 4 or 10 byte header and the payload.
-    func writeFrames(_ queue: Deque<WebSocketMessage>, budget: Int, to wsi: OpaquePointer) -> Int? {
+    /// How many of the first messages of `queue` fit, framed, in `budget` bytes.
+    static func framesFitting(_ queue: Deque<WebSocketMessage>, budget: Int) -> Int {
         var count = 0
         var total = 0
         for message in queue {
-            let size = Self.frameHeaderSize(message.count) + message.count
-            if count > 0, total + size > budget { break }
+            total += frameHeaderSize(message.count) + message.count
+            if total > budget { break }
             count += 1
-            total += size
         }
+        return count
+    }
+
+    /// Server role, from within a WRITEABLE callback: writes the first `count` messages of `queue` as complete
+    /// frames in one send. Returns false on failure.
+    ///
+    /// A busy connection (a subscriber of a hot table, a writer getting a group's acks) often has several small
+    /// messages queued, and one send per message was most of the server's time at fan-out. lws sends
+    /// `LWS_WRITE_HTTP` data on a WebSocket connection as is (no framing, partial sends buffered as usual), so the
+    /// frames are built here: unmasked server frames are a 2, 4 or 10 byte header and the payload. Only what fits
+    /// the write budget is copied (see ``framesFitting(_:budget:)``); a bigger message goes out without a copy.
+    func writeFrames(_ queue: Deque<WebSocketMessage>, count: Int, to wsi: OpaquePointer) -> Bool {
+        let total = queue.prefix(count).reduce(0) { $0 + Self.frameHeaderSize($1.count) + $1.count }
         let headroom = WebSocketMessage.headroom
         var cursor = scratchBuffer(headroom + total) + headroom
         let start = cursor
@@ -302,8 +308,7 @@ final class ServiceLoop: @unchecked Sendable {
             cursor.copyMemory(from: message.payload, byteCount: length)
             cursor += length
         }
-        let written = lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), total, LWS_WRITE_HTTP)
-        return written < 0 ? nil : count
+        return lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), total, LWS_WRITE_HTTP) >= 0
     }
 
     static func frameHeaderSize(_ length: Int) -> Int {
