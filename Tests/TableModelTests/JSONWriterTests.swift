@@ -25,6 +25,24 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), #"{"a":[1,{},[],"x\"y"],"b":null,"c":false,"d":{"k":[1.5,"é"]}}"#)
     }
 
+    func testMembersOfAnObjectWrittenEarlier() {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("a")
+        writer.integer(1)
+        writer.members(ofObject: Array(#"{}"#.utf8))
+        writer.members(ofObject: JSONValue.object(["b": [true], "c": ["d": nil]]).jsonBytes)
+        writer.endObject()
+        XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), #"{"a":1,"b":[true],"c":{"d":null}}"#)
+        var first = JSONWriter()
+        first.beginObject()
+        first.members(ofObject: Array(#"{"x":"y"}"#.utf8))
+        first.key("z")
+        first.bool(true)
+        first.endObject()
+        XCTAssertEqual(String(decoding: first.bytes, as: UTF8.self), #"{"x":"y","z":true}"#)
+    }
+
     func testIntegersAtTheEdges() {
         for value: Int64 in [0, 7, 9, 10, -1, -10, 1_234_567_890, .max, .min + 1, .min] {
             var writer = JSONWriter()

@@ -13,7 +13,7 @@ extension Batch {
     }
 
     /// Writes the eight lists as members of the object `writer` is in, sorted by name.
-    public func writeMembers(to writer: inout JSONWriter) {
+    private func writeMembers(to writer: inout JSONWriter) {
         writer.key("deleteRows")
         writer.beginArray()
         for path in deleteRows { path.write(to: &writer) }

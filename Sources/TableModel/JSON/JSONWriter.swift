@@ -80,6 +80,16 @@ public struct JSONWriter: Sendable {
         afterValue = true
     }
 
+    /// Writes the members of `object`, the compact text of a JSON object written earlier (`{…}`), as members of
+    /// the object being written, so that text written once can be reused.
+    public mutating func members(ofObject object: [UInt8]) {
+        precondition(object.first == UInt8(ascii: "{") && object.last == UInt8(ascii: "}"), "not an object's text")
+        guard object.count > 2 else { return }
+        separate()
+        bytes.append(contentsOf: object[1..<(object.count - 1)])
+        afterValue = true
+    }
+
     /// Writes any JSON value in its deterministic form.
     public mutating func value(_ value: JSONValue) {
         separate()

@@ -98,8 +98,12 @@ extension ServerMessage {
 
 extension ServerMessage.Update {
     /// The `update` message's text: type, table, version and origin first, then the batch's lists.
-    public var encoded: [UInt8] {
-        var writer = JSONWriter()
+    public var encoded: [UInt8] { encoded(batchJSON: batch.jsonBytes) }
+
+    /// The same text with the batch already written as `batchJSON` (its ``TableModel/Batch/jsonBytes``): the
+    /// server writes each committed batch once, for the log and for the update.
+    public func encoded(batchJSON: [UInt8]) -> [UInt8] {
+        var writer = JSONWriter(capacity: batchJSON.count + 128)
         writer.beginObject()
         writer.key("type")
         writer.string("update")
@@ -116,7 +120,7 @@ extension ServerMessage.Update {
             writer.string(originRef)
         }
         writer.endObject()
-        batch.writeMembers(to: &writer)
+        writer.members(ofObject: batchJSON)
         writer.endObject()
         return writer.bytes
     }

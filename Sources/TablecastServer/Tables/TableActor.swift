@@ -199,23 +199,24 @@ actor TableActor {
             context.logger.error("commit of a fresh resolution failed", metadata: ["table": "\(name)", "error": "\(error)"])
             return refuse(requester, ref: ref, ProtocolError(.internal, "the table could not apply a resolved change"))
         }
-        let update = ServerMessage.update(
-            .init(
-                table: name, version: resolution.version, originClient: requester.client, originRef: ref,
-                batch: resolution.batch))
+        let update = ServerMessage.Update(
+            table: name, version: resolution.version, originClient: requester.client, originRef: ref,
+            batch: resolution.batch)
         let ackBytes = ack.encoded
+        let batchJSON = resolution.batch.jsonBytes
         let keepsRef = requester.stable && ref != nil
         let snapshot = resolution.version % context.snapshotInterval == 0 ? engine.table.json.jsonText : nil
         pending.records.append(
             CommitRecord(
                 table: name, version: Int64(resolution.version),
-                batch: String(decoding: resolution.batch.jsonBytes, as: UTF8.self),
+                batch: String(decoding: batchJSON, as: UTF8.self),
                 originClient: requester.client, originRef: keepsRef ? ref : nil, time: ServerContext.now(),
                 ack: keepsRef ? String(decoding: ackBytes, as: UTF8.self) : "", snapshot: snapshot))
         if let ref { pending.refs[PendingGroup.key(requester.client, ref)] = pending.entries.count }
         pending.entries.append(
             .init(
-                requester: requester, ref: ref, update: WebSocketMessage(kind: .text, bytes: update.encoded),
+                requester: requester, ref: ref,
+                update: WebSocketMessage(kind: .text, bytes: update.encoded(batchJSON: batchJSON)),
                 ack: ackBytes))
     }
 
