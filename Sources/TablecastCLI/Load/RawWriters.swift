@@ -16,7 +16,6 @@ final class RawWriters: Sendable {
         var index: Int
         var sequence = 0
         var outstanding = 0
-        var random = SystemRandomNumberGenerator()
     }
 
     private struct State {
@@ -27,7 +26,8 @@ final class RawWriters: Sendable {
     }
 
     private let state = Mutex(State())
-    private let rowsPerSection: [String: [Int]]
+    /// Per table, the sections that have rows and their row counts: where an edit may go.
+    private let editableSections: [String: [(section: Int, rows: Int)]]
     private let window: Int
     private let stats: LoadStats
     private let clientPrefix: String
@@ -41,7 +41,9 @@ final class RawWriters: Sendable {
         rowsPerSection: [String: [Int]], window: Int, stats: LoadStats, clientPrefix: String,
         deadline: ContinuousClock.Instant?
     ) {
-        self.rowsPerSection = rowsPerSection
+        editableSections = rowsPerSection.mapValues { shape in
+            shape.enumerated().filter { $0.element > 0 }.map { (section: $0.offset, rows: $0.element) }
+        }
         self.window = window
         self.stats = stats
         self.clientPrefix = clientPrefix
@@ -110,15 +112,15 @@ final class RawWriters: Sendable {
         let over = deadline.map { ContinuousClock.now >= $0 } ?? false
         guard !over, stats.remaining.subtract(1, ordering: .relaxed).newValue >= 0 else { return finish(id, closed: false) }
         let message: String? = state.withLock { state in
-            guard var writer = state.writers[id], let shape = rowsPerSection[writer.table] else { return nil }
+            guard var writer = state.writers[id], let target = editableSections[writer.table]?.randomElement() else {
+                return nil
+            }
             writer.sequence += 1
             writer.outstanding += 1
-            let sections = shape.indices.filter { shape[$0] > 0 }
-            guard let section = sections.randomElement(using: &writer.random) else { return nil }
-            let row = Int.random(in: 0..<shape[section], using: &writer.random)
+            let row = Int.random(in: 0..<target.rows)
             let ref = stats.ref(writer: writer.index, sequence: writer.sequence, sentAt: LoadStats.now())
             state.writers[id] = writer
-            return "{\"type\":\"edit\",\"table\":\"\(writer.table)\",\"at\":[\(section),\(row)],"
+            return "{\"type\":\"edit\",\"table\":\"\(writer.table)\",\"at\":[\(target.section),\(row)],"
                 + "\"value\":\"w\(writer.index)-\(writer.sequence)\",\"ref\":\"\(ref)\"}"
         }
         guard let message else { return finish(id, closed: false) }
