@@ -34,6 +34,7 @@ let package = Package(
             providers: [.apt(["libwebsockets-dev", "libwebsockets-evlib-ev", "libev-dev", "libcap-dev"])]
         ),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // Layer 2: the table and its editing semantics as pure values.
         // libm: Double.rounded() needs it on Linux, where only Foundation would pull it in otherwise.
@@ -48,8 +49,9 @@ let package = Package(
         .target(name: "TablecastTesting", swiftSettings: swiftSettings),
 
         // Layer 3: the store of tables, log, snapshots and refs.
-        .target(name: "TableStore", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
-        .testTarget(name: "TableStoreTests", dependencies: ["TableStore", "CSQLite"], swiftSettings: swiftSettings),
+        .target(name: "TableStore", dependencies: ["CSQLite", "CLibPQ"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "TableStoreTests", dependencies: ["TableStore", "CSQLite", "TablecastTesting"], swiftSettings: swiftSettings),
         .executableTarget(name: "TableStoreBenchmark", dependencies: ["TableStore"], swiftSettings: swiftSettings),
 
         // Layer 3: WebSocket and HTTP transport over libwebsockets, server and client roles.

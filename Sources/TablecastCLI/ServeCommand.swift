@@ -8,12 +8,14 @@ import TablecastServer
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve shared tables over WebSocket (protocol tablecast.v1), stored in a SQLite file.",
+        abstract: "Serve shared tables over WebSocket (protocol tablecast.v1), stored in a SQLite file or PostgreSQL.",
         discussion: """
             With no flags: ws://127.0.0.1:8080/ and ./tablecast.db, everyone admin (loopback only).
             SIGINT/SIGTERM: stop accepting, finish and acknowledge in-flight commits, close connections with 1001,
             checkpoint the WAL, exit 0. Exit codes: 1 could not start (port taken, bad flags or tokens file),
             3 the database is not a usable Tablecast database (never replaced by a new one).
+            --db postgresql://USER@HOST:PORT/DB (or TABLECAST_DB in the environment) stores everything in PostgreSQL,
+            which several nodes may share: any node accepts any table's intents.
             """)
 
     @Option(help: "Address to listen on.")
@@ -22,8 +24,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "TCP port (0 picks a free one).")
     var port = 8080
 
-    @Option(help: "The SQLite database file (created if missing).")
-    var db = "tablecast.db"
+    @Option(help: "The SQLite database file (created if missing), or postgresql://USER@HOST:PORT/DB. Default: $TABLECAST_DB, else tablecast.db.")
+    var db = ProcessInfo.processInfo.environment["TABLECAST_DB"] ?? "tablecast.db"
 
     @Option(help: "Commit durability: full (fsync every commit) or normal (survives a crash, not a power loss).")
     var sync: Synchronous = .full
@@ -95,6 +97,9 @@ struct ServeCommand: AsyncParsableCommand {
         let server: TableServer
         do {
             server = try await TableServer.start(configuration, logger: logger)
+        } catch let error as StoreError where error.kind == .unreachable {
+            logger.critical("cannot reach the database: \(error)")
+            throw ExitCode(1)
         } catch let error as StoreError {
             logger.critical("cannot use the database: \(error)")
             throw ExitCode(3)

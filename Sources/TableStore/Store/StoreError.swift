@@ -27,13 +27,15 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let noSuchTable = Kind("noSuchTable")
         /// A record's version is not the table's next version, or a (client, ref) pair is already stored.
         public static let conflict = Kind("conflict")
+        /// The database server cannot be reached (refused, lost, shutting down); the store reconnects by itself.
+        public static let unreachable = Kind("unreachable")
         /// Any other SQLite failure (misuse, out of memory, …): a bug or an exotic condition.
         public static let `internal` = Kind("internal")
 
         /// Failures of the storage itself rather than of the request: the server answers `unavailable` and keeps
         /// serving reads.
         public var isStorageFailure: Bool {
-            [.notADatabase, .foreign, .corrupt, .full, .readOnly, .io, .busy].contains(self)
+            [.notADatabase, .foreign, .corrupt, .full, .readOnly, .io, .busy, .unreachable].contains(self)
         }
     }
 
@@ -41,11 +43,14 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public let message: String
     /// The SQLite failure this error was made from, if any.
     public let underlying: SQLiteError?
+    /// The PostgreSQL failure this error was made from, if any.
+    public let postgres: PostgresError?
 
-    public init(_ kind: Kind, _ message: String, underlying: SQLiteError? = nil) {
+    public init(_ kind: Kind, _ message: String, underlying: SQLiteError? = nil, postgres: PostgresError? = nil) {
         self.kind = kind
         self.message = message
         self.underlying = underlying
+        self.postgres = postgres
     }
 
     public var description: String {
@@ -79,5 +84,18 @@ extension StoreError {
             default: "SQLite failed"
             }
         self.init(kind, "\(context): \(what) (SQLite: \(error.message))", underlying: error)
+    }
+}
+
+extension StoreError {
+    /// Classifies a PostgreSQL failure. `context` says what the store was doing.
+    init(_ error: PostgresError, while context: String) {
+        let kind: Kind =
+            if error.isConnectionFailure { .unreachable }
+            else if error.isFull { .full }
+            else if error.isReadOnly { .readOnly }
+            else if error.isConstraint { .conflict }
+            else { .internal }
+        self.init(kind, "\(context): \(error)", postgres: error)
     }
 }

@@ -8,7 +8,8 @@ extension TableServer {
         public var host: String
         /// TCP port; 0 picks a free one (read it back from ``TableServer/port``).
         public var port: Int
-        /// The SQLite database file; created with the schema if it does not exist.
+        /// The SQLite database file, created with the schema if it does not exist; or a `postgresql://` URL (see
+        /// ``isPostgres``): a database that several nodes share, its schema created on the first start.
         public var databasePath: String
         /// Durability of each commit: `.full` (default) survives power loss, `.normal` only a crash of the process.
         public var synchronous: TableStoreOptions.Synchronous
@@ -89,5 +90,12 @@ extension TableServer {
             }
             return origins
         }
+    }
+}
+
+extension TableServer.Configuration {
+    /// Whether ``databasePath`` names a PostgreSQL database (`postgresql://…` or `postgres://…`) rather than a file.
+    public var isPostgres: Bool {
+        databasePath.hasPrefix("postgresql://") || databasePath.hasPrefix("postgres://")
     }
 }

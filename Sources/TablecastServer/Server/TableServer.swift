@@ -55,7 +55,12 @@ public final class TableServer: Sendable {
         options.snapshotInterval = Int64(configuration.snapshotInterval)
         options.retention = .versionsBeforeSnapshot(Int64(configuration.historyLimit))
         options.refsPerClient = Int64(configuration.refsPerClient)
-        let store = try TableStore(path: configuration.databasePath, options: options)
+        let store: any TableStorage =
+            if configuration.isPostgres {
+                try PostgresTableStore(url: configuration.databasePath, options: options)
+            } else {
+                try TableStore(path: configuration.databasePath, options: options)
+            }
         var engines: [(TableInfo, TableEngine)] = []
         for info in try store.listTables() {
             engines.append((info, try TableEngine(loaded: store.load(info.name), historyLimit: configuration.historyLimit)))
@@ -106,7 +111,7 @@ public final class TableServer: Sendable {
         logger.info(
             "serving",
             metadata: [
-                "url": "ws://\(configuration.host):\(port)/", "database": "\(configuration.databasePath)",
+                "url": "ws://\(configuration.host):\(port)/", "database": "\(store.location)",
                 "tables": "\(actors.count)", "synchronous": "\(configuration.synchronous.rawValue)",
             ])
         return TableServer(port: port, context: context, directory: directory, events: continuation, router: router)

@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import TableStore
 
-/// The one owner of the ``TableStore``: a dedicated thread (SQLite calls block, so they stay off the cooperative
+/// The one owner of the store (``TableStorage``: SQLite or PostgreSQL): a dedicated thread (its calls block, so they stay off the cooperative
 /// pool) that performs group commit.
 ///
 /// Groups submitted while a transaction is in flight wait in the queue; the next turn of the loop writes all of
@@ -22,7 +22,7 @@ final class Committer: Sendable {
 
     private enum Job: Sendable {
         case commit([CommitRecord], Completion)
-        case perform(run: @Sendable (TableStore) -> Void, fail: @Sendable (any Error) -> Void)
+        case perform(run: @Sendable (any TableStorage) -> Void, fail: @Sendable (any Error) -> Void)
     }
 
     /// A job submitted after ``stop()``.
@@ -37,8 +37,8 @@ final class Committer: Sendable {
 
     /// The store, confined to the committer thread once the thread starts.
     private final class StoreBox: @unchecked Sendable {
-        let store: TableStore
-        init(_ store: TableStore) { self.store = store }
+        let store: any TableStorage
+        init(_ store: any TableStorage) { self.store = store }
     }
 
     private let state = Mutex(State())
@@ -47,7 +47,7 @@ final class Committer: Sendable {
     private let onTurn: @Sendable (TurnReport) -> Void
 
     /// Starts the thread. `store` must not be used by anyone else from now on.
-    init(store: TableStore, onTurn: @escaping @Sendable (TurnReport) -> Void = { _ in }) {
+    init(store: any TableStorage, onTurn: @escaping @Sendable (TurnReport) -> Void = { _ in }) {
         self.onTurn = onTurn
         let box = StoreBox(store)
         let thread = Thread { [self] in run(box.store) }
@@ -63,7 +63,7 @@ final class Committer: Sendable {
     }
 
     /// Runs `body` with the store on the committer thread, after the commits queued before it.
-    func perform<T: Sendable>(_ body: @escaping @Sendable (TableStore) throws -> T) async throws -> T {
+    func perform<T: Sendable>(_ body: @escaping @Sendable (any TableStorage) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             submit(
                 .perform(
@@ -100,7 +100,7 @@ final class Committer: Sendable {
         wakeup.signal()
     }
 
-    private func run(_ store: TableStore) {
+    private func run(_ store: any TableStorage) {
         while true {
             wakeup.wait()
             let (jobs, stopping) = state.withLock { state in
@@ -127,7 +127,7 @@ final class Committer: Sendable {
         }
     }
 
-    private func commitGroups(_ groups: [([CommitRecord], Completion)], _ store: TableStore) {
+    private func commitGroups(_ groups: [([CommitRecord], Completion)], _ store: any TableStorage) {
         guard !groups.isEmpty else { return }
         let start = ContinuousClock.now
         do {

@@ -1,0 +1,129 @@
+import CLibPQ
+import Glibc
+
+/// One libpq connection, used by one thread at a time. Parameters and results are text; the handle is freed in
+/// deinit.
+final class PostgresConnection {
+    /// The connection URL or keyword string it was opened with.
+    let url: String
+    private let handle: OpaquePointer
+
+    /// Connects to `url` (`postgresql://USER@HOST:PORT/DB`, or libpq's `key=value` form).
+    init(url: String) throws(PostgresError) {
+        self.url = url
+        guard let handle = PQconnectdb(url) else {
+            throw PostgresError(sqlState: nil, message: "libpq could not allocate a connection")
+        }
+        self.handle = handle
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let message = Self.message(handle)
+            PQfinish(handle)
+            throw PostgresError(sqlState: nil, message: message)
+        }
+        // Keeps the server's notices (e.g. "relation already exists, skipping") off stderr.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+    }
+
+    deinit {
+        PQfinish(handle)
+    }
+
+    /// Whether the connection is up, as far as libpq knows (it learns of a lost server on the next call).
+    var isConnected: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    /// Reconnects with the same parameters.
+    func reset() throws(PostgresError) {
+        PQreset(handle)
+        guard isConnected else { throw PostgresError(sqlState: nil, message: Self.message(handle)) }
+    }
+
+    /// Runs `sql` with text parameters `$1`, `$2`, … and returns its rows (none for commands).
+    @discardableResult
+    func execute(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> PostgresResult {
+        let result: OpaquePointer? =
+            if parameters.isEmpty {
+                PQexec(handle, sql)
+            } else {
+                Self.withCStrings(parameters) { values in
+                    PQexecParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0)
+                }
+            }
+        guard let result else {
+            throw PostgresError(sqlState: nil, message: Self.message(handle), sql: sql)
+        }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            let state = PQresultErrorField(result, CLibPQ_PG_DIAG_SQLSTATE()).map { String(cString: $0) }
+            let message = String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines
+            PQclear(result)
+            throw PostgresError(
+                sqlState: isConnected ? state : nil, message: message.isEmpty ? Self.message(handle) : message, sql: sql)
+        }
+        return PostgresResult(result)
+    }
+
+    // MARK: Notifications
+
+    /// The socket to wait on for notifications.
+    var socket: Int32 { PQsocket(handle) }
+
+    /// Reads what arrived on the socket and returns the notifications it completed, oldest first.
+    func notifications() throws(PostgresError) -> [(channel: String, payload: String)] {
+        guard PQconsumeInput(handle) == 1 else { throw PostgresError(sqlState: nil, message: Self.message(handle)) }
+        var received: [(String, String)] = []
+        while let notice = PQnotifies(handle) {
+            received.append((String(cString: notice.pointee.relname), String(cString: notice.pointee.extra)))
+            PQfreemem(notice)
+        }
+        return received
+    }
+
+    private static func message(_ handle: OpaquePointer) -> String {
+        String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines
+    }
+
+    /// Calls `body` with NUL-terminated copies of `strings` (nil stays NULL), valid during the call only.
+    private static func withCStrings<T>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
+        let copies = strings.map { $0.map { strdup($0) } ?? nil }
+        defer { for copy in copies { free(copy) } }
+        return body(copies.map { $0.map { UnsafePointer($0) } })
+    }
+}
+
+/// The rows of one statement, as text; the result is freed in deinit.
+final class PostgresResult {
+    private let result: OpaquePointer
+
+    init(_ result: OpaquePointer) {
+        self.result = result
+    }
+
+    deinit {
+        PQclear(result)
+    }
+
+    var count: Int { Int(PQntuples(result)) }
+    /// Rows a command changed (`UPDATE`, `INSERT`, `DELETE`).
+    var changes: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
+
+    func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(result, Int32(row), Int32(column)) == 1 }
+
+    func text(_ row: Int, _ column: Int) -> String { String(cString: PQgetvalue(result, Int32(row), Int32(column))) }
+
+    func optionalText(_ row: Int, _ column: Int) -> String? { isNull(row, column) ? nil : text(row, column) }
+
+    func int64(_ row: Int, _ column: Int) -> Int64 { Int64(text(row, column)) ?? 0 }
+
+    /// Each row mapped by `transform`.
+    func map<T>(_ transform: (_ row: Int) throws -> T) rethrows -> [T] {
+        try (0..<count).map(transform)
+    }
+}
+
+extension String {
+    fileprivate var trimmingTrailingNewlines: String {
+        var text = self
+        while text.last?.isNewline == true { text.removeLast() }
+        return text
+    }
+}

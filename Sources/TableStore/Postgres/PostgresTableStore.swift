@@ -1,0 +1,365 @@
+/// The store in one PostgreSQL database that several server nodes share: the same tables, log, snapshots and
+/// refs as the SQLite ``TableStore``, written through libpq.
+///
+/// A commit advances each table's version only if it is still where the committing node left it (`UPDATE …
+/// WHERE version = v`), so every table keeps one order of versions whichever node commits; a node that lost the
+/// race gets `.conflict` and rebases. Every transaction NOTIFYs ``StoreNotification/channel`` with what it did.
+/// Durability is PostgreSQL's own (`synchronous_commit`, on by default).
+///
+/// When the server cannot be reached, calls fail with `.unreachable` at once; the store reconnects on a later
+/// call, no sooner than its backoff allows (0.1 s, doubling to 2 s).
+public final class PostgresTableStore: TableStorage {
+    public let location: String
+    public var isShared: Bool { true }
+    public let options: TableStoreOptions
+    private let connection: PostgresConnection
+    private var isClosed = false
+    /// Refs stored per client since the store opened, to prune a client's old refs every 1/64th of the quota.
+    private var refCounts: [String: Int64] = [:]
+    private var backoff = Duration.milliseconds(100)
+    private var nextAttempt = ContinuousClock.now
+
+    /// Connects to `url` and creates the schema on the first start. Throws `.unreachable` when the server cannot
+    /// be reached and `.foreign` for a schema version this build does not know.
+    public init(url: String, options: TableStoreOptions = .init()) throws {
+        location = Self.redacted(url)
+        self.options = options
+        do {
+            connection = try PostgresConnection(url: url)
+        } catch {
+            throw StoreError(error, while: "connecting to \(Self.redacted(url))")
+        }
+        try transaction("opening \(location)") { connection in
+            try connection.execute("SELECT pg_advisory_xact_lock(\(PostgresSchema.creationLock))")
+            let exists = try connection.execute("SELECT to_regclass('tablecast.meta') IS NOT NULL").text(0, 0) == "t"
+            if exists {
+                let found = try connection.execute("SELECT value FROM tablecast.meta WHERE key = 'schema_version'")
+                let version = found.count == 1 ? found.text(0, 0) : "none"
+                guard version == String(PostgresSchema.version) else {
+                    throw StoreError(
+                        .foreign, "\(location) has Tablecast schema version \(version); this build knows version "
+                            + "\(PostgresSchema.version)")
+                }
+            } else {
+                try connection.execute(PostgresSchema.script)
+            }
+        }
+    }
+
+    deinit {
+        try? close()
+    }
+
+    public func close() throws {
+        isClosed = true
+    }
+
+    /// `url` without its password, for messages.
+    static func redacted(_ url: String) -> String {
+        guard let at = url.firstIndex(of: "@") else { return url }
+        let credentials = url[..<at].split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        guard let colon = credentials.firstIndex(of: ":") else { return url }
+        return String(url[..<colon]) + ":***" + url[at...]
+    }
+
+    // MARK: Commits
+
+    public func commit(_ records: [CommitRecord]) throws {
+        guard !records.isEmpty else { return }
+        try transaction("commit of \(records.count) record(s) to \(location)") { connection in
+            var start = records.startIndex
+            while start < records.endIndex {
+                var end = start + 1
+                while end < records.endIndex, records[end].table == records[start].table,
+                    records[end].version == records[end - 1].version + 1
+                {
+                    end += 1
+                }
+                try write(records[start..<end], connection)
+                start = end
+            }
+        }
+    }
+
+    /// Advances a table over one run of consecutive versions, and writes its log, refs and snapshots.
+    private func write(_ run: ArraySlice<CommitRecord>, _ connection: PostgresConnection) throws {
+        let first = run.first!
+        let last = run.last!
+        let advanced = try connection.execute(
+            "UPDATE tablecast.tables SET version = $3, rules = coalesce($4, rules) WHERE name = $1 AND version = $2",
+            [first.table, String(first.version - 1), String(last.version), run.last(where: { $0.rules != nil })?.rules])
+        if advanced.changes == 0 {
+            let found = try connection.execute("SELECT version FROM tablecast.tables WHERE name = $1", [first.table])
+            guard found.count == 1 else {
+                throw StoreError(.noSuchTable, "no table \(first.table) for version \(first.version) in \(location)")
+            }
+            throw StoreError(
+                .conflict, "table \(first.table) is at version \(found.text(0, 0)); a record for version "
+                    + "\(first.version) cannot follow it")
+        }
+        try connection.execute(
+            """
+            INSERT INTO tablecast.log (table_name, version, batch, origin_client, origin_ref, time)
+            SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+            """,
+            [
+                first.table, Self.array(run.map { String($0.version) }), Self.array(run.map(\.batch)),
+                Self.array(run.map(\.originClient)), Self.array(run.map(\.originRef)), Self.array(run.map { String($0.time) }),
+            ])
+        let withRefs = run.filter { $0.originRef != nil }
+        if !withRefs.isEmpty {
+            try storeRefs(withRefs, of: first.table, connection)
+            for record in withRefs { try countRef(of: record.originClient, connection) }
+        }
+        for record in run {
+            guard let snapshot = record.snapshot else { continue }
+            try connection.execute(
+                "INSERT INTO tablecast.snapshots (table_name, version, body) VALUES ($1, $2, $3)",
+                [record.table, String(record.version), snapshot])
+            if options.autoCompact { try prune(record.table, connection) }
+        }
+        try notify(.committed(table: first.table, version: last.version), connection)
+    }
+
+    /// Stores (client, ref) → ack for `records`; a ref already stored (a retry committed by another node) is a
+    /// `.conflict`, so the group is rebased rather than applied twice.
+    private func storeRefs(_ records: [CommitRecord], of table: String, _ connection: PostgresConnection) throws {
+        let outcome = Result { () throws(PostgresError) in
+            try connection.execute(
+                """
+                INSERT INTO tablecast.refs (client, ref, table_name, version, ack)
+                SELECT c, r, $1, v, a FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[]) AS u(c, r, v, a)
+                """,
+                [
+                    table, Self.array(records.map(\.originClient)), Self.array(records.map(\.originRef)),
+                    Self.array(records.map { String($0.version) }), Self.array(records.map(\.ack)),
+                ])
+        }
+        if case .failure(let error) = outcome {
+            guard error.isConstraint else { throw error }
+            throw StoreError(
+                .conflict, "a ref of this group is already stored (a retry committed elsewhere): \(error)", postgres: error)
+        }
+    }
+
+    /// Prunes `client`'s refs beyond the last `refsPerClient` every 1/64th of that quota.
+    private func countRef(of client: String, _ connection: PostgresConnection) throws(PostgresError) {
+        let count = refCounts[client, default: 0] + 1
+        refCounts[client] = count
+        guard count % max(1, options.refsPerClient / 64) == 0 else { return }
+        try connection.execute(
+            """
+            DELETE FROM tablecast.refs WHERE client = $1 AND seq <= (
+                SELECT seq FROM tablecast.refs WHERE client = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1)
+            """, [client, String(options.refsPerClient)])
+    }
+
+    /// Drops snapshots older than the latest and the log entries the retention policy no longer keeps.
+    private func prune(_ name: String, _ connection: PostgresConnection) throws(PostgresError) {
+        let latest = try connection.execute("SELECT max(version) FROM tablecast.snapshots WHERE table_name = $1", [name])
+        guard !latest.isNull(0, 0) else { return }
+        let version = latest.int64(0, 0)
+        try connection.execute(
+            "DELETE FROM tablecast.snapshots WHERE table_name = $1 AND version < $2", [name, String(version)])
+        guard case .versionsBeforeSnapshot(let kept) = options.retention else { return }
+        try connection.execute(
+            "DELETE FROM tablecast.log WHERE table_name = $1 AND version <= $2", [name, String(version - kept)])
+    }
+
+    private func notify(_ notification: StoreNotification, _ connection: PostgresConnection) throws(PostgresError) {
+        try connection.execute("SELECT pg_notify($1, $2)", [StoreNotification.channel, notification.payload])
+    }
+
+    // MARK: Tables
+
+    public func createTable(_ name: String, epoch: Int64, rules: String, snapshot: String, created: Int64) throws {
+        try transaction("creating table \(name) in \(location)") { connection in
+            let inserted = try connection.execute(
+                """
+                INSERT INTO tablecast.tables (name, epoch, rules, created, version) VALUES ($1, $2, $3, $4, 0)
+                ON CONFLICT (name) DO NOTHING
+                """, [name, String(epoch), rules, String(created)])
+            guard inserted.changes == 1 else { throw StoreError(.tableExists, "table \(name) already exists in \(location)") }
+            // A table of the same name dropped meanwhile may have left nothing; clear leftovers of an older life.
+            try connection.execute("DELETE FROM tablecast.log WHERE table_name = $1", [name])
+            try connection.execute("DELETE FROM tablecast.snapshots WHERE table_name = $1", [name])
+            try connection.execute(
+                "INSERT INTO tablecast.snapshots (table_name, version, body) VALUES ($1, 0, $2)", [name, snapshot])
+            try notify(.created(table: name), connection)
+        }
+    }
+
+    public func dropTable(_ name: String) throws {
+        try transaction("dropping table \(name) in \(location)") { connection in
+            guard try connection.execute("DELETE FROM tablecast.tables WHERE name = $1", [name]).changes > 0 else {
+                throw StoreError(.noSuchTable, "no table \(name) in \(location)")
+            }
+            try connection.execute("DELETE FROM tablecast.log WHERE table_name = $1", [name])
+            try connection.execute("DELETE FROM tablecast.snapshots WHERE table_name = $1", [name])
+            try notify(.dropped(table: name), connection)
+        }
+    }
+
+    public func setRules(_ rules: String, of name: String) throws {
+        try transaction("setting the rules of table \(name) in \(location)") { connection in
+            guard try connection.execute("UPDATE tablecast.tables SET rules = $2 WHERE name = $1", [name, rules]).changes > 0
+            else { throw StoreError(.noSuchTable, "no table \(name) in \(location)") }
+            try notify(.rulesChanged(table: name), connection)
+        }
+    }
+
+    public func listTables() throws -> [TableInfo] {
+        try perform("listing the tables of \(location)") { connection in
+            let found = try connection.execute(
+                "SELECT name, epoch, rules, created, version FROM tablecast.tables ORDER BY name")
+            return found.map(Self.tableInfo(found))
+        }
+    }
+
+    public func table(_ name: String) throws -> TableInfo? {
+        try perform("reading table \(name) in \(location)") { connection in
+            try Self.info(of: name, connection)
+        }
+    }
+
+    private static func info(of name: String, _ connection: PostgresConnection) throws(PostgresError) -> TableInfo? {
+        let found = try connection.execute(
+            "SELECT name, epoch, rules, created, version FROM tablecast.tables WHERE name = $1", [name])
+        return found.count == 1 ? tableInfo(found)(0) : nil
+    }
+
+    private static func tableInfo(_ result: PostgresResult) -> (Int) -> TableInfo {
+        { row in
+            TableInfo(
+                name: result.text(row, 0), epoch: result.int64(row, 1), rules: result.text(row, 2),
+                created: result.int64(row, 3), version: result.int64(row, 4))
+        }
+    }
+
+    // MARK: Reads
+
+    public func load(_ name: String) throws -> LoadedTable {
+        // One snapshot of the database for the three reads, so a commit between them cannot tear the result.
+        try transaction("loading table \(name) from \(location)", begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+            connection in
+            guard let info = try Self.info(of: name, connection) else {
+                throw StoreError(.noSuchTable, "no table \(name) in \(location)")
+            }
+            let found = try connection.execute(
+                "SELECT version, body FROM tablecast.snapshots WHERE table_name = $1 ORDER BY version DESC LIMIT 1", [name])
+            guard found.count == 1 else { throw StoreError(.corrupt, "table \(name) has no snapshot in \(location)") }
+            let snapshot = Snapshot(version: found.int64(0, 0), body: found.text(0, 1))
+            let log = try entries(name, after: snapshot.version, limit: .max, connection)
+            let contiguous = log.enumerated().allSatisfy { $1.version == snapshot.version + 1 + Int64($0) }
+            guard contiguous, snapshot.version + Int64(log.count) == info.version else {
+                throw StoreError(
+                    .corrupt, "table \(name) is at version \(info.version) but its snapshot (version "
+                        + "\(snapshot.version)) and log (\(log.count) entries) do not lead there in \(location)")
+            }
+            return LoadedTable(info: info, snapshot: snapshot, log: log)
+        }
+    }
+
+    public func logEntries(_ name: String, after version: Int64, limit: Int) throws -> [LogEntry] {
+        try perform("reading the log of table \(name) in \(location)") { connection in
+            try entries(name, after: version, limit: limit, connection)
+        }
+    }
+
+    private func entries(_ name: String, after version: Int64, limit: Int, _ connection: PostgresConnection)
+        throws(PostgresError) -> [LogEntry]
+    {
+        let found = try connection.execute(
+            """
+            SELECT version, batch, origin_client, origin_ref, time FROM tablecast.log
+            WHERE table_name = $1 AND version > $2 ORDER BY version LIMIT $3
+            """, [name, String(version), String(limit)])
+        return found.map { row in
+            LogEntry(
+                table: name, version: found.int64(row, 0), batch: found.text(row, 1), originClient: found.text(row, 2),
+                originRef: found.optionalText(row, 3), time: found.int64(row, 4))
+        }
+    }
+
+    public func ack(client: String, ref: String) throws -> StoredAck? {
+        try perform("looking up ref \(ref) of client \(client) in \(location)") { connection in
+            let found = try connection.execute(
+                "SELECT table_name, version, ack FROM tablecast.refs WHERE client = $1 AND ref = $2", [client, ref])
+            return found.count == 1
+                ? StoredAck(table: found.text(0, 0), version: found.int64(0, 1), ack: found.text(0, 2)) : nil
+        }
+    }
+
+    public func refs(of client: String) throws -> Set<String> {
+        try perform("listing the refs of client \(client) in \(location)") { connection in
+            let found = try connection.execute("SELECT ref FROM tablecast.refs WHERE client = $1", [client])
+            return Set(found.map { found.text($0, 0) })
+        }
+    }
+
+    // MARK: Helpers
+
+    /// A PostgreSQL array literal of `values` (nil → NULL), every element quoted.
+    static func array(_ values: [String?]) -> String {
+        var text = "{"
+        for (index, value) in values.enumerated() {
+            if index > 0 { text += "," }
+            guard let value else {
+                text += "NULL"
+                continue
+            }
+            text += "\""
+            for character in value {
+                if character == "\"" || character == "\\" { text += "\\" }
+                text.append(character)
+            }
+            text += "\""
+        }
+        return text + "}"
+    }
+
+    /// Runs `body` in a transaction, commits it, and rolls back on any failure.
+    private func transaction<T>(
+        _ context: @autoclosure () -> String, begin: String = "BEGIN", _ body: (PostgresConnection) throws -> T
+    ) throws -> T {
+        try perform(context()) { connection in
+            try connection.execute(begin)
+            do {
+                let result = try body(connection)
+                try connection.execute("COMMIT")
+                return result
+            } catch {
+                if connection.isConnected { _ = try? connection.execute("ROLLBACK") }
+                throw error
+            }
+        }
+    }
+
+    /// Runs `body` on a live connection, reconnecting first if the last call lost it (and the backoff allows),
+    /// and turns a libpq failure into a classified `StoreError` that names `context`.
+    private func perform<T>(_ context: @autoclosure () -> String, _ body: (PostgresConnection) throws -> T) throws -> T {
+        guard !isClosed else { throw StoreError(.internal, "\(context()): the store is closed") }
+        if !connection.isConnected {
+            let now = ContinuousClock.now
+            guard now >= nextAttempt else {
+                throw StoreError(.unreachable, "\(context()): PostgreSQL at \(location) is unreachable; reconnecting")
+            }
+            do {
+                try connection.reset()
+                backoff = .milliseconds(100)
+            } catch {
+                nextAttempt = now + backoff
+                backoff = min(backoff * 2, .seconds(2))
+                throw StoreError(error, while: context())
+            }
+        }
+        do {
+            return try body(connection)
+        } catch let error as PostgresError {
+            throw StoreError(error, while: context())
+        }
+    }
+}
+
+@available(*, unavailable, message: "PostgresTableStore has one owner at a time: keep it inside the committer that drives it")
+extension PostgresTableStore: Sendable {}

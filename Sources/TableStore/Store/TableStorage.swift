@@ -1,0 +1,48 @@
+/// What the server needs of a store, whichever engine keeps it: ``TableStore`` (an embedded SQLite file, the
+/// default) or ``PostgresTableStore`` (one PostgreSQL database that several server nodes share).
+///
+/// One owner at a time, like both implementations: the server's committer thread.
+public protocol TableStorage: AnyObject {
+    /// Where the data lives, for log lines and messages (a file path, or a URL without its password).
+    var location: String { get }
+    /// Whether other processes commit to the same tables (a shared database): versions may then advance under
+    /// the server, and a commit may fail with `.conflict` because another node committed first.
+    var isShared: Bool { get }
+
+    /// Writes a group of records, possibly for several tables, in one transaction: all of them or none. Records of
+    /// one table follow each other in version order, the first one the table's current version + 1; otherwise
+    /// `.conflict` (or `.noSuchTable`).
+    func commit(_ records: [CommitRecord]) throws
+    /// Creates table `name` at version 0 with its initial snapshot; `.tableExists` when it exists.
+    func createTable(_ name: String, epoch: Int64, rules: String, snapshot: String, created: Int64) throws
+    /// Drops table `name` with its log and snapshots (refs stay); `.noSuchTable` when it does not exist.
+    func dropTable(_ name: String) throws
+    /// Replaces the rules of table `name` outside any version.
+    func setRules(_ rules: String, of name: String) throws
+    /// Every table, ordered by name.
+    func listTables() throws -> [TableInfo]
+    /// Table `name`'s metadata, or nil when it does not exist.
+    func table(_ name: String) throws -> TableInfo?
+    /// The latest snapshot of table `name` and the log after it, consistent with its metadata.
+    func load(_ name: String) throws -> LoadedTable
+    /// Up to `limit` log entries of table `name` after `version`, in version order.
+    func logEntries(_ name: String, after version: Int64, limit: Int) throws -> [LogEntry]
+    /// The ack stored for (client, ref), or nil.
+    func ack(client: String, ref: String) throws -> StoredAck?
+    /// The refs of `client`'s committed intents that are still kept.
+    func refs(of client: String) throws -> Set<String>
+    /// Finishes with the store (SQLite checkpoints its WAL); later calls fail.
+    func close() throws
+}
+
+extension TableStorage {
+    /// Every log entry of table `name` after `version`.
+    public func logEntries(_ name: String, after version: Int64) throws -> [LogEntry] {
+        try logEntries(name, after: version, limit: .max)
+    }
+}
+
+extension TableStore: TableStorage {
+    public var location: String { path }
+    public var isShared: Bool { false }
+}
