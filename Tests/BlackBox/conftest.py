@@ -220,6 +220,15 @@ def server():
     s.stop()
 
 
+@pytest.fixture(scope="session")
+def postgres():
+    """One throwaway PostgreSQL cluster for the session; each user creates its own database in it."""
+    from postgres import PostgresCluster
+    cluster = PostgresCluster()
+    yield cluster
+    cluster.stop()
+
+
 @pytest.fixture
 def table_name():
     return f"t-{uuid.uuid4().hex[:10]}"

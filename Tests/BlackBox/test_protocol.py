@@ -2,7 +2,23 @@
 import json
 import time
 
+import pytest
+
+from conftest import Server
+from postgres import Nodes
 from replica import Replica
+
+
+@pytest.fixture(scope="module", params=["sqlite", "two-postgres-nodes"])
+def server(request):
+    """Every test runs against one server on SQLite, and against two nodes on one PostgreSQL database with the
+    test's clients spread over both."""
+    if request.param == "sqlite":
+        s = Server().start()
+    else:
+        s = Nodes(request.getfixturevalue("postgres"), 2)
+    yield s
+    s.stop()
 
 STATES = ["Arizona", "California", "Delaware", "New Jersey", "Washington"]
 

@@ -138,7 +138,10 @@ final class ConnectionRouter {
         default:
             break
         }
-        guard let actor = directory.actor(table) else {
+        // With a shared store, another node may have created the table a moment ago.
+        var found = directory.actor(table)
+        if found == nil && context.isShared { found = await directory.adopt(table) }
+        guard let actor = found else {
             return refuse(id, ProtocolError(.noSuchTable, "no table '\(table)'"), ref: message.ref)
         }
         switch message.body {

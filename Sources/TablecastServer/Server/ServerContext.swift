@@ -16,11 +16,14 @@ final class ServerContext: Sendable {
     let historyLimit: Int
     /// Intents a table may have waiting to be resolved.
     let maxQueuedIntents: Int
+    /// Other nodes commit to the same store (PostgreSQL): tables follow its log and rebase on conflicts.
+    let isShared: Bool
 
     init(
         transport: WebSocketServer, committer: Committer, refs: RefRegistry, metrics: ServerMetrics, logger: Logger,
-        snapshotInterval: UInt64, historyLimit: Int, maxQueuedIntents: Int
+        snapshotInterval: UInt64, historyLimit: Int, maxQueuedIntents: Int, isShared: Bool = false
     ) {
+        self.isShared = isShared
         self.transport = transport
         self.committer = committer
         self.refs = refs

@@ -12,6 +12,8 @@ final class ServerMetrics: Sendable {
     let commitSeconds: DurationHistogram
     let commitGroupSize: ValueHistogram
     let deliveries: Counter
+    /// Groups resolved again because another node committed to their table first (shared stores).
+    let rebases: Counter
     private let intents: [String: Counter]
 
     init(registry: PrometheusCollectorRegistry) {
@@ -31,6 +33,8 @@ final class ServerMetrics: Sendable {
             buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 1024])
         deliveries = registry.makeCounter(
             descriptor: name("fanout_deliveries", "total", "Update messages queued to subscribers"))
+        rebases = registry.makeCounter(
+            descriptor: name("rebases", "total", "Commit groups rebased because another node committed first"))
         let intent = name("intents", "total", "Edit intents by outcome")
         var intents: [String: Counter] = [:]
         for outcome in Outcome.allCases {

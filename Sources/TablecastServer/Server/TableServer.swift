@@ -25,16 +25,19 @@ public final class TableServer: Sendable {
     public let port: Int
     private let context: ServerContext
     private let directory: TableDirectory
+    /// Follows the other nodes on a shared store; nil with SQLite.
+    private let follower: ClusterFollower?
     private let events: AsyncStream<RouterEvent>.Continuation
     private let router: Task<Void, Never>
 
     private init(
-        port: Int, context: ServerContext, directory: TableDirectory, events: AsyncStream<RouterEvent>.Continuation,
-        router: Task<Void, Never>
+        port: Int, context: ServerContext, directory: TableDirectory, follower: ClusterFollower?,
+        events: AsyncStream<RouterEvent>.Continuation, router: Task<Void, Never>
     ) {
         self.port = port
         self.context = context
         self.directory = directory
+        self.follower = follower
         self.events = events
         self.router = router
     }
@@ -92,11 +95,15 @@ public final class TableServer: Sendable {
         let context = ServerContext(
             transport: transport, committer: committer, refs: RefRegistry(limit: configuration.refsPerClient),
             metrics: metrics, logger: logger, snapshotInterval: UInt64(max(1, configuration.snapshotInterval)),
-            historyLimit: configuration.historyLimit, maxQueuedIntents: configuration.maxQueuedIntents)
+            historyLimit: configuration.historyLimit, maxQueuedIntents: configuration.maxQueuedIntents,
+            isShared: configuration.isPostgres)
         let actors = engines.map { info, engine in
             TableActor(name: info.name, epoch: info.epoch, engine: engine, context: context)
         }
         let directory = TableDirectory(context: context, loaded: actors)
+        let follower =
+            configuration.isPostgres
+            ? ClusterFollower(url: configuration.databasePath, directory: directory, logger: logger) : nil
         let port = transport.port
         let settings = ConnectionRouter.Settings(
             policy: configuration.policy,
@@ -114,13 +121,15 @@ public final class TableServer: Sendable {
                 "url": "ws://\(configuration.host):\(port)/", "database": "\(store.location)",
                 "tables": "\(actors.count)", "synchronous": "\(configuration.synchronous.rawValue)",
             ])
-        return TableServer(port: port, context: context, directory: directory, events: continuation, router: router)
+        return TableServer(
+            port: port, context: context, directory: directory, follower: follower, events: continuation, router: router)
     }
 
     /// Graceful shutdown: stops taking requests, lets every table finish and acknowledge what it was given,
     /// flushes every connection's queue and closes it with 1001, then checkpoints the WAL and closes the database.
     public func shutdown() async {
         await withCheckedContinuation { events.yield(.stop($0)) }
+        follower?.stop()
         for actor in directory.all {
             await withCheckedContinuation { actor.enqueue(.barrier($0)) }
         }

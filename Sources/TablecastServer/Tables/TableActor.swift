@@ -30,6 +30,9 @@ actor TableActor {
     private nonisolated let commitOutcome = Mutex<Result<Void, any Error>?>(nil)
     /// Version and subscriber count for `listTables`, readable without waiting for the actor.
     private nonisolated let status: Mutex<(version: UInt64, subscribers: Int)>
+    /// The latest version known to be in the store (shared stores): another node's notification up to it needs
+    /// no catch-up. Set as soon as the committer reports a commit, which may be before its notification arrives.
+    private nonisolated let storedVersion: Atomic<UInt64>
     private let context: ServerContext
     private var engine: TableEngine
     private var history: UpdateHistory
@@ -58,6 +61,7 @@ actor TableActor {
         self.context = context
         history = Self.emptyHistory(after: engine.table.version, context: context)
         status = Mutex((engine.table.version, 0))
+        storedVersion = Atomic(engine.table.version)
     }
 
     private static func emptyHistory(after version: UInt64, context: ServerContext) -> UpdateHistory {
@@ -82,6 +86,12 @@ actor TableActor {
         if inbox.append(work) {
             Task { await self.drain() }
         }
+    }
+
+    /// Another node committed up to `version` in the shared store: catch up unless this node has it already.
+    nonisolated func followCommits(upTo version: UInt64?) {
+        if let version, version <= storedVersion.load(ordering: .relaxed) { return }
+        enqueue(.followStore(.commits(upTo: version)))
     }
 
     /// The line of `tables` for this table.
@@ -138,33 +148,52 @@ actor TableActor {
         /// (client, ref) of the entries, so a retry that arrives before the commit gets the same ack.
         var refs: [String: Int] = [:]
         var duplicates: [(connection: WebSocketConnectionID, entry: Int)] = []
+        /// Shared stores only: every intent the group took (duplicates and no-ops included), in order, so that a
+        /// group another node beat to its versions can be resolved again on top of that node's commits.
+        var sources: [Source] = []
+        /// Shared stores only: the engine before the group's first change, where such a rebase starts from.
+        var engineBefore: TableEngine?
         /// Answers that must not overtake the group's acks (no-ops resolved against its uncommitted state).
         var deferred: [(connection: WebSocketConnectionID, ref: String?, message: ServerMessage)] = []
 
         var isEmpty: Bool { entries.isEmpty && deferred.isEmpty }
 
         static func key(_ client: String, _ ref: String) -> String { "\(client)\u{0}\(ref)" }
+
+        struct Source {
+            var requester: Requester
+            var ref: String?
+            var base: UInt64?
+            var intent: Intent
+        }
     }
 
     private func refuse(_ requester: Requester, ref: String?, _ error: ProtocolError) {
         context.refuse(requester.connection, error, ref: ref)
     }
 
-    private func handleIntent(_ requester: Requester, ref: String?, base: UInt64?, _ intent: Intent) async {
+    /// Resolves an intent into the pending group. `checkStore`: look its ref up in the store whatever the registry
+    /// says (a rebase after a conflict, which may have been another node storing the same ref).
+    private func handleIntent(
+        _ requester: Requester, ref: String?, base: UInt64?, _ intent: Intent, checkStore: Bool = false
+    ) async {
         if let refusal = unavailability {
             context.metrics.intent(.rejected)
             return refuse(requester, ref: ref, refusal)
         }
+        let source = context.isShared ? PendingGroup.Source(requester: requester, ref: ref, base: base, intent: intent) : nil
         if let ref {
             // A retry of an intent not committed yet is answered with the original's ack once it is.
             let key = PendingGroup.key(requester.client, ref)
             if let index = inFlight?.refs[key] {
                 inFlight!.duplicates.append((requester.connection, index))
+                if let source { inFlight!.sources.append(source) }
                 context.metrics.intent(.duplicate)
                 return
             }
             if let index = pending.refs[key] {
                 pending.duplicates.append((requester.connection, index))
+                if let source { pending.sources.append(source) }
                 context.metrics.intent(.duplicate)
                 return
             }
@@ -173,7 +202,7 @@ actor TableActor {
             // Anonymous clients' refs are never stored, so the store is no use for them.
             let known =
                 requester.stable
-                && (context.refs.contains(requester.client, ref) || !context.refs.isLoaded(requester.client))
+                && (checkStore || context.refs.contains(requester.client, ref) || !context.refs.isLoaded(requester.client))
             if known, await resendStoredAck(requester, ref: ref) {
                 context.metrics.intent(.duplicate)
                 return
@@ -187,11 +216,13 @@ actor TableActor {
             return refuse(requester, ref: ref, ProtocolError(error))
         }
         let ack = ServerMessage.ack(.init(ref: ref, table: name, resolution: resolution))
+        if let source { pending.sources.append(source) }
         if resolution.isNoop {
             context.metrics.intent(.noop)
             pending.deferred.append((requester.connection, ref, ack))
             return
         }
+        if context.isShared && pending.engineBefore == nil { pending.engineBefore = engine }
         do {
             try engine.commit(resolution)
         } catch {
@@ -240,7 +271,9 @@ actor TableActor {
         pending = PendingGroup()
         guard !group.records.isEmpty else { return publish(group) }
         inFlight = group
+        let last = UInt64(group.records.last!.version)
         context.committer.submit(group.records) { [self] outcome in
+            if case .success = outcome { storedVersion.store(last, ordering: .relaxed) }
             commitOutcome.withLock { $0 = outcome }
             enqueue(.committed)
         }
@@ -266,6 +299,8 @@ actor TableActor {
             if !pending.records.isEmpty { submitPending() }
             publish(group)
             submitPending()
+        case .failure(let error as StoreError) where error.kind == .conflict && group.engineBefore != nil:
+            await rebase(group)
         case .failure(let error):
             let lost = group.entries.count + pending.entries.count
             context.logger.error(
@@ -277,6 +312,66 @@ actor TableActor {
             pending = PendingGroup()
             await reload()
         }
+    }
+
+    /// Another node committed first (or stored a ref of the group: a retry it took): nothing of `group` was stored.
+    /// Go back to the state before it, follow the other nodes' commits, and resolve the group's intents, and the
+    /// pending ones resolved on top of it, again: a stale intent is rebased as any other. They go out with the
+    /// next group and are acknowledged once it is stored.
+    private func rebase(_ group: PendingGroup) async {
+        let replay = group.sources + pending.sources
+        engine = group.engineBefore!
+        pending = PendingGroup()
+        context.metrics.rebases.increment()
+        guard await follow() else {
+            let refusal = ProtocolError(.unavailable, "the change could not be stored, nothing was applied")
+            for source in replay {
+                context.metrics.intent(.unavailable)
+                refuse(source.requester, ref: source.ref, refusal)
+            }
+            return
+        }
+        for source in replay {
+            await handleIntent(source.requester, ref: source.ref, base: source.base, source.intent, checkStore: true)
+        }
+    }
+
+    /// Applies what other nodes committed after the engine's version, read from the store's log, and fans it out
+    /// in version order. A log that no longer reaches back (pruned) reloads the table and sends subscribers a
+    /// snapshot. False when the store could not be read; the table then reloads.
+    @discardableResult
+    private func follow() async -> Bool {
+        let name = name
+        let version = engine.table.version
+        let log: [LogEntry]
+        do {
+            log = try await context.committer.perform { try $0.logEntries(name, after: Int64(version)) }
+        } catch {
+            context.logger.error("could not read other nodes' commits", metadata: ["table": "\(name)", "error": "\(error)"])
+            await reload()
+            return false
+        }
+        guard let followed = FollowedBatches(log, after: version, table: name) else {
+            await reload()
+            return broken == nil
+        }
+        for entry in followed.entries {
+            do {
+                try engine.apply(entry.batch)
+            } catch {
+                context.logger.error("another node's batch does not apply", metadata: ["table": "\(name)", "error": "\(error)"])
+                await reload()
+                return broken == nil
+            }
+            history.append(entry.update)
+            if !subscriberIDs.isEmpty {
+                context.transport.send(entry.update, to: subscriberIDs)
+                context.metrics.deliveries.increment(by: Int64(subscriberIDs.count))
+            }
+        }
+        storedVersion.store(engine.table.version, ordering: .relaxed)
+        publishStatus()
+        return true
     }
 
     private func refuseAll(_ group: PendingGroup, _ refusal: ProtocolError) {
@@ -317,9 +412,13 @@ actor TableActor {
             let engine = try await context.committer.perform { store in
                 try TableEngine(loaded: store.load(name), historyLimit: historyLimit)
             }
+            let previous = self.engine.table.version
             self.engine = engine
             history = Self.emptyHistory(after: engine.table.version, context: context)
+            storedVersion.store(engine.table.version, ordering: .relaxed)
             broken = nil
+            // With a shared store the reload may bring others' commits that subscribers never got: resend it all.
+            if context.isShared && engine.table.version != previous { sendSnapshot(to: subscriberIDs) }
         } catch {
             broken = "table \(name) could not be reloaded after a storage failure: \(error)"
             context.logger.critical("\(broken!)")
@@ -389,7 +488,36 @@ actor TableActor {
             done.resume()
         case .committed:
             preconditionFailure("commit outcomes are taken by drain")
+        case .followStore(let change):
+            await follow(change)
         }
+    }
+
+    /// What another node did: nothing is in flight or pending here (this is not an intent), so the engine is at
+    /// the committed version.
+    private func follow(_ change: TableWork.StoreChange) async {
+        guard !dropped else { return }
+        switch change {
+        case .commits(let version):
+            if let version, version <= engine.table.version { return }
+            await follow()
+        case .rules:
+            let name = name
+            guard let info = try? await context.committer.perform({ try $0.table(name) }),
+                let rules = try? TableRules(json: JSONValue(parsing: info.rules)), rules != engine.table.rules
+            else { return }
+            engine.setRules(rules)
+            context.send(.rules(table: name, rules: rules), to: subscriberIDs)
+        case .dropped:
+            forgetAfterDrop()
+        }
+    }
+
+    private func sendSnapshot(to connections: [WebSocketConnectionID]) {
+        context.send(
+            .snapshot(
+                table: name, version: engine.table.version, epoch: epochText, rules: engine.table.rules,
+                sections: engine.table.sections), to: connections)
     }
 
     private var tableStatus: ServerMessage.TableStatus {
@@ -432,6 +560,9 @@ actor TableActor {
     /// Brings a client from `since` (in epoch `epoch`) to the current version: the missed updates from memory or
     /// the store's log when they are all there, otherwise a snapshot.
     private func catchUp(_ connection: WebSocketConnectionID, since: UInt64?, epoch: String?) async {
+        // With a shared store, what another node acknowledged a moment ago may not have been followed yet: read it
+        // first, so a client that saw an ack from one node finds the change on every other.
+        if context.isShared { await follow() }
         let current = engine.table.version
         if let since, epoch == epochText, since <= current {
             if since == current { return }
@@ -453,10 +584,7 @@ actor TableActor {
                 return
             }
         }
-        context.send(
-            .snapshot(
-                table: name, version: current, epoch: epochText, rules: engine.table.rules,
-                sections: engine.table.sections), to: connection)
+        sendSnapshot(to: [connection])
     }
 
     private func setRules(_ requester: Requester, ref: String?, _ patch: RulesPatch) async {
@@ -486,14 +614,19 @@ actor TableActor {
             refuse(requester, ref: ref, ProtocolError(.unavailable, "the table could not be dropped: \(error)"))
             return false
         }
+        forgetAfterDrop()
+        context.send(.ack(.init(ref: ref, table: name, version: engine.table.version)), to: requester.connection)
+        return true
+    }
+
+    /// The table is gone (dropped here or on another node): tells subscribers and refuses all later work.
+    private func forgetAfterDrop() {
         dropped = true
         context.send(.dropped(table: name), to: subscriberIDs)
         context.metrics.subscribers.decrement(by: Double(subscriberIDs.count))
         subscribers.removeAll()
         subscriberIDs.removeAll()
         presence = PresenceBoard()
-        context.send(.ack(.init(ref: ref, table: name, version: engine.table.version)), to: requester.connection)
         publishStatus()
-        return true
     }
 }

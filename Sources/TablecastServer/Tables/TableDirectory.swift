@@ -81,6 +81,58 @@ final class TableDirectory: Sendable {
         context.metrics.tables.set(Double(count))
     }
 
+    // MARK: Tables other nodes change (shared stores)
+
+    /// The actor of table `name` as the store has it: the one held, or one loaded now for a table another node
+    /// created (replacing one of an older life of the name). Nil when the store has no such table.
+    func adopt(_ name: String) async -> TableActor? {
+        let historyLimit = context.historyLimit
+        let held = actor(name)
+        let heldEpoch = held?.epoch
+        // The engine is loaded only for a life of the table this node does not hold yet.
+        let found = try? await context.committer.perform { store -> (epoch: Int64, engine: TableEngine?)? in
+            guard let info = try store.table(name) else { return nil }
+            if info.epoch == heldEpoch { return (info.epoch, nil) }
+            return (info.epoch, try TableEngine(loaded: store.load(name), historyLimit: historyLimit))
+        }
+        guard let (epoch, loaded) = found ?? nil else { return nil }
+        guard let engine = loaded else { return held }
+        let (actor, replaced, count) = tables.withLock { tables -> (TableActor, TableActor?, Int) in
+            if let held = tables[name], held.epoch == epoch { return (held, nil, tables.count) }
+            let actor = TableActor(name: name, epoch: epoch, engine: engine, context: context)
+            let replaced = tables.updateValue(actor, forKey: name)
+            return (actor, replaced, tables.count)
+        }
+        replaced?.enqueue(.followStore(.dropped))
+        context.logger.info("table loaded from the shared store", metadata: ["table": "\(name)"])
+        context.metrics.tables.set(Double(count))
+        return actor
+    }
+
+    /// Another node dropped table `name`.
+    func forget(_ name: String) {
+        let (removed, count) = tables.withLock { tables in (tables.removeValue(forKey: name), tables.count) }
+        guard let removed else { return }
+        removed.enqueue(.followStore(.dropped))
+        context.metrics.tables.set(Double(count))
+        context.logger.info("table dropped on another node", metadata: ["table": "\(name)"])
+    }
+
+    /// Brings every table in line with the store after notifications may have been missed (the listener
+    /// (re)connected): adopts new tables, forgets dropped ones, and has the others follow their log.
+    func resync() async {
+        guard let infos = try? await context.committer.perform({ try $0.listTables() }) else { return }
+        let names = Set(infos.map(\.name))
+        for actor in all where !names.contains(actor.name) { forget(actor.name) }
+        for info in infos {
+            if let held = actor(info.name), held.epoch == info.epoch {
+                held.followCommits(upTo: UInt64(info.version))
+            } else {
+                _ = await adopt(info.name)
+            }
+        }
+    }
+
     /// Checks initial content against the table's limits, as the engine would for an insert.
     static func check(_ sections: [SectionContent], against rules: TableRules) -> ProtocolError? {
         if sections.count > rules.maxSections {

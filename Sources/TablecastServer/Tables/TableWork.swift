@@ -19,6 +19,16 @@ enum TableWork: Sendable {
     /// The committer finished writing the table's group in flight (it posts this, after leaving the outcome with
     /// the actor; nobody else does). It wakes an idle table; a busy one takes the outcome between two intents.
     case committed
+    /// Another node changed the table in the shared store: catch up with its log (`.commits`), its rules, or its drop.
+    case followStore(StoreChange)
+
+    /// What another node did to the table, as its notification said.
+    enum StoreChange: Sendable {
+        /// New versions, up to at least `version` (nil: unknown, e.g. after the listener reconnected).
+        case commits(upTo: UInt64?)
+        case rules
+        case dropped
+    }
 
     /// A presence message.
     enum PresenceChange: Sendable {

@@ -1,0 +1,44 @@
+import Logging
+import TableStore
+
+/// Keeps a node's tables in step with the other nodes on a shared PostgreSQL store: routes each notification
+/// (commit, creation, drop, rules) to the table it names, and after the listening connection was lost and came
+/// back, resyncs every table from the store, so nothing missed meanwhile is skipped.
+final class ClusterFollower: Sendable {
+    private let listener: PostgresListener
+
+    init(url: String, directory: TableDirectory, logger: Logger) {
+        listener = PostgresListener(
+            url: url,
+            handlers: .init(
+                onNotification: { notification in
+                    switch notification {
+                    case .committed(let table, let version):
+                        if let actor = directory.actor(table) {
+                            actor.followCommits(upTo: UInt64(version))
+                        } else {
+                            Task { _ = await directory.adopt(table) }
+                        }
+                    case .created(let table):
+                        Task { _ = await directory.adopt(table) }
+                    case .dropped(let table):
+                        directory.forget(table)
+                    case .rulesChanged(let table):
+                        directory.actor(table)?.enqueue(.followStore(.rules))
+                    }
+                },
+                onListening: { first in
+                    if !first { logger.notice("listening for other nodes' commits again; catching up") }
+                    // Also on the first start: commits between loading the tables and listening would be missed.
+                    Task { await directory.resync() }
+                },
+                onLost: { error in
+                    logger.warning("lost the connection that follows other nodes; reconnecting", metadata: ["error": "\(error)"])
+                }))
+    }
+
+    /// Stops listening; returns once the listener's thread has ended.
+    func stop() {
+        listener.stop()
+    }
+}

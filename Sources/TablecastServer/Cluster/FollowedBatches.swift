@@ -1,0 +1,33 @@
+import TableModel
+import TableStore
+import TablecastProtocol
+import WebSocketTransport
+
+/// Log entries another node committed, checked and decoded for a table actor that follows them: each entry's
+/// batch, to apply to the engine, and its `update` message, to fan out.
+struct FollowedBatches {
+    struct Entry {
+        var version: UInt64
+        var batch: Batch
+        var update: WebSocketMessage
+    }
+
+    let entries: [Entry]
+
+    /// Decodes `log`, which must continue `version` without a gap (a pruned log would leave one); nil otherwise,
+    /// and the table must then be reloaded from its snapshot.
+    init?(_ log: [LogEntry], after version: UInt64, table: String) {
+        var entries: [Entry] = []
+        var next = version + 1
+        for entry in log {
+            guard entry.version == Int64(next), let batch = try? Batch(json: JSONValue(parsing: entry.batch)) else {
+                return nil
+            }
+            let update = ServerMessage.Update(
+                table: table, version: next, originClient: entry.originClient, originRef: entry.originRef, batch: batch)
+            entries.append(Entry(version: next, batch: batch, update: WebSocketMessage(kind: .text, bytes: update.encoded(batchJSON: Array(entry.batch.utf8)))))
+            next += 1
+        }
+        self.entries = entries
+    }
+}

@@ -1,0 +1,138 @@
+"""Several `tablecast serve` nodes on one PostgreSQL database: any node accepts any table's intents, and every
+table keeps one order of versions whichever node commits."""
+import threading
+import uuid
+
+import pytest
+
+from postgres import Nodes
+from replica import Replica
+
+
+def section(*values):
+    return {"header": None, "footer": None, "rows": [{"value": v} for v in values]}
+
+
+def snapshot_values(client, table):
+    catch_up, _ = client.subscribe(table)
+    assert catch_up[0]["type"] == "snapshot"
+    client.ok({"type": "unsubscribe", "table": table}, expect="unsubscribed")
+    return catch_up[0]["version"], [[row["value"] for row in s["rows"]] for s in catch_up[0]["sections"]]
+
+
+def write(client, table, values, acks):
+    """Sends every insert at once (pipelined), then collects the acks: the node groups them."""
+    refs = {}
+    for value in values:
+        ref = f"{value}-ref"
+        refs[ref] = value
+        client.send({"type": "insert", "table": table, "at": [0, 0], "value": value, "ref": ref})
+    while refs:
+        message = client.recv(timeout=30)
+        if message.get("ref") in refs:
+            assert message["type"] == "ack", message
+            acks.append((refs.pop(message["ref"]), message["version"]))
+
+
+@pytest.mark.parametrize("count", [2, 3])
+def test_concurrent_writers_on_every_node_converge(postgres, count):
+    nodes = Nodes(postgres, count)
+    table = f"t-{uuid.uuid4().hex[:8]}"
+    try:
+        creator = nodes.nodes[0].client()
+        creator.ok({"type": "createTable", "table": table, "sections": [section("seed")]})
+        watchers = []
+        for node in nodes.nodes:
+            watcher = node.client()
+            catch_up, _ = watcher.subscribe(table)
+            watchers.append((watcher, Replica(catch_up[0])))
+        writers = [node.client() for node in nodes.nodes for _ in range(2)]
+        acks = []
+        threads = [
+            threading.Thread(target=write, args=(w, table, [f"w{i}-{n}" for n in range(150)], acks))
+            for i, w in enumerate(writers)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert len(acks) == len(writers) * 150
+        # Every ack names its own version: no version was given out twice.
+        assert len({version for _, version in acks}) == len(acks)
+        final = max(version for _, version in acks)
+        assert final == len(acks)
+        for watcher, replica in watchers:
+            while replica.version < final:
+                replica.apply(watcher.next("update", timeout=30, keep_others=False))  # asserts no gap, no duplicate
+        expected = None
+        for node in nodes.nodes:
+            version, values = snapshot_values(node.client(), table)
+            assert version == final
+            expected = expected or values
+            assert values == expected, "every node serves the same table"
+        for _, replica in watchers:
+            assert replica.values() == expected, "every subscriber's replica equals the snapshot"
+        rows = expected[0]
+        assert sorted(rows) == sorted([value for value, _ in acks] + ["seed"]), "every acked insert exactly once"
+    finally:
+        nodes.stop()
+
+
+def test_a_retry_on_another_node_gets_the_original_ack(postgres):
+    nodes = Nodes(postgres, 2)
+    table = f"t-{uuid.uuid4().hex[:8]}"
+    try:
+        first = nodes.nodes[0].client(client_id="retrier")
+        first.ok({"type": "createTable", "table": table, "sections": [section()]})
+        message = {"type": "insert", "table": table, "at": [0, 0], "value": "once", "ref": "retry-1"}
+        ack = first.ok(message)
+        first.close()
+        # The client reconnects to the other node and sends the intent again.
+        again = nodes.nodes[1].client(client_id="retrier")
+        assert again.ok(message) == ack
+        assert snapshot_values(again, table) == (1, [["once"]])
+    finally:
+        nodes.stop()
+
+
+def test_a_retry_racing_its_original_on_another_node_is_applied_once(postgres):
+    nodes = Nodes(postgres, 2)
+    table = f"t-{uuid.uuid4().hex[:8]}"
+    try:
+        a = nodes.nodes[0].client(client_id="racer")
+        b = nodes.nodes[1].client(client_id="racer")
+        a.ok({"type": "createTable", "table": table, "sections": [section()]})
+        snapshot_values(b, table)
+        # The same (client, ref) on both nodes at once, many times: each is stored once, and both answers agree.
+        for i in range(20):
+            message = {"type": "insert", "table": table, "at": [0, 0], "value": f"v{i}", "ref": f"race-{i}"}
+            a.send(message)
+            b.send(message)
+            first = a.next("ack", ref=f"race-{i}", keep_others=False)
+            second = b.next("ack", ref=f"race-{i}", keep_others=False)
+            assert first == second
+        version, values = snapshot_values(a, table)
+        assert version == 20 and sorted(values[0]) == sorted(f"v{i}" for i in range(20))
+    finally:
+        nodes.stop()
+
+
+def test_tables_created_changed_and_dropped_on_one_node_are_seen_on_the_other(postgres):
+    nodes = Nodes(postgres, 2)
+    table = f"t-{uuid.uuid4().hex[:8]}"
+    try:
+        a, b = nodes.nodes[0].client(), nodes.nodes[1].client()
+        created = a.ok({"type": "createTable", "table": table, "sections": [section("x")]})
+        # The other node serves it at once, under the same epoch.
+        catch_up, subscribed = b.subscribe(table)
+        assert subscribed["epoch"] == created["epoch"]
+        b.fails({"type": "createTable", "table": table}, "table_exists")
+        listed = b.ok({"type": "listTables"}, expect="tables")
+        assert table in [t["table"] for t in listed["tables"]]
+        a.ok({"type": "setRules", "table": table, "rules": {"moves": "withinSection"}})
+        assert b.next("rules", table=table)["rules"]["moves"] == "withinSection"
+        a.ok({"type": "dropTable", "table": table})
+        b.next("dropped", table=table)
+        b.fails({"type": "insert", "table": table, "at": [0, 0], "value": 1}, "no_such_table")
+    finally:
+        nodes.stop()
