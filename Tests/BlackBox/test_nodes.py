@@ -136,3 +136,37 @@ def test_tables_created_changed_and_dropped_on_one_node_are_seen_on_the_other(po
         b.fails({"type": "insert", "table": table, "at": [0, 0], "value": 1}, "no_such_table")
     finally:
         nodes.stop()
+
+
+def test_presence_spans_nodes_and_a_dead_node_is_cleared_within_seconds(postgres):
+    import signal
+    import time
+    nodes = Nodes(postgres, 2)
+    table = f"t-{uuid.uuid4().hex[:8]}"
+    try:
+        ana = nodes.nodes[0].client(name="Ana")
+        ana.ok({"type": "createTable", "table": table, "sections": [section("x")]})
+        ana.subscribe(table)
+        bo = nodes.nodes[1].client(name="Bo")
+        bo.subscribe(table)
+
+        def names(client, want):
+            while True:
+                message = client.next("presence", table=table, keep_others=False, timeout=10)
+                if sorted(c["name"] for c in message["clients"]) == want:
+                    return message
+
+        names(ana, ["Ana", "Bo"])
+        names(bo, ["Ana", "Bo"])
+        bo.send({"type": "editing", "table": table, "on": True})
+        seen = names(ana, ["Ana", "Bo"])
+        while not any(c["name"] == "Bo" and c["editing"] for c in seen["clients"]):
+            seen = names(ana, ["Ana", "Bo"])
+        # The second node dies without a word: its people leave everyone's list within a few seconds.
+        killed = time.time()
+        nodes.nodes[1].process.send_signal(signal.SIGKILL)
+        nodes.nodes[1].process.wait()
+        names(ana, ["Ana"])
+        assert time.time() - killed < 6
+    finally:
+        nodes.stop()

@@ -8,6 +8,8 @@ public enum StoreNotification: Sendable, Equatable {
     case dropped(table: String)
     /// The table's rules were replaced outside any version.
     case rulesChanged(table: String)
+    /// Some node's presence on the table changed (see ``PostgresPresence``).
+    case presenceChanged(table: String)
 
     /// The one channel every node listens on.
     public static let channel = "tablecast"
@@ -19,6 +21,7 @@ public enum StoreNotification: Sendable, Equatable {
         case .created(let table): "c:0:\(table)"
         case .dropped(let table): "d:0:\(table)"
         case .rulesChanged(let table): "r:0:\(table)"
+        case .presenceChanged(let table): "p:0:\(table)"
         }
     }
 
@@ -32,6 +35,7 @@ public enum StoreNotification: Sendable, Equatable {
         case "c": self = .created(table: table)
         case "d": self = .dropped(table: table)
         case "r": self = .rulesChanged(table: table)
+        case "p": self = .presenceChanged(table: table)
         default: return nil
         }
     }

@@ -25,6 +25,8 @@ final class ClusterFollower: Sendable {
                         directory.forget(table)
                     case .rulesChanged(let table):
                         directory.actor(table)?.enqueue(.followStore(.rules))
+                    case .presenceChanged(let table):
+                        directory.actor(table)?.enqueue(.followStore(.presence))
                     }
                 },
                 onListening: { first in

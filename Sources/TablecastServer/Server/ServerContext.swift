@@ -18,12 +18,16 @@ final class ServerContext: Sendable {
     let maxQueuedIntents: Int
     /// Other nodes commit to the same store (PostgreSQL): tables follow its log and rebase on conflicts.
     let isShared: Bool
+    /// Presence shared with the other nodes; nil without a shared store.
+    let clusterPresence: ClusterPresence?
 
     init(
         transport: WebSocketServer, committer: Committer, refs: RefRegistry, metrics: ServerMetrics, logger: Logger,
-        snapshotInterval: UInt64, historyLimit: Int, maxQueuedIntents: Int, isShared: Bool = false
+        snapshotInterval: UInt64, historyLimit: Int, maxQueuedIntents: Int, isShared: Bool = false,
+        clusterPresence: ClusterPresence? = nil
     ) {
         self.isShared = isShared
+        self.clusterPresence = clusterPresence
         self.transport = transport
         self.committer = committer
         self.refs = refs

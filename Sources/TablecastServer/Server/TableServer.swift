@@ -96,7 +96,8 @@ public final class TableServer: Sendable {
             transport: transport, committer: committer, refs: RefRegistry(limit: configuration.refsPerClient),
             metrics: metrics, logger: logger, snapshotInterval: UInt64(max(1, configuration.snapshotInterval)),
             historyLimit: configuration.historyLimit, maxQueuedIntents: configuration.maxQueuedIntents,
-            isShared: configuration.isPostgres)
+            isShared: configuration.isPostgres,
+            clusterPresence: configuration.isPostgres ? ClusterPresence(url: configuration.databasePath, logger: logger) : nil)
         let actors = engines.map { info, engine in
             TableActor(name: info.name, epoch: info.epoch, engine: engine, context: context)
         }
@@ -130,6 +131,7 @@ public final class TableServer: Sendable {
     public func shutdown() async {
         await withCheckedContinuation { events.yield(.stop($0)) }
         follower?.stop()
+        context.clusterPresence?.stop()
         for actor in directory.all {
             await withCheckedContinuation { actor.enqueue(.barrier($0)) }
         }

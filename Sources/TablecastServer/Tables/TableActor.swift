@@ -39,6 +39,10 @@ actor TableActor {
     private var subscribers: [WebSocketConnectionID: Requester] = [:]
     private var subscriberIDs: [WebSocketConnectionID] = []
     private var presence = PresenceBoard<WebSocketConnectionID>()
+    /// Shared stores: who is on the table on the other nodes (shown after this node's own), and what this node
+    /// last shared of its own.
+    private var otherNodesPresence: [PresenceEntry] = []
+    private var sharedPresence: [PresenceEntry] = []
     /// Presence changed and subscribers have not been told yet. One `presence` message carries every change of a
     /// burst of work, and at most one goes out per ``presenceInterval``: each carries the whole list, so a
     /// thousand subscribers joining one by one would otherwise cost a million entries.
@@ -454,6 +458,8 @@ actor TableActor {
                 subscriberIDs.append(requester.connection)
                 context.metrics.subscribers.increment()
             }
+            // A table nobody here watched may have missed who is on it elsewhere.
+            if subscriberIDs.count == 1 { await followPresence() }
             if presence.join(requester.connection, client: requester.client, name: requester.name) { presenceChanged = true }
             publishStatus()
         case .refresh(let requester, let ref, let since, let epoch):
@@ -510,6 +516,18 @@ actor TableActor {
             context.send(.rules(table: name, rules: rules), to: subscriberIDs)
         case .dropped:
             forgetAfterDrop()
+        case .presence:
+            await followPresence()
+        }
+    }
+
+    /// Reads the other nodes' presence on the table; subscribers hear of a change with the next broadcast.
+    private func followPresence() async {
+        guard let cluster = context.clusterPresence else { return }
+        let others = await cluster.others(on: name)
+        if others != otherNodesPresence {
+            otherNodesPresence = others
+            presenceChanged = true
         }
     }
 
@@ -549,7 +567,12 @@ actor TableActor {
         }
         presenceChanged = false
         lastPresenceBroadcast = now
-        context.send(.presence(table: name, clients: presence.clients), to: subscriberIDs)
+        let local = presence.clients
+        if let cluster = context.clusterPresence, local != sharedPresence {
+            sharedPresence = local
+            cluster.publish(table: name, clients: local)
+        }
+        context.send(.presence(table: name, clients: local + otherNodesPresence), to: subscriberIDs)
     }
 
     private func broadcastScheduledPresence() {

@@ -28,6 +28,8 @@ enum TableWork: Sendable {
         case commits(upTo: UInt64?)
         case rules
         case dropped
+        /// Some node's presence on the table changed.
+        case presence
     }
 
     /// A presence message.

@@ -1,0 +1,111 @@
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+import TableModel
+import TableStore
+import TablecastProtocol
+
+/// Presence across the nodes of a shared store: each table actor hands over its local presence whenever it
+/// changes, and this writes it to PostgreSQL on a queue of its own (latest state per table, coalesced), sends a
+/// heartbeat every second and clears the presence of nodes silent for ``deadAfter``. Tables read the other nodes'
+/// presence when the follower reports a change, and show it after their own.
+final class ClusterPresence: Sendable {
+    /// A node not heard from for this long is taken for dead and its presence is cleared.
+    static let deadAfter = Duration.seconds(3)
+    static let heartbeatInterval = DispatchTimeInterval.seconds(1)
+
+    /// This node's id in the presence tables.
+    let node = UUID().uuidString.lowercased()
+    private let queue = DispatchQueue(label: "tablecast-presence")
+    /// Used on `queue` only.
+    private let store: Mutex<PostgresPresence>
+    /// Local presence per table not written yet; nil means nobody.
+    private let outgoing = Mutex<[String: [PresenceEntry]?]>([:])
+    /// Beats on `queue`; in a `Mutex` only because timers are not `Sendable`.
+    private let timer: Mutex<any DispatchSourceTimer>
+    private let logger: Logger
+
+    init(url: String, logger: Logger) {
+        store = Mutex(PostgresPresence(url: url))
+        self.logger = logger
+        timer = Mutex(DispatchSource.makeTimerSource(queue: queue))
+        timer.withLock { timer in
+            timer.schedule(deadline: .now(), repeating: Self.heartbeatInterval)
+            timer.setEventHandler { [self] in
+                do {
+                    try store.withLock { try $0.heartbeat(node: node, timeout: Self.deadAfter) }
+                } catch {
+                    logger.warning("presence heartbeat failed", metadata: ["error": "\(error)"])
+                }
+            }
+            timer.resume()
+        }
+    }
+
+    /// This node's presence on `table` changed to `clients`.
+    func publish(table: String, clients: [PresenceEntry]) {
+        let first = outgoing.withLock { outgoing in
+            defer { outgoing[table] = clients.isEmpty ? .some(nil) : clients }
+            return outgoing.isEmpty
+        }
+        if first { queue.async { [self] in flush() } }
+    }
+
+    /// The other nodes' presence on `table`, in a stable order.
+    func others(on table: String) async -> [PresenceEntry] {
+        await withCheckedContinuation { continuation in
+            queue.async { [self] in
+                let texts = (try? store.withLock { try $0.others(on: table, excluding: node) }) ?? []
+                continuation.resume(returning: texts.flatMap(Self.decode))
+            }
+        }
+    }
+
+    /// Stops the heartbeat and removes this node's presence everywhere.
+    func stop() {
+        timer.withLock { $0.cancel() }
+        queue.sync {
+            flush()
+            try? store.withLock { try $0.leave(node: node) }
+        }
+    }
+
+    private func flush() {
+        let batch = outgoing.withLock { outgoing in
+            defer { outgoing.removeAll() }
+            return outgoing
+        }
+        for (table, clients) in batch {
+            do {
+                try store.withLock {
+                    try $0.publish(node: node, table: table, clients: clients.map { Self.encode($0).jsonText })
+                }
+            } catch {
+                logger.warning("could not share presence", metadata: ["table": "\(table)", "error": "\(error)"])
+            }
+        }
+    }
+
+    private static func encode(_ clients: [PresenceEntry]) -> JSONValue {
+        .array(
+            clients.map { entry in
+                var object: [String: JSONValue] = [
+                    "client": .string(entry.client), "name": .string(entry.name), "editing": .bool(entry.editing),
+                ]
+                object["row"] = entry.row.map(JSONValue.string)
+                return .object(object)
+            })
+    }
+
+    private static func decode(_ text: String) -> [PresenceEntry] {
+        guard case .array(let items)? = try? JSONValue(parsing: text) else { return [] }
+        return items.compactMap { item in
+            guard case .object(let object) = item, case .string(let client)? = object["client"],
+                case .string(let name)? = object["name"], case .bool(let editing)? = object["editing"]
+            else { return nil }
+            let row: String? = if case .string(let row)? = object["row"] { row } else { nil }
+            return PresenceEntry(client: client, name: name, editing: editing, row: row)
+        }
+    }
+}
