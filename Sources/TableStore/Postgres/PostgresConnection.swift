@@ -14,12 +14,13 @@ final class PostgresConnection {
         guard let handle = PQconnectdb(url) else {
             throw PostgresError(sqlState: nil, message: "libpq could not allocate a connection")
         }
-        self.handle = handle
+        // Checked before `self.handle` is set: once every property is, a throwing init runs deinit (PQfinish).
         guard PQstatus(handle) == CONNECTION_OK else {
             let message = Self.message(handle)
             PQfinish(handle)
             throw PostgresError(sqlState: nil, message: message)
         }
+        self.handle = handle
         // Keeps the server's notices (e.g. "relation already exists, skipping") off stderr.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
     }

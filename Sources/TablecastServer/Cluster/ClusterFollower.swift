@@ -7,7 +7,7 @@ import TableStore
 final class ClusterFollower: Sendable {
     private let listener: PostgresListener
 
-    init(url: String, directory: TableDirectory, logger: Logger) {
+    init(url: String, directory: TableDirectory, health: StoreHealth, logger: Logger) {
         listener = PostgresListener(
             url: url,
             handlers: .init(
@@ -30,11 +30,13 @@ final class ClusterFollower: Sendable {
                     }
                 },
                 onListening: { first in
+                    health.listening(true)
                     if !first { logger.notice("listening for other nodes' commits again; catching up") }
                     // Also on the first start: commits between loading the tables and listening would be missed.
                     Task { await directory.resync() }
                 },
                 onLost: { error in
+                    health.listening(false)
                     logger.warning("lost the connection that follows other nodes; reconnecting", metadata: ["error": "\(error)"])
                 }))
     }

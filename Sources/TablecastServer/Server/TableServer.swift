@@ -71,7 +71,8 @@ public final class TableServer: Sendable {
 
         let registry = PrometheusCollectorRegistry()
         let metrics = ServerMetrics(registry: registry)
-        let committer = Committer(store: store) { turn in
+        let health = StoreHealth(registry: registry)
+        let committer = Committer(store: store, health: health) { turn in
             metrics.commitGroupSize.record(Double(turn.records))
             metrics.commitSeconds.record(turn.duration)
         }
@@ -86,7 +87,8 @@ public final class TableServer: Sendable {
                     maxUnconsumedMessages: ConnectionRouter.maxUnconsumedMessages,
                     maxUnconsumedBytes: ConnectionRouter.maxUnconsumedBytes,
                     maxConnections: configuration.maxConnections,
-                    staticFilesDirectory: configuration.staticFilesDirectory, metricsRegistry: registry),
+                    staticFilesDirectory: configuration.staticFilesDirectory, metricsRegistry: registry,
+                    healthStatus: { health.status }),
                 logger: logger, onEvent: { continuation.yield(.transport($0)) })
         } catch {
             await committer.stop()
@@ -104,7 +106,7 @@ public final class TableServer: Sendable {
         let directory = TableDirectory(context: context, loaded: actors)
         let follower =
             configuration.isPostgres
-            ? ClusterFollower(url: configuration.databasePath, directory: directory, logger: logger) : nil
+            ? ClusterFollower(url: configuration.databasePath, directory: directory, health: health, logger: logger) : nil
         let port = transport.port
         let settings = ConnectionRouter.Settings(
             policy: configuration.policy,

@@ -45,10 +45,12 @@ final class Committer: Sendable {
     private let wakeup = DispatchSemaphore(value: 0)
     private let stopped = DispatchSemaphore(value: 0)
     private let onTurn: @Sendable (TurnReport) -> Void
+    private let health: StoreHealth?
 
-    /// Starts the thread. `store` must not be used by anyone else from now on.
-    init(store: any TableStorage, onTurn: @escaping @Sendable (TurnReport) -> Void = { _ in }) {
+    /// Starts the thread. `store` must not be used by anyone else from now on. `health` hears every outcome.
+    init(store: any TableStorage, health: StoreHealth? = nil, onTurn: @escaping @Sendable (TurnReport) -> Void = { _ in }) {
         self.onTurn = onTurn
+        self.health = health
         let box = StoreBox(store)
         let thread = Thread { [self] in run(box.store) }
         thread.name = "tablecast-committer"
@@ -67,7 +69,11 @@ final class Committer: Sendable {
         try await withCheckedThrowingContinuation { continuation in
             submit(
                 .perform(
-                    run: { store in continuation.resume(with: Result { try body(store) }) },
+                    run: { [health] store in
+                        let result = Result { try body(store) }
+                        if case .failure(let error) = result { health?.record(error) } else { health?.record(nil) }
+                        continuation.resume(with: result)
+                    },
                     fail: { continuation.resume(throwing: $0) }))
         }
     }
@@ -132,6 +138,7 @@ final class Committer: Sendable {
         let start = ContinuousClock.now
         do {
             try store.commit(groups.flatMap(\.0))
+            health?.record(nil)
             for (_, completion) in groups { completion(.success(())) }
         } catch let error as StoreError where !error.kind.isStorageFailure && groups.count > 1 {
             // One table's group is at fault (e.g. dropped meanwhile): commit the others without it.
@@ -139,6 +146,7 @@ final class Committer: Sendable {
                 completion(Result { try store.commit(records) })
             }
         } catch {
+            health?.record(error)
             for (_, completion) in groups { completion(.failure(error)) }
         }
         onTurn(

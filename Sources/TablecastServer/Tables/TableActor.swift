@@ -181,6 +181,7 @@ actor TableActor {
     private func handleIntent(
         _ requester: Requester, ref: String?, base: UInt64?, _ intent: Intent, checkStore: Bool = false
     ) async {
+        await recoverIfBroken()
         if let refusal = unavailability {
             context.metrics.intent(.rejected)
             return refuse(requester, ref: ref, refusal)
@@ -430,6 +431,12 @@ actor TableActor {
         publishStatus()
     }
 
+    /// A table left broken by a storage failure tries to reload before refusing work: once the store answers
+    /// again (a restarted PostgreSQL, a freed disk) it serves as before, without a restart.
+    private func recoverIfBroken() async {
+        if broken != nil { await reload() }
+    }
+
     private var unavailability: ProtocolError? {
         if dropped { return ProtocolError(.noSuchTable, "table '\(name)' was dropped") }
         if let broken { return ProtocolError(.unavailable, broken) }
@@ -451,6 +458,7 @@ actor TableActor {
         case .intent:
             preconditionFailure("intents are handled by handleIntent")
         case .subscribe(let requester, let ref, let since, let epoch):
+            await recoverIfBroken()
             if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
             await catchUp(requester.connection, since: since, epoch: epoch)
             context.send(.subscribed(ref: ref, status: tableStatus), to: requester.connection)

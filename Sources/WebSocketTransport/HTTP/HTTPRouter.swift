@@ -7,6 +7,8 @@ struct HTTPRouter: Sendable {
     let registry: PrometheusCollectorRegistry
     /// Absolute, standardized; `nil` serves no files.
     let staticDirectory: String?
+    /// The `status` of `/healthz`; nil: `ok`.
+    let healthStatus: (@Sendable () -> String)?
 
     func respond(isGet: Bool, path: String, openConnections: Int) -> HTTPResponse {
         guard isGet else { return HTTPResponse(status: 404, text: "not found\n") }
@@ -14,7 +16,7 @@ struct HTTPRouter: Sendable {
         case "/healthz":
             return HTTPResponse(
                 status: 200, contentType: "application/json",
-                body: Array(#"{"status":"ok","connections":\#(openConnections)}"#.utf8))
+                body: Array(#"{"status":"\#(healthStatus?() ?? "ok")","connections":\#(openConnections)}"#.utf8))
         case "/metrics":
             return HTTPResponse(
                 status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: registry.emitToBuffer())

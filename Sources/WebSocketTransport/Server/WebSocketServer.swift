@@ -28,7 +28,9 @@ public final class WebSocketServer: Sendable {
         let directory = configuration.staticFilesDirectory.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         loop = try ServiceLoop(
             role: .server(
-                HTTPRouter(registry: configuration.metricsRegistry, staticDirectory: directory)),
+                HTTPRouter(
+                    registry: configuration.metricsRegistry, staticDirectory: directory,
+                    healthStatus: configuration.healthStatus)),
             settings: ContextSettings(
                 port: configuration.port, host: configuration.host, subprotocols: configuration.subprotocols,
                 handshakeTimeoutSeconds: configuration.handshakeTimeout.wholeSeconds,

@@ -20,6 +20,8 @@ extension WebSocketServer {
         public var shutdownFlushTimeout: Duration
         public var staticFilesDirectory: String?
         public var metricsRegistry: PrometheusCollectorRegistry
+        /// The `status` `/healthz` reports, asked on each request; nil: always `ok`.
+        public var healthStatus: (@Sendable () -> String)?
 
         /// - Parameters:
         ///   - host: Address to listen on, e.g. `"127.0.0.1"`; `nil` listens on all IPv4 interfaces.
@@ -47,6 +49,7 @@ extension WebSocketServer {
         ///   - staticFilesDirectory: Directory served for other GET paths (`/` → `index.html`); `nil` serves none.
         ///   - metricsRegistry: Registry the transport's metrics are added to and that `/metrics` renders, so the
         ///     application's own metrics registered there are served too.
+        ///   - healthStatus: The `status` `/healthz` reports (e.g. `degraded`); nil: always `ok`.
         public init(
             host: String? = nil,
             port: Int = 8080,
@@ -63,8 +66,10 @@ extension WebSocketServer {
             hangUpAfterIdle: Duration = .seconds(60),
             shutdownFlushTimeout: Duration = .seconds(5),
             staticFilesDirectory: String? = nil,
-            metricsRegistry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
+            metricsRegistry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+            healthStatus: (@Sendable () -> String)? = nil
         ) {
+            self.healthStatus = healthStatus
             self.host = host
             self.port = port
             self.subprotocols = subprotocols

@@ -1,0 +1,37 @@
+import Prometheus
+import Synchronization
+import TableStore
+
+/// Whether the store answers, as the last commit or read found and as the listening connection (shared stores)
+/// knows: `/healthz` says `degraded` and `tablecast_store_up` is 0 while either is down. The node keeps serving
+/// what it has meanwhile; intents get `unavailable`.
+final class StoreHealth: Sendable {
+    private let committerUp = Atomic(true)
+    private let listenerUp = Atomic(true)
+    private let gauge: Gauge
+
+    init(registry: PrometheusCollectorRegistry) {
+        gauge = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "tablecast", metricName: "store_up", unitName: "", helpText: "1 while the store answers, 0 while it does not"))
+        gauge.set(1.0)
+    }
+
+    /// `ok` or `degraded`, for `/healthz`.
+    var status: String { isUp ? "ok" : "degraded" }
+
+    private var isUp: Bool { committerUp.load(ordering: .relaxed) && listenerUp.load(ordering: .relaxed) }
+
+    /// The outcome of a store call: a storage failure marks the store down, any answer (even a refusal) up.
+    func record(_ error: (any Error)?) {
+        let down = (error as? StoreError)?.kind.isStorageFailure ?? false
+        committerUp.store(!down, ordering: .relaxed)
+        gauge.set(isUp ? 1.0 : 0.0)
+    }
+
+    /// The connection that follows other nodes was lost (false) or is listening again (true).
+    func listening(_ up: Bool) {
+        listenerUp.store(up, ordering: .relaxed)
+        gauge.set(isUp ? 1.0 : 0.0)
+    }
+}
