@@ -110,7 +110,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TablecastClientTests",
-            dependencies: ["TablecastClient", "TablecastServer"],
+            dependencies: ["TablecastClient", "TablecastServer", "TablecastTesting"],
             swiftSettings: swiftSettings
         ),
 

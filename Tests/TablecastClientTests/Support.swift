@@ -18,12 +18,15 @@ final class TestServer: @unchecked Sendable {
     let maxQueuedBytes: Int
 
     var url: String { "ws://127.0.0.1:\(port)/" }
-    var databasePath: String { directory.appendingPathComponent("t.db").path }
+    /// A SQLite file in `directory`, or the PostgreSQL URL given at init.
+    let databasePath: String
 
-    init(maxQueuedBytes: Int = 8 << 20) async throws {
+    /// - Parameter database: a `postgresql://` URL to share with other test servers; default: a SQLite file.
+    init(maxQueuedBytes: Int = 8 << 20, database: String? = nil) async throws {
         self.maxQueuedBytes = maxQueuedBytes
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tablecast-client-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        databasePath = database ?? directory.appendingPathComponent("t.db").path
         port = 0
         try await start()
     }

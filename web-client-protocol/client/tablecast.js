@@ -385,7 +385,9 @@ const NOT_RETRIED = new Set(['createTable', 'dropTable']);
 export class TablecastClient extends Emitter {
   /**
    * @param {object} options
-   * @param {string} options.url the server's WebSocket address, e.g. `ws://127.0.0.1:8080/`
+   * @param {string|string[]} options.url the server's WebSocket address, e.g. `ws://127.0.0.1:8080/`; or several
+   *   (an array, or comma-separated): nodes sharing one database, tried in turn, one more after each lost
+   *   connection, resuming subscriptions there with since/epoch
    * @param {string} [options.client] stable client id (1–64 characters) that makes retries idempotent; keep it
    *   across page loads (e.g. in localStorage) to keep that guarantee across reloads. Default: a random id.
    * @param {string} [options.name] name shown to other people in presence
@@ -399,7 +401,11 @@ export class TablecastClient extends Emitter {
   constructor(options) {
     super();
     if (!options?.url) throw new TypeError('TablecastClient needs a url');
-    this.url = options.url;
+    /** Every server to try, in order. */
+    this.urls = (Array.isArray(options.url) ? options.url : options.url.split(',')).map((u) => u.trim()).filter(Boolean);
+    if (this.urls.length === 0) throw new TypeError('TablecastClient needs a url');
+    /** The server connected to (or tried) now. */
+    this.url = this.urls[0];
     /** The stable client id sent in `hello`. */
     this.clientId = options.client ?? `web-${randomId(12)}`;
     this.name = options.name;
@@ -505,6 +511,7 @@ export class TablecastClient extends Emitter {
   }
 
   _scheduleReconnect() {
+    this.url = this.urls[(this.urls.indexOf(this.url) + 1) % this.urls.length];
     const { initial, max, factor, jitter } = this.backoff;
     const full = Math.min(max, initial * factor ** this._attempt);
     const delay = Math.round(full * (1 - jitter * this._random()));

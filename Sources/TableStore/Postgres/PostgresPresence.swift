@@ -73,8 +73,8 @@ public final class PostgresPresence {
         }
     }
 
-    /// Runs `body` on a connection, (re)connecting first when there is none, and creating the tables on the
-    /// first connection; a failed call drops the connection so the next one starts afresh.
+    /// Runs `body` on a connection, (re)connecting first when there is none; a failed call drops the connection
+    /// so the next one starts afresh. The tables are created with the store's schema (``PostgresTableStore``).
     @discardableResult
     private func perform<T>(_ context: String, _ body: (PostgresConnection) throws -> T) throws -> T {
         do {
@@ -83,13 +83,6 @@ public final class PostgresPresence {
                 live = connection
             } else {
                 live = try PostgresConnection(url: url)
-                try live.execute(
-                    """
-                    CREATE UNLOGGED TABLE IF NOT EXISTS tablecast.nodes (node TEXT PRIMARY KEY, seen BIGINT NOT NULL);
-                    CREATE UNLOGGED TABLE IF NOT EXISTS tablecast.presence (
-                        node TEXT NOT NULL, table_name TEXT NOT NULL, clients TEXT NOT NULL,
-                        PRIMARY KEY (node, table_name));
-                    """)
                 connection = live
             }
             return try body(live)

@@ -40,6 +40,13 @@ enum PostgresSchema {
             PRIMARY KEY (client, ref)
         );
         CREATE INDEX refs_by_seq ON tablecast.refs (client, seq);
+        CREATE UNLOGGED TABLE tablecast.nodes (node TEXT PRIMARY KEY, seen BIGINT NOT NULL);
+        CREATE UNLOGGED TABLE tablecast.presence (
+            node TEXT NOT NULL,
+            table_name TEXT NOT NULL,
+            clients TEXT NOT NULL,
+            PRIMARY KEY (node, table_name)
+        );
         INSERT INTO tablecast.meta (key, value) VALUES ('schema_version', '\(version)');
         """
 }

@@ -6,8 +6,8 @@ import TablecastProtocol
 
 /// The options every client subcommand shares.
 struct ConnectionOptions: ParsableArguments {
-    @Option(help: "The server.")
-    var url = "ws://127.0.0.1:8080/"
+    @Option(help: "The server; repeat it (or separate with commas) to name several nodes: the client fails over to the next on disconnect.")
+    var url: [String] = ["ws://127.0.0.1:8080/"]
 
     @Option(help: "Stable client id (makes retried intents idempotent). Default: a random one.")
     var client: String?
@@ -22,7 +22,7 @@ struct ConnectionOptions: ParsableArguments {
     var timeout: Double = 10
 
     func makeClient() throws -> TablecastClient {
-        try TablecastClient(configuration: .init(url: url, clientID: client, name: name, token: token))
+        try TablecastClient(configuration: .init(url: url.joined(separator: ","), clientID: client, name: name, token: token))
     }
 
     /// Connects, runs `body`, closes. A refusal prints the error as JSON on stderr and exits 1; no answer within

@@ -19,8 +19,17 @@ struct LoadCommand: AsyncParsableCommand {
             Servers limit intents per connection (default 1,000/s): raise `serve --intents-per-second` for benchmarks.
             """)
 
-    @Option(help: "The server.")
-    var url = "ws://127.0.0.1:8080/"
+    @Option(help: "The server; repeat it (or separate with commas) for several nodes: clients are spread over them and fail over to the next.")
+    var url: [String] = ["ws://127.0.0.1:8080/"]
+
+    /// Every server named by `--url`.
+    private var servers: [String] { url.flatMap { $0.split(separator: ",").map(String.init) } }
+
+    /// The servers, starting with the `index`-th (round robin), as one `--url` list for a client.
+    private func servers(from index: Int) -> String {
+        let all = servers
+        return (0..<all.count).map { all[(index + $0) % all.count] }.joined(separator: ",")
+    }
 
     @Option(name: .customLong("table"), help: "A table to load (repeatable). Default: 'load', or load-0… with --tables.")
     var tableNames: [String] = []
@@ -123,13 +132,13 @@ struct LoadCommand: AsyncParsableCommand {
         if create { try await createTables(tables, transport: transport) }
 
         // Connect everyone and subscribe, at most a few hundred handshakes at a time.
-        func configuration(_ id: String) -> TablecastClient.Configuration {
-            var configuration = TablecastClient.Configuration(url: url, clientID: "load-\(run)-\(id)")
+        func configuration(_ id: String, _ index: Int) -> TablecastClient.Configuration {
+            var configuration = TablecastClient.Configuration(url: servers(from: index), clientID: "load-\(run)-\(id)")
             configuration.observesPresence = false
             return configuration
         }
         let subscriberClients = try (0..<subscribers).map { index in
-            var settings = configuration("s\(index)")
+            var settings = configuration("s\(index)", index)
             settings.keepsReplicas = replicas.map { index < $0 } ?? true
             return try TablecastClient(
                 configuration: settings, transport: transport,
@@ -142,7 +151,7 @@ struct LoadCommand: AsyncParsableCommand {
                 })
         }
         let writerClients = try (0..<(rawWriters ? 0 : writers)).map { index in
-            try TablecastClient(configuration: configuration("w\(index)"), transport: transport)
+            try TablecastClient(configuration: configuration("w\(index)", index), transport: transport)
         }
         // What writers pick index paths from: their own replicas, or one subscribed view per table. Raw writers
         // need only the tables' shapes, which edits keep: they read them from a snapshot.
@@ -150,7 +159,7 @@ struct LoadCommand: AsyncParsableCommand {
         let views: [TablecastClient] = try writersSubscribe
             ? writerClients
             : (0..<viewCount).map { index in
-                try TablecastClient(configuration: configuration("v\(index)"), transport: transport)
+                try TablecastClient(configuration: configuration("v\(index)", index), transport: transport)
             }
         let everyone = subscriberClients.enumerated().map { ($1, tables[$0 % tables.count]) }
             + views.enumerated().map { ($1, tables[$0 % tables.count]) }
@@ -186,7 +195,7 @@ struct LoadCommand: AsyncParsableCommand {
             for table in tables { shapes[table] = try await snapshot(table, transport: transport).table.sections.map(\.rows.count) }
             try await RawWriters(
                 rowsPerSection: shapes, window: inFlight, stats: stats, clientPrefix: "load-\(run)-raw", deadline: deadline
-            ).run(url: url, tables: tables, count: writers)
+            ).run(urls: servers, tables: tables, count: writers)
         }
         await withTaskGroup(of: Void.self) { group in
             for (index, client) in writerClients.enumerated() {
@@ -237,7 +246,7 @@ struct LoadCommand: AsyncParsableCommand {
         let report = LoadReport(
             stats: stats, sendingSeconds: sendingSeconds, deliverySeconds: deliverySeconds, failures: failures,
             settings: [
-                "url": .string(url), "tables": .array(tables.map(JSONValue.string)),
+                "url": .string(servers.joined(separator: ",")), "tables": .array(tables.map(JSONValue.string)),
                 "subscribers": .number(Double(subscribers)), "writers": .number(Double(writers)), "mix": .string(mix.description),
                 "rate": .number(rate), "inFlight": .number(Double(inFlight)), "stale": .bool(stale), "base": .string(base.rawValue),
                 "writersSubscribe": .bool(writersSubscribe), "rawWriters": .bool(rawWriters),
@@ -301,7 +310,7 @@ struct LoadCommand: AsyncParsableCommand {
     }
 
     private func createTables(_ tables: [String], transport: TablecastTransport) async throws {
-        let admin = try TablecastClient(configuration: .init(url: url, clientID: "load-admin"), transport: transport)
+        let admin = try TablecastClient(configuration: .init(url: servers(from: 0), clientID: "load-admin"), transport: transport)
         admin.connect()
         defer { Task { await admin.close() } }
         let perSection = initialRows / sections
@@ -319,7 +328,7 @@ struct LoadCommand: AsyncParsableCommand {
     }
 
     private func snapshot(_ table: String, transport: TablecastTransport) async throws -> Replica {
-        let client = try TablecastClient(configuration: .init(url: url), transport: transport)
+        let client = try TablecastClient(configuration: .init(url: servers(from: 0)), transport: transport)
         client.connect()
         let replica = try await client.subscribe(table)
         await client.close()

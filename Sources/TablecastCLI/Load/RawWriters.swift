@@ -51,8 +51,9 @@ final class RawWriters: Sendable {
     }
 
     /// Runs `count` writers, spread over `tables`, until the deadline (or the stats' budget) and every answer.
-    func run(url: String, tables: [String], count: Int) async throws {
-        let request = try TablecastClient.parse(url)
+    /// Writer `i` writes to server `i` modulo `urls.count`, so several nodes share the load.
+    func run(urls: [String], tables: [String], count: Int) async throws {
+        let requests = try urls.map(TablecastClient.parse)
         let client = try WebSocketClient(configuration: .init(maxConnections: count + 8)) { [self] event in
             handle(event)
         }
@@ -62,7 +63,7 @@ final class RawWriters: Sendable {
                 state.done = continuation
                 state.active = count
                 for index in 0..<count {
-                    let id = client.connect(request)
+                    let id = client.connect(requests[index % requests.count])
                     state.writers[id] = Writer(table: tables[index % tables.count], index: index)
                 }
             }

@@ -1,7 +1,9 @@
 extension TablecastClient {
     /// Where to connect and who the client is.
     public struct Configuration: Sendable {
-        /// `ws://host[:port][/path]`; the port defaults to 80.
+        /// `ws://host[:port][/path]`; the port defaults to 80. Several servers (nodes sharing one database),
+        /// separated by commas: the client connects to the first and moves to the next after each lost connection,
+        /// resuming its subscriptions there with since/epoch.
         public var url: String
         /// The stable client id (1–64 characters) the server deduplicates retried intents by; keep it across
         /// runs to make retries idempotent across restarts.
@@ -26,7 +28,7 @@ extension TablecastClient {
         public var keepsReplicas: Bool
 
         /// - Parameters:
-        ///   - url: the server, e.g. `ws://127.0.0.1:8080/`.
+        ///   - url: the server, e.g. `ws://127.0.0.1:8080/`, or several, comma-separated.
         ///   - clientID: default: a random id (retries are then idempotent only within this instance's life).
         ///   - name: default: the client id.
         ///   - token: default: none.

@@ -27,7 +27,8 @@ public final class TablecastClient: Sendable, TransportReceiver {
     public let configuration: Configuration
     private let transport: TablecastTransport
     private let ownsTransport: Bool
-    private let endpoint: WebSocketConnectRequest
+    /// The servers of ``Configuration/url``, tried in turn: one more after each lost connection.
+    private let endpoints: [WebSocketConnectRequest]
     private let queue: DispatchQueue
     private let onEvent: (@Sendable (Event) -> Void)?
     private let state = Mutex(State())
@@ -53,6 +54,8 @@ public final class TablecastClient: Sendable, TransportReceiver {
         /// Whether the current socket has opened (requests are written at once) or not (they wait for it).
         var open = false
         var attempt = 0
+        /// The index in `endpoints` of the server to connect to.
+        var endpoint = 0
         var closed = false
         var welcomedAs: String?
         var nextRef: UInt64 = 0
@@ -72,7 +75,10 @@ public final class TablecastClient: Sendable, TransportReceiver {
         onEvent: (@Sendable (Event) -> Void)? = nil
     ) throws {
         self.configuration = configuration
-        endpoint = try Self.parse(configuration.url)
+        endpoints = try configuration.url.split(separator: ",").map {
+            try Self.parse(String($0.filter { !$0.isWhitespace }))
+        }
+        guard !endpoints.isEmpty else { throw TablecastClientError.invalidURL(configuration.url) }
         if let transport {
             self.transport = transport
             ownsTransport = false
@@ -331,7 +337,7 @@ public final class TablecastClient: Sendable, TransportReceiver {
             guard !state.closed else { return }
             state.open = false
             state.connection = .connecting
-            state.socket = transport.connect(endpoint, receiver: self)
+            state.socket = transport.connect(endpoints[state.endpoint], receiver: self)
         }
         emit(.state(.connecting))
     }
@@ -405,6 +411,7 @@ public final class TablecastClient: Sendable, TransportReceiver {
             guard state.socket == id, !state.closed else { return nil }
             state.socket = nil
             state.open = false
+            state.endpoint = (state.endpoint + 1) % endpoints.count
             let delay = configuration.backoff.delay(attempt: state.attempt)
             state.attempt += 1
             state.connection = .reconnecting(in: delay)

@@ -33,12 +33,28 @@ final class ClusterFollower: Sendable {
                     health.listening(true)
                     if !first { logger.notice("listening for other nodes' commits again; catching up") }
                     // Also on the first start: commits between loading the tables and listening would be missed.
-                    Task { await directory.resync() }
+                    Task { await Self.resync(directory) }
                 },
                 onLost: { error in
                     health.listening(false)
                     logger.warning("lost the connection that follows other nodes; reconnecting", metadata: ["error": "\(error)"])
                 }))
+    }
+
+    /// Resyncs until the store answers (it may still be backing off when the listener is back), or the server
+    /// stops.
+    private static func resync(_ directory: TableDirectory) async {
+        var delay = Duration.milliseconds(100)
+        while true {
+            do {
+                return try await directory.resync()
+            } catch is Committer.Stopped {
+                return
+            } catch {
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(2))
+            }
+        }
     }
 
     /// Stops listening; returns once the listener's thread has ended.

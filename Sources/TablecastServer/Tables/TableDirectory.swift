@@ -119,9 +119,10 @@ final class TableDirectory: Sendable {
     }
 
     /// Brings every table in line with the store after notifications may have been missed (the listener
-    /// (re)connected): adopts new tables, forgets dropped ones, and has the others follow their log.
-    func resync() async {
-        guard let infos = try? await context.committer.perform({ try $0.listTables() }) else { return }
+    /// (re)connected): adopts new tables, forgets dropped ones, and has the others follow their log. Throws when
+    /// the store cannot list the tables.
+    func resync() async throws {
+        let infos = try await context.committer.perform { try $0.listTables() }
         let names = Set(infos.map(\.name))
         for actor in all where !names.contains(actor.name) { forget(actor.name) }
         for info in infos {

@@ -429,3 +429,31 @@ test('the library runs on the platform WebSocket too', { skip: !globalThis.WebSo
   serveSubscribe(conn, await conn.next(), { version: 1, sections: fruit() });
   assert.deepEqual((await replicaPromise).values(), [['apple', 'pear']]);
 });
+
+test('several urls: after a lost connection the client moves to the next node and resumes with since+epoch', async (t) => {
+  const peer = await startPeer();
+  const other = await startPeer();
+  const client = new TablecastClient({
+    url: `${peer.url}, ${other.url}`, client: 'laptop-7f3a', WebSocket: NodeWebSocket,
+    backoff: { initial: 5, max: 20, jitter: 0 },
+  });
+  t.after(async () => {
+    client.close();
+    await peer.stop();
+    await other.stop();
+  });
+  client.connect();
+  const { conn } = await accept(peer);
+  const replicaPromise = client.subscribe('t');
+  const sub = await conn.next();
+  serveSubscribe(conn, sub, { version: 5, sections: fruit() });
+  const replica = await replicaPromise;
+  conn.drop();
+  const { conn: again } = await accept(other);
+  assert.equal(client.url, other.url);
+  const resub = await again.next();
+  assert.deepEqual(resub, { type: 'subscribe', table: 't', since: 5, epoch: 'e1', ref: resub.ref });
+  serveSubscribe(again, resub, { version: 6, catchUp: [update(6, { deleteRows: [[0, 0]] })] });
+  await new Promise((resolve) => client.on('subscribed', resolve));
+  assert.deepEqual(replica.values(), [['pear']]);
+});
