@@ -19,7 +19,7 @@ struct LoadCommand: AsyncParsableCommand {
             Servers limit intents per connection (default 1,000/s): raise `serve --intents-per-second` for benchmarks.
             """)
 
-    @Option(help: "The server; repeat it (or separate with commas) for several nodes: clients are spread over them and fail over to the next.")
+    @Option(help: "The server; repeat it (or separate with commas) for several nodes: writer i starts on node i, subscriber i on node i+1 (so writer 0's updates reach subscriber 0 through another node), each failing over to the next.")
     var url: [String] = ["ws://127.0.0.1:8080/"]
 
     /// Every server named by `--url`.
@@ -138,7 +138,7 @@ struct LoadCommand: AsyncParsableCommand {
             return configuration
         }
         let subscriberClients = try (0..<subscribers).map { index in
-            var settings = configuration("s\(index)", index)
+            var settings = configuration("s\(index)", index + 1)
             settings.keepsReplicas = replicas.map { index < $0 } ?? true
             return try TablecastClient(
                 configuration: settings, transport: transport,
