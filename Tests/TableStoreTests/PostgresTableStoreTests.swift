@@ -68,7 +68,7 @@ final class PostgresTableStoreTests: XCTestCase {
         try first.createTable("a", epoch: 1, rules: "{}", snapshot: "{}", created: 1)
         try first.createTable("b", epoch: 1, rules: "{}", snapshot: "{}", created: 1)
         try first.commit([record("a", 1, ref: "same")])
-        assertThrows(.conflict) { try second.commit([record("b", 1, ref: "same")]) }
+        assertThrows(.duplicateRef) { try second.commit([record("b", 1, ref: "same")]) }
         XCTAssertEqual(try second.table("b")?.version, 0)
     }
 

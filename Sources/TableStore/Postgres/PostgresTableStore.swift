@@ -121,8 +121,8 @@ public final class PostgresTableStore: TableStorage {
         try notify(.committed(table: first.table, version: last.version), connection)
     }
 
-    /// Stores (client, ref) → ack for `records`; a ref already stored (a retry committed by another node) is a
-    /// `.conflict`, so the group is rebased rather than applied twice.
+    /// Stores (client, ref) → ack for `records`; a ref already stored (a retry committed by another node) is
+    /// `.duplicateRef`, so the group is rebased rather than applied twice.
     private func storeRefs(_ records: [CommitRecord], of table: String, _ connection: PostgresConnection) throws {
         let outcome = Result { () throws(PostgresError) in
             try connection.execute(
@@ -138,7 +138,8 @@ public final class PostgresTableStore: TableStorage {
         if case .failure(let error) = outcome {
             guard error.isConstraint else { throw error }
             throw StoreError(
-                .conflict, "a ref of this group is already stored (a retry committed elsewhere): \(error)", postgres: error)
+                .duplicateRef, "a ref of this group is already stored (a retry committed elsewhere): \(error)",
+                postgres: error)
         }
     }
 

@@ -29,6 +29,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let conflict = Kind("conflict")
         /// The database server cannot be reached (refused, lost, shutting down); the store reconnects by itself.
         public static let unreachable = Kind("unreachable")
+        /// A (client, ref) pair of the group is already stored by another node sharing the database: it took a
+        /// retry of the same intent. The group must be resolved again, answering that intent from its stored ack.
+        public static let duplicateRef = Kind("duplicateRef")
         /// Any other SQLite failure (misuse, out of memory, …): a bug or an exotic condition.
         public static let `internal` = Kind("internal")
 

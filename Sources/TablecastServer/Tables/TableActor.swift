@@ -304,8 +304,11 @@ actor TableActor {
             if !pending.records.isEmpty { submitPending() }
             publish(group)
             submitPending()
-        case .failure(let error as StoreError) where error.kind == .conflict && group.engineBefore != nil:
-            await rebase(group)
+        case .failure(let error as StoreError)
+        where [.conflict, .duplicateRef].contains(error.kind) && group.engineBefore != nil:
+            // Refs are looked up again only when one of them was the conflict: a lookup per intent is costly,
+            // and a ref stored elsewhere that a version conflict hid fails the next attempt as `.duplicateRef`.
+            await rebase(group, checkingRefs: error.kind == .duplicateRef)
         case .failure(let error):
             let lost = group.entries.count + pending.entries.count
             context.logger.error(
@@ -323,7 +326,7 @@ actor TableActor {
     /// Go back to the state before it, follow the other nodes' commits, and resolve the group's intents, and the
     /// pending ones resolved on top of it, again: a stale intent is rebased as any other. They go out with the
     /// next group and are acknowledged once it is stored.
-    private func rebase(_ group: PendingGroup) async {
+    private func rebase(_ group: PendingGroup, checkingRefs: Bool) async {
         let replay = group.sources + pending.sources
         engine = group.engineBefore!
         pending = PendingGroup()
@@ -337,7 +340,8 @@ actor TableActor {
             return
         }
         for source in replay {
-            await handleIntent(source.requester, ref: source.ref, base: source.base, source.intent, checkStore: true)
+            await handleIntent(
+                source.requester, ref: source.ref, base: source.base, source.intent, checkStore: checkingRefs)
         }
     }
 
