@@ -122,6 +122,13 @@ final class PostgresTableStoreTests: XCTestCase {
         XCTAssertEqual(try store.table("a")?.version, 1)
     }
 
+    func testConnectionsGetTimeoutsUnlessTheURLSetsThem() {
+        let url = PostgresConnection.withTimeouts("postgresql://u@h/db?connect_timeout=9")
+        XCTAssertTrue(url.hasPrefix("postgresql://u@h/db?connect_timeout=9&keepalives_idle=5&"), url)
+        XCTAssertFalse(url.contains("connect_timeout=3"), url)
+        XCTAssertTrue(PostgresConnection.withTimeouts("host=h dbname=d").hasPrefix("host=h dbname=d connect_timeout=3 "))
+    }
+
     func testRedactsThePassword() {
         XCTAssertEqual(PostgresTableStore.redacted("postgresql://u:secret@h:5432/db"), "postgresql://u:***@h:5432/db")
         XCTAssertEqual(PostgresTableStore.redacted("postgresql://u@h/db"), "postgresql://u@h/db")

@@ -8,10 +8,11 @@ final class PostgresConnection {
     let url: String
     private let handle: OpaquePointer
 
-    /// Connects to `url` (`postgresql://USER@HOST:PORT/DB`, or libpq's `key=value` form).
+    /// Connects to `url` (`postgresql://USER@HOST:PORT/DB`, or libpq's `key=value` form), with ``timeouts``
+    /// added unless the URL sets them.
     init(url: String) throws(PostgresError) {
         self.url = url
-        guard let handle = PQconnectdb(url) else {
+        guard let handle = PQconnectdb(Self.withTimeouts(url)) else {
             throw PostgresError(sqlState: nil, message: "libpq could not allocate a connection")
         }
         // Checked before `self.handle` is set: once every property is, a throwing init runs deinit (PQfinish).
@@ -77,6 +78,28 @@ final class PostgresConnection {
             PQfreemem(notice)
         }
         return received
+    }
+
+    /// Bounds on a server that stops answering, so that a commit or a reconnect fails within seconds (and intents
+    /// get `unavailable`) instead of waiting for TCP's own timeouts: a connection attempt gives up after 3 s, and
+    /// an established connection that stops answering is dropped after about 10 s.
+    static let timeouts: [(String, String)] = [
+        ("connect_timeout", "3"), ("keepalives_idle", "5"), ("keepalives_interval", "2"), ("keepalives_count", "2"),
+        ("tcp_user_timeout", "10000"),
+    ]
+
+    /// `url` with each of ``timeouts`` the URL does not set.
+    static func withTimeouts(_ url: String) -> String {
+        let isURL = url.hasPrefix("postgresql://") || url.hasPrefix("postgres://")
+        var result = url
+        for (key, value) in timeouts where !url.contains(key + "=") {
+            if isURL {
+                result += (result.contains("?") ? "&" : "?") + "\(key)=\(value)"
+            } else {
+                result += " \(key)=\(value)"
+            }
+        }
+        return result
     }
 
     private static func message(_ handle: OpaquePointer) -> String {
