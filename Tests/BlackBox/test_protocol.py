@@ -336,6 +336,51 @@ def test_malformed_input_is_answered_and_the_connection_stays_usable(client, tab
     create(client, table_name)
 
 
+def test_unknown_fields_are_refused_by_name_and_change_nothing(client, table_name):
+    create(client, table_name, [section("a", "b")])
+    t = table_name
+    # Every client message type with a member it does not have (a valid message each, but for that member).
+    messages = [
+        {"type": "hello", "client": "c1"}, {"type": "createTable", "table": t + "-x"}, {"type": "dropTable", "table": t},
+        {"type": "setRules", "table": t, "rules": {}}, {"type": "listTables"}, {"type": "subscribe", "table": t},
+        {"type": "refresh", "table": t}, {"type": "unsubscribe", "table": t}, {"type": "editing", "table": t, "on": True},
+        {"type": "beginEditingRow", "table": t, "row": "r1"}, {"type": "endEditingRow", "table": t, "row": "r1"},
+        {"type": "insert", "table": t, "at": [0, 0], "value": 1}, {"type": "delete", "table": t, "at": [0, 0]},
+        {"type": "move", "table": t, "from": [0, 0], "to": [0, 1]}, {"type": "edit", "table": t, "at": [0, 0], "value": 1},
+        {"type": "insertSection", "table": t, "at": 0}, {"type": "deleteSection", "table": t, "at": 0},
+        {"type": "moveSection", "table": t, "from": 0, "to": 0}, {"type": "editSection", "table": t, "at": 0},
+        {"type": "batch", "table": t},
+    ]
+    assert len(messages) == 20
+    for message in messages:
+        error = client.fails({**message, "zzz": 1}, "bad_request", check=False)
+        assert error["message"] == f"{message['type']}.zzz: unknown field", error
+    # Nested: batch entries, rows of inserted sections, rules.
+    entries = {"deleteSections": {"at": 0}, "insertSections": {"at": 0}, "reloadSections": {"at": 0},
+               "moveSections": {"from": 0, "to": 0}, "deleteRows": {"at": [0, 0]},
+               "insertRows": {"at": [0, 0], "value": 1}, "reloadRows": {"at": [0, 0], "value": 1},
+               "moveRows": {"from": [0, 0], "to": [0, 1]}}
+    for name, entry in entries.items():
+        error = client.fails({"type": "batch", "table": t, name: [{**entry, "id": "x"}]}, "bad_request", check=False)
+        assert error["message"] == f"{name}[0].id: unknown field" and error["at"] == f"{name}[0].id", error
+    nested = [
+        ({"type": "batch", "table": t, "insertSections": [{"at": 0, "rows": [{"value": 1, "id": "r"}]}]},
+         "insertSections[0].rows[0].id"),
+        ({"type": "createTable", "table": t + "-y", "sections": [{"rows": [], "title": "x"}]}, "createTable.sections[0].title"),
+        ({"type": "createTable", "table": t + "-y", "sections": [{"rows": [{"value": 1, "flag": 1}]}]},
+         "createTable.sections[0].rows[0].flag"),
+        ({"type": "setRules", "table": t, "rules": {"move": "none"}}, "setRules.rules.move"),
+        ({"type": "batch", "table": t, "insertRow": [{"at": [0, 0], "value": 1}]}, "batch.insertRow"),
+        ({"type": "delete", "table": t, "at": [0, 0], "id": "r1"}, "delete.id"),
+    ]
+    for message, path in nested:
+        assert client.fails(message, "bad_request", check=False)["message"] == f"{path}: unknown field"
+    # Nothing was applied: the table is as created, at version 0, with its default rules.
+    snapshot = snapshot_of(client, t)
+    assert snapshot["version"] == 0 and values(snapshot) == [["a", "b"]] and snapshot["rules"]["moves"] == "any"
+    assert [x["table"] for x in client.ok({"type": "listTables"}, expect="tables")["tables"] if x["table"].startswith(t)] == [t]
+
+
 def test_hundred_bad_messages_in_a_row_close_with_1008(server):
     c = server.client()
     for _ in range(100):
