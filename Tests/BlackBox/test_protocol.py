@@ -232,6 +232,29 @@ def test_idempotent_retry_returns_the_original_ack(server, table_name):
     again.close()
 
 
+def test_a_ref_names_one_intent_reuse_elsewhere_is_refused(server, table_name):
+    """The issue's `--client laptop --ref del-1` on table a, then on table b: b must not get a's ack."""
+    a = server.client(client_id="bb-laptop-" + table_name)
+    other = table_name + "-b"
+    create(a, table_name, [section("a1", "a2")])
+    create(a, other, [section("b1", "b2")])
+    delete = {"type": "delete", "table": table_name, "at": [0, 0], "ref": "del-1"}
+    first = a.ok(delete)
+    error = a.fails({**delete, "table": other}, "ref_reused")
+    assert "del-1" in error["message"] and table_name in error["message"]
+    # Another intent with the same ref on the same table is refused too; the same intent is a retry.
+    a.fails({**delete, "at": [0, 1]}, "ref_reused")
+    assert a.ok({**delete, "base": 0}) == first
+    a.close()
+    # Across a reconnect (the refs come from the store then), the same holds.
+    again = server.client(client_id="bb-laptop-" + table_name)
+    again.fails({**delete, "table": other}, "ref_reused")
+    assert again.ok(delete) == first
+    assert values(snapshot_of(again, table_name)) == [["a2"]]
+    assert values(snapshot_of(again, other)) == [["b1", "b2"]], "nothing was applied to the other table"
+    again.close()
+
+
 def test_resume_with_since_and_epoch_sends_only_missed_updates(server, table_name):
     a = server.client()
     ack = create(a, table_name, [section()])

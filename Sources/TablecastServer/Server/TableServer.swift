@@ -101,7 +101,7 @@ public final class TableServer: Sendable {
             maxConsecutiveBadMessages: configuration.maxConsecutiveBadMessages,
             maxMessageBytes: configuration.maxMessageBytes, serverVersion: version)
         let router = Task {
-            await ConnectionRouter(context: context, directory: directory, settings: settings).run(stream)
+            await ConnectionRouter(context: context, directory: directory, settings: settings, events: continuation).run(stream)
         }
         logger.info(
             "serving",
