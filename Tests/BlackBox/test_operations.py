@@ -229,6 +229,42 @@ def test_refs_are_kept_per_token_so_one_token_cannot_take_or_read_anothers(tmp_p
     server.stop()
 
 
+def test_a_busy_store_holds_up_only_the_connections_waiting_for_it():
+    """While another process holds the database's write lock, a createTable waits for the store, and so do the
+    reconnecting clients' hellos queued behind it; every other connection is still answered meanwhile, and the
+    waiting connection's next message (an insert into the new table) is handled after its createTable."""
+    server = Server().start()
+    watcher = server.client()
+    watcher.ok({"type": "createTable", "table": "live", "sections": rows("x")})
+    creator = server.client()
+    lock = sqlite3.connect(server.db, isolation_level=None)
+    lock.execute("BEGIN IMMEDIATE")
+    try:
+        creator.send({"type": "createTable", "table": "slow", "sections": rows(), "ref": "create"})
+        creator.send({"type": "insert", "table": "slow", "at": [0, 0], "value": "after", "ref": "insert"})
+        hellos = [server.client(hello=False) for _ in range(20)]
+        for n, c in enumerate(hellos):
+            c.send({"type": "hello", "client": f"bb-returning-{n}-{time.time_ns()}", "ref": "h"})
+        for _ in range(5):
+            assert watcher.ok({"type": "listTables"}, expect="tables")["tables"]
+            watcher.ok({"type": "refresh", "table": "live"}, expect="refreshed")
+        with pytest.raises(TimeoutError):
+            answer = creator.recv(timeout=0.5)
+            pytest.fail(f"the createTable was answered while the store was locked: {answer}")
+    finally:
+        lock.execute("COMMIT")
+        lock.close()
+    assert creator.next("ack", ref="create")["table"] == "slow"
+    assert creator.next("ack", ref="insert")["created"]
+    for c in hellos:
+        assert c.next("welcome", ref="h")
+        c.close()
+    assert values(snapshot(watcher, "slow")) == [["after"]]
+    watcher.close()
+    creator.close()
+    server.stop()
+
+
 def run_serve(*args, timeout=20):
     return subprocess.run([tablecast_binary(), "serve", *args], capture_output=True, text=True, timeout=timeout)
 
