@@ -32,21 +32,22 @@ extension JSONValue {
 
 /// Reads the members of one JSON object, naming the full path in errors and refusing members it was not asked about
 /// (so that a misspelt key is an error, never silently ignored). The one reader of JSON objects: the model's
-/// stored and wire shapes and the protocol's client messages both decode through it.
+/// stored and wire shapes and the protocol's messages all decode through it.
 public struct JSONObjectReader {
     /// The object's members.
     public let members: [String: JSONValue]
     /// Where the object is, for messages: `sections[2]`, `insert`, `deleteRows[0]`; empty for the value itself.
     public let path: String
 
-    /// Reads `value`, which must be an object with no members outside `keys`.
-    public init(_ value: JSONValue, path: String, allowing keys: Set<String>) throws(JSONDecodingError) {
+    /// Reads `value`, which must be an object with no members outside `keys`; with `keys` nil, other members are
+    /// ignored (for messages from a newer peer, which may add fields).
+    public init(_ value: JSONValue, path: String, allowing keys: Set<String>?) throws(JSONDecodingError) {
         guard case .object(let members) = value else {
             throw JSONDecodingError(path: path, message: "expected an object, got \(value.kindName)")
         }
         self.members = members
         self.path = path
-        if let unknown = members.keys.filter({ !keys.contains($0) }).sorted().first {
+        if let keys, let unknown = members.keys.filter({ !keys.contains($0) }).sorted().first {
             throw JSONDecodingError(path: self.path(unknown), message: "unknown field")
         }
     }

@@ -18,7 +18,8 @@ extension Row {
     /// Decodes ``json``; absent flags are `true`.
     public init(json: JSONValue) throws(JSONDecodingError) { try self.init(json: json, path: "") }
 
-    init(json: JSONValue, path: String) throws(JSONDecodingError) {
+    /// Decodes ``json`` found at `path`, which errors name.
+    public init(json: JSONValue, path: String) throws(JSONDecodingError) {
         let object = try JSONObjectReader(json, path: path, allowing: ["id", "value", "editable", "movable"])
         self.init(
             id: try object.required("id", JSONDecode.string), value: try object.required("value", JSONDecode.any),
@@ -64,7 +65,8 @@ extension Section {
     /// Decodes ``json``; a missing header or footer is absent.
     public init(json: JSONValue) throws(JSONDecodingError) { try self.init(json: json, path: "") }
 
-    init(json: JSONValue, path: String) throws(JSONDecodingError) {
+    /// Decodes ``json`` found at `path`, which errors name.
+    public init(json: JSONValue, path: String) throws(JSONDecodingError) {
         let object = try JSONObjectReader(json, path: path, allowing: ["id", "header", "footer", "rows"])
         self.init(
             id: try object.required("id", JSONDecode.string), header: try object.optional("header", JSONDecode.nullableString) ?? nil,
@@ -112,7 +114,8 @@ extension TableRules {
     /// Decodes ``json``; absent members take their defaults, so `{}` is the default rules.
     public init(json: JSONValue) throws(JSONDecodingError) { try self.init(json: json, path: "") }
 
-    init(json: JSONValue, path: String) throws(JSONDecodingError) {
+    /// Decodes ``json`` found at `path`, which errors name.
+    public init(json: JSONValue, path: String) throws(JSONDecodingError) {
         let object = try JSONObjectReader(json, path: path, allowing: Self.jsonKeys)
         let defaults = TableRules()
         self.init(
