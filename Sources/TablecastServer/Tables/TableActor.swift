@@ -227,7 +227,7 @@ actor TableActor {
             return
         }
         let keepsRef = requester.stable && ref != nil
-        if keepsRef, let ref, let use, let prior = context.refs.claim(requester.refOwner, ref, for: use), prior != use {
+        if keepsRef, let ref, let use, let prior = context.refs.claim(requester.refOwner, ref, for: use), !prior.admits(use) {
             // Claimed meanwhile by the same client on another table (the check above found it free).
             context.metrics.intent(.rejected)
             return refuse(requester, ref: ref, Self.reused(ref, of: requester.client, by: prior))
