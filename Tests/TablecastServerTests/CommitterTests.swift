@@ -28,17 +28,30 @@ final class CommitterTests: XCTestCase {
         _ = try reader.firstRow("SELECT count(*) FROM log") { $0.int64(at: 0) }
         try store.commit([record(2)])
         let restartDone = DispatchSemaphore(value: 0)
-        Thread {
-            let other = try? SQLiteConnection(path: path, busyTimeout: .seconds(60))
-            try? other?.execute("PRAGMA wal_checkpoint(RESTART)")
-            restartDone.signal()
-        }.start()
-        var attempts = 0
-        repeat {
-            checkpointer.request()
-            checkpointer.waitUntilIdle()
-            attempts += 1
-        } while store.checkpointFailure == nil && attempts < 10_000
+        func startRestart() {
+            Thread {
+                let other = try? SQLiteConnection(path: path, busyTimeout: .seconds(60))
+                try? other?.execute("PRAGMA wal_checkpoint(RESTART)")
+                restartDone.signal()
+            }.start()
+        }
+        // The RESTART holds the write lock while it waits for the reader, so a writer that does not wait is
+        // refused once it does. (A RESTART that meets another checkpoint gives up at once: start it again.)
+        let probe = try SQLiteConnection(path: path, busyTimeout: .zero)
+        startRestart()
+        let giveUp = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < giveUp {
+            do {
+                try probe.run("BEGIN IMMEDIATE")
+                try probe.run("ROLLBACK")
+            } catch {
+                break
+            }
+            if restartDone.wait(timeout: .now()) == .success { startRestart() }
+            usleep(1000)
+        }
+        checkpointer.request()
+        checkpointer.waitUntilIdle()
         XCTAssertEqual(store.checkpointFailure?.kind, .busy)
         try reader.run("COMMIT")
         restartDone.wait()
