@@ -255,6 +255,27 @@ def test_a_ref_names_one_intent_reuse_elsewhere_is_refused(server, table_name):
     again.close()
 
 
+def test_a_ref_sent_to_two_tables_at_once_is_applied_on_one_only(server, table_name):
+    """Pipelined, neither intent is committed when the other arrives: one table's actor claims the ref first."""
+    a = server.client(client_id="bb-twice-" + table_name)
+    tables = [table_name, table_name + "-b"]
+    for t in tables:
+        create(a, t, [section("x", "y")])
+    for t in tables:
+        a.send({"type": "delete", "table": t, "at": [0, 0], "ref": "once"})
+    answers = []
+    while len(answers) < 2:
+        message = a.recv()
+        if message.get("ref") == "once":
+            answers.append(message)
+    kinds = sorted((m["type"], m.get("code") or m.get("table")) for m in answers)
+    assert [k for k, _ in kinds] == ["ack", "error"] and kinds[1][1] == "ref_reused", answers
+    acked = kinds[0][1]
+    for t in tables:
+        assert values(snapshot_of(a, t)) == ([["y"]] if t == acked else [["x", "y"]])
+    a.close()
+
+
 def test_resume_with_since_and_epoch_sends_only_missed_updates(server, table_name):
     a = server.client()
     ack = create(a, table_name, [section()])
