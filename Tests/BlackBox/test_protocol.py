@@ -256,7 +256,7 @@ def test_a_ref_names_one_intent_reuse_elsewhere_is_refused(server, table_name):
 
 
 def test_a_ref_sent_to_two_tables_at_once_is_applied_on_one_only(server, table_name):
-    """Pipelined, so the second may arrive before the first is committed: whichever table claims the ref applies it."""
+    """Pipelined, the second may arrive before the first is committed: whichever table claims the ref applies it."""
     a = server.client(client_id="bb-twice-" + table_name)
     tables = [table_name, table_name + "-b"]
     for t in tables:
