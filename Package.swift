@@ -95,7 +95,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "TablecastServerTests", dependencies: ["TablecastServer"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "TablecastServerTests",
+            dependencies: ["TablecastServer", "TableStore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings),
 
         // Layer 4: the Swift client library: replicas, intents as async calls, reconnect and resume.
         .target(

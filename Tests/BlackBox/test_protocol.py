@@ -232,6 +232,50 @@ def test_idempotent_retry_returns_the_original_ack(server, table_name):
     again.close()
 
 
+def test_a_ref_names_one_intent_reuse_elsewhere_is_refused(server, table_name):
+    """The issue's `--client laptop --ref del-1` on table a, then on table b: b must not get a's ack."""
+    a = server.client(client_id="bb-laptop-" + table_name)
+    other = table_name + "-b"
+    create(a, table_name, [section("a1", "a2")])
+    create(a, other, [section("b1", "b2")])
+    delete = {"type": "delete", "table": table_name, "at": [0, 0], "ref": "del-1"}
+    first = a.ok(delete)
+    error = a.fails({**delete, "table": other}, "ref_reused")
+    assert "del-1" in error["message"] and table_name in error["message"]
+    # Another intent with the same ref on the same table is refused too; the same intent is a retry.
+    a.fails({**delete, "at": [0, 1]}, "ref_reused")
+    assert a.ok({**delete, "base": 0}) == first
+    a.close()
+    # Across a reconnect (the refs come from the store then), the same holds.
+    again = server.client(client_id="bb-laptop-" + table_name)
+    again.fails({**delete, "table": other}, "ref_reused")
+    assert again.ok(delete) == first
+    assert values(snapshot_of(again, table_name)) == [["a2"]]
+    assert values(snapshot_of(again, other)) == [["b1", "b2"]], "nothing was applied to the other table"
+    again.close()
+
+
+def test_a_ref_sent_to_two_tables_at_once_is_applied_on_one_only(server, table_name):
+    """Pipelined, the second may arrive before the first is committed: whichever table claims the ref applies it."""
+    a = server.client(client_id="bb-twice-" + table_name)
+    tables = [table_name, table_name + "-b"]
+    for t in tables:
+        create(a, t, [section("x", "y")])
+    for t in tables:
+        a.send({"type": "delete", "table": t, "at": [0, 0], "ref": "once"})
+    answers = []
+    while len(answers) < 2:
+        message = a.recv()
+        if message.get("ref") == "once":
+            answers.append(message)
+    kinds = sorted((m["type"], m.get("code") or m.get("table")) for m in answers)
+    assert [k for k, _ in kinds] == ["ack", "error"] and kinds[1][1] == "ref_reused", answers
+    acked = kinds[0][1]
+    for t in tables:
+        assert values(snapshot_of(a, t)) == ([["y"]] if t == acked else [["x", "y"]])
+    a.close()
+
+
 def test_resume_with_since_and_epoch_sends_only_missed_updates(server, table_name):
     a = server.client()
     ack = create(a, table_name, [section()])
@@ -334,6 +378,51 @@ def test_malformed_input_is_answered_and_the_connection_stays_usable(client, tab
     client.send_raw(json.dumps({"type": "delete", "table": "nope-" + table_name, "at": [0, 0], "ref": "n"}))
     assert client.next("error", ref="n")["code"] == "no_such_table"
     create(client, table_name)
+
+
+def test_unknown_fields_are_refused_by_name_and_change_nothing(client, table_name):
+    create(client, table_name, [section("a", "b")])
+    t = table_name
+    # Every client message type with a member it does not have (a valid message each, but for that member).
+    messages = [
+        {"type": "hello", "client": "c1"}, {"type": "createTable", "table": t + "-x"}, {"type": "dropTable", "table": t},
+        {"type": "setRules", "table": t, "rules": {}}, {"type": "listTables"}, {"type": "subscribe", "table": t},
+        {"type": "refresh", "table": t}, {"type": "unsubscribe", "table": t}, {"type": "editing", "table": t, "on": True},
+        {"type": "beginEditingRow", "table": t, "row": "r1"}, {"type": "endEditingRow", "table": t, "row": "r1"},
+        {"type": "insert", "table": t, "at": [0, 0], "value": 1}, {"type": "delete", "table": t, "at": [0, 0]},
+        {"type": "move", "table": t, "from": [0, 0], "to": [0, 1]}, {"type": "edit", "table": t, "at": [0, 0], "value": 1},
+        {"type": "insertSection", "table": t, "at": 0}, {"type": "deleteSection", "table": t, "at": 0},
+        {"type": "moveSection", "table": t, "from": 0, "to": 0}, {"type": "editSection", "table": t, "at": 0},
+        {"type": "batch", "table": t},
+    ]
+    assert len(messages) == 20
+    for message in messages:
+        error = client.fails({**message, "zzz": 1}, "bad_request", check=False)
+        assert error["message"] == f"{message['type']}.zzz: unknown field", error
+    # Nested: batch entries, rows of inserted sections, rules.
+    entries = {"deleteSections": {"at": 0}, "insertSections": {"at": 0}, "reloadSections": {"at": 0},
+               "moveSections": {"from": 0, "to": 0}, "deleteRows": {"at": [0, 0]},
+               "insertRows": {"at": [0, 0], "value": 1}, "reloadRows": {"at": [0, 0], "value": 1},
+               "moveRows": {"from": [0, 0], "to": [0, 1]}}
+    for name, entry in entries.items():
+        error = client.fails({"type": "batch", "table": t, name: [{**entry, "id": "x"}]}, "bad_request", check=False)
+        assert error["message"] == f"{name}[0].id: unknown field" and error["at"] == f"{name}[0].id", error
+    nested = [
+        ({"type": "batch", "table": t, "insertSections": [{"at": 0, "rows": [{"value": 1, "id": "r"}]}]},
+         "insertSections[0].rows[0].id"),
+        ({"type": "createTable", "table": t + "-y", "sections": [{"rows": [], "title": "x"}]}, "createTable.sections[0].title"),
+        ({"type": "createTable", "table": t + "-y", "sections": [{"rows": [{"value": 1, "flag": 1}]}]},
+         "createTable.sections[0].rows[0].flag"),
+        ({"type": "setRules", "table": t, "rules": {"move": "none"}}, "setRules.rules.move"),
+        ({"type": "batch", "table": t, "insertRow": [{"at": [0, 0], "value": 1}]}, "batch.insertRow"),
+        ({"type": "delete", "table": t, "at": [0, 0], "id": "r1"}, "delete.id"),
+    ]
+    for message, path in nested:
+        assert client.fails(message, "bad_request", check=False)["message"] == f"{path}: unknown field"
+    # Nothing was applied: the table is as created, at version 0, with its default rules.
+    snapshot = snapshot_of(client, t)
+    assert snapshot["version"] == 0 and values(snapshot) == [["a", "b"]] and snapshot["rules"]["moves"] == "any"
+    assert [x["table"] for x in client.ok({"type": "listTables"}, expect="tables")["tables"] if x["table"].startswith(t)] == [t]
 
 
 def test_hundred_bad_messages_in_a_row_close_with_1008(server):

@@ -146,7 +146,8 @@ public struct Batch: Hashable, Sendable {
     }
 }
 
-/// The eight lists of a batch, for naming entries in messages (`deleteRows[1]`).
-enum BatchList: String, Sendable {
+/// The eight lists of a batch, in UIKit's order: the one table of their names, which both batch shapes (``Batch``
+/// and ``ClientBatch``) use for their wire keys and for naming entries in messages (`deleteRows[1]`).
+public enum BatchList: String, Sendable, CaseIterable {
     case deleteSections, insertSections, reloadSections, moveSections, deleteRows, insertRows, reloadRows, moveRows
 }

@@ -1,6 +1,11 @@
 /// A batch as a client sends it: the eight lists with UIKit index semantics relative to the client's base
 /// version, inserted content without ids (the table assigns them) and optional ids on what it deletes, reloads
 /// and moves.
+///
+/// Its entries differ from ``Batch``'s on purpose, which is why there are two types: a committed batch names bare
+/// positions and carries the ids the table assigned, while a client's batch names rows and sections as the client
+/// saw them (a position at its base, plus an id to check), carries content without ids and tells "keep" from
+/// "clear" for headers and footers. The eight lists correspond one to one; ``BatchList`` names them for both.
 public struct ClientBatch: Hashable, Sendable {
     /// A section to insert at its index after the update.
     public struct SectionInsert: Hashable, Sendable {

@@ -98,19 +98,29 @@ extension TableStore {
         }
     }
 
-    /// Stores (client, ref) → ack with the client's next sequence number, and now and then drops the client's
-    /// refs that fell out of the last `refsPerClient`: with contiguous sequence numbers that is one range delete.
+    /// Stores (principal, client, ref) → ack with the client's next sequence number, and now and then drops the
+    /// client's refs that fell out of the last `refsPerClient`: with contiguous sequence numbers that is one range
+    /// delete.
     private func storeRef(_ ref: String, of record: CommitRecord) throws {
-        let client = record.originClient
-        let last = try refSequences[client]
-            ?? connection.firstRow("SELECT max(seq) FROM refs WHERE client = ?1", [.text(client)]) { $0.int64(at: 0) }
+        let (principal, client) = (record.principal, record.originClient)
+        let key = "\(principal)\u{0}\(client)"
+        let last = try refSequences[key]
+            ?? connection.firstRow(
+                "SELECT max(seq) FROM refs WHERE principal = ?1 AND client = ?2", [.text(principal), .text(client)]
+            ) { $0.int64(at: 0) }
             ?? 0
         let seq = last + 1
-        refSequences[client] = seq
+        refSequences[key] = seq
         do {
             try connection.run(
-                "INSERT INTO refs (client, ref, table_name, version, ack, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                [.text(client), .text(ref), .text(record.table), .integer(record.version), .text(record.ack), .integer(seq)])
+                """
+                INSERT INTO refs (principal, client, ref, table_name, version, ack, seq, intent)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                """,
+                [
+                    .text(principal), .text(client), .text(ref), .text(record.table), .integer(record.version),
+                    .text(record.ack), .integer(seq), .text(record.intent),
+                ])
         } catch let error as SQLiteError where error.isConstraint {
             throw StoreError(
                 .conflict, "client \(client) already has ref \(ref) stored; a retry must be answered from ack(client:ref:)",
@@ -120,7 +130,8 @@ extension TableStore {
         // between refsPerClient and 1/64 more refs.
         if seq % max(1, options.refsPerClient / 64) == 0 {
             try connection.run(
-                "DELETE FROM refs WHERE client = ?1 AND seq <= ?2", [.text(client), .integer(seq - options.refsPerClient)])
+                "DELETE FROM refs WHERE principal = ?1 AND client = ?2 AND seq <= ?3",
+                [.text(principal), .text(client), .integer(seq - options.refsPerClient)])
         }
     }
 

@@ -129,6 +129,19 @@ public final class TableStore {
         try connection.execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
         if isEmpty {
             try transaction("creating the schema in \(path)") { try connection.execute(Schema.script) }
+        } else if userVersion < Int64(Schema.version) {
+            try migrate(from: userVersion)
+        }
+    }
+
+    /// Brings a file of an older schema version to the current one, one version per transaction.
+    private func migrate(from version: Int64) throws {
+        guard !options.readOnly else {
+            throw StoreError(
+                .foreign, "\(path) has Tablecast schema version \(version); open it read-write once to migrate it to \(Schema.version)")
+        }
+        for from in version..<Int64(Schema.version) {
+            try transaction("migrating \(path) from schema version \(from)") { try connection.execute(Schema.migrations[from]!) }
         }
     }
 
@@ -140,7 +153,7 @@ public final class TableStore {
                 : "its application_id is \(applicationID), not Tablecast's \(Schema.applicationID)"
             throw StoreError(.foreign, "\(path) is a SQLite database of another application: \(detail)")
         }
-        guard userVersion == Int64(Schema.version) else {
+        guard userVersion == Int64(Schema.version) || Schema.migrations[userVersion] != nil else {
             throw StoreError(
                 .foreign, "\(path) has Tablecast schema version \(userVersion); this build knows version \(Schema.version)")
         }

@@ -18,6 +18,7 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         case notMovable = "not_movable"
         case limitExceeded = "limit_exceeded"
         case rateLimited = "rate_limited"
+        case refReused = "ref_reused"
         case unauthorized
         case forbidden
         case unavailable

@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 import TablecastProtocol
 import WebSocketTransport
@@ -5,8 +6,9 @@ import WebSocketTransport
 /// Takes every transport event, in order, on one task: keeps the sessions, decodes messages, enforces access,
 /// pacing and the bad-message limit, answers connection-level requests and hands table work to the table actors.
 ///
-/// Its only waits are for the rare requests that touch the store directly (hello's refs, createTable, dropTable),
-/// which also keeps those requests strictly ordered.
+/// It never waits for I/O. The few requests that touch the store directly (a first hello's refs, createTable,
+/// dropTable) run as tasks of their own, and until one finishes the rest of its connection's messages wait in
+/// order, unread by the transport's count, while every other connection is served.
 final class ConnectionRouter {
     struct Settings: Sendable {
         var policy: AccessPolicy
@@ -29,15 +31,22 @@ final class ConnectionRouter {
     private let directory: TableDirectory
     private let settings: Settings
     private var sessions: [WebSocketConnectionID: ConnectionSession] = [:]
-    private var connectionsPerClient: [String: Int] = [:]
+    private var connectionsPerClient: [RefOwner: Int] = [:]
+    /// Messages of connections whose previous request is still running as a task, in arrival order.
+    private var held: [WebSocketConnectionID: Deque<WebSocketInboundMessage>] = [:]
+    /// Where request tasks report back.
+    private let events: AsyncStream<RouterEvent>.Continuation
     private let anonymousPrefix = "anon-" + String(UInt32.random(in: 0...UInt32.max), radix: 16) + "-"
     /// Once set, new requests are refused: the server is shutting down.
     private var stopping = false
 
-    init(context: ServerContext, directory: TableDirectory, settings: Settings) {
+    init(
+        context: ServerContext, directory: TableDirectory, settings: Settings, events: AsyncStream<RouterEvent>.Continuation
+    ) {
         self.context = context
         self.directory = directory
         self.settings = settings
+        self.events = events
     }
 
     /// Handles events until the stream ends.
@@ -45,8 +54,14 @@ final class ConnectionRouter {
         for await event in events {
             switch event {
             case .transport(.opened(let info)): opened(info)
-            case .transport(.message(let id, let message)): await received(message, on: id)
+            case .transport(.message(let id, let message)):
+                if held[id] != nil {
+                    held[id]!.append(message)
+                } else {
+                    received(message, on: id)
+                }
             case .transport(.closed(let id, _)): closed(id)
+            case .finished(let id, let outcome): finished(outcome, on: id)
             case .stop(let done):
                 stopping = true
                 done.resume()
@@ -64,19 +79,43 @@ final class ConnectionRouter {
         let client = anonymousPrefix + String(info.id.rawValue)
         sessions[info.id] = ConnectionSession(
             id: info.id, anonymousClient: client, intentsPerSecond: settings.intentsPerSecond)
-        connectionsPerClient[client, default: 0] += 1
+        connectionsPerClient[RefOwner(principal: "", client: client), default: 0] += 1
     }
 
     private func closed(_ id: WebSocketConnectionID) {
+        held[id] = nil
         guard let session = sessions.removeValue(forKey: id) else { return }
         for table in session.subscriptions { directory.actor(table)?.enqueue(.disconnected(id)) }
-        let remaining = (connectionsPerClient[session.client] ?? 1) - 1
+        let owner = session.requester.refOwner
+        let remaining = (connectionsPerClient[owner] ?? 1) - 1
         if remaining > 0 {
-            connectionsPerClient[session.client] = remaining
+            connectionsPerClient[owner] = remaining
         } else {
-            connectionsPerClient[session.client] = nil
-            context.refs.forget(session.client)
+            connectionsPerClient[owner] = nil
+            context.refs.forget(owner)
         }
+    }
+
+    /// Runs `work` as a task of its own; the connection's next messages wait until it reports back.
+    private func detach(_ id: WebSocketConnectionID, _ work: @escaping @Sendable () async -> RequestOutcome) {
+        held[id] = []
+        let events = events
+        Task {
+            events.yield(.finished(id, await work()))
+        }
+    }
+
+    /// A request task is done: completes it, then handles the connection's messages that waited for it, in order,
+    /// until one of them is detached in turn.
+    private func finished(_ outcome: RequestOutcome, on id: WebSocketConnectionID) {
+        guard var waiting = held.removeValue(forKey: id) else { return }
+        if case .hello(let hello, let refs) = outcome, sessions[id] != nil {
+            completeHello(&sessions[id]!, hello, refs: refs)
+        }
+        while held[id] == nil, sessions[id] != nil, let next = waiting.popFirst() {
+            received(next, on: id)
+        }
+        if held[id] != nil { held[id]!.prepend(contentsOf: waiting) }
     }
 
     private func reply(_ id: WebSocketConnectionID, _ message: ServerMessage) {
@@ -87,7 +126,7 @@ final class ConnectionRouter {
         context.refuse(id, error, ref: ref)
     }
 
-    private func received(_ inbound: WebSocketInboundMessage, on id: WebSocketConnectionID) async {
+    private func received(_ inbound: WebSocketInboundMessage, on id: WebSocketConnectionID) {
         defer { context.transport.consumed(id) }
         guard var session = sessions[id] else { return }
         defer { if sessions[id] != nil { sessions[id] = session } }
@@ -114,7 +153,7 @@ final class ConnectionRouter {
             return refuse(id, ProtocolError(.unavailable, "the server is shutting down"), ref: message.ref)
         }
         if case .hello(let client, let name, let token) = message.body {
-            return await hello(&session, client: client, name: name, token: token, ref: message.ref)
+            return hello(&session, Hello(client: client, name: name, token: token, ref: message.ref))
         }
         if case .listTables = message.body {
             guard authorizedAtAll(session, ref: message.ref) else { return }
@@ -130,11 +169,17 @@ final class ConnectionRouter {
         let requester = session.requester
         switch message.body {
         case .createTable(let name, let sections, let rules):
-            reply(id, await directory.create(name, sections: sections, rules: rules, ref: message.ref))
-            return
+            let (directory, context, ref) = (directory, context, message.ref)
+            return detach(id) {
+                context.send(await directory.create(name, sections: sections, rules: rules, ref: ref), to: id)
+                return .done
+            }
         case .dropTable(let name):
-            await directory.drop(name, requester: requester, ref: message.ref)
-            return
+            let (directory, ref) = (directory, message.ref)
+            return detach(id) {
+                await directory.drop(name, requester: requester, ref: ref)
+                return .done
+            }
         default:
             break
         }
@@ -190,37 +235,50 @@ final class ConnectionRouter {
         }
     }
 
-    private func hello(_ session: inout ConnectionSession, client: String, name: String, token: String?, ref: String?) async {
+    private func hello(_ session: inout ConnectionSession, _ hello: Hello) {
         guard !session.saidHello else {
-            return refuse(session.id, ProtocolError(.badRequest, "hello was already sent on this connection"), ref: ref)
+            return refuse(session.id, ProtocolError(.badRequest, "hello was already sent on this connection"), ref: hello.ref)
         }
         do {
-            try settings.policy.authenticate(token: token)
+            try settings.policy.authenticate(token: hello.token)
         } catch {
-            return refuse(session.id, ProtocolError(error), ref: ref)
+            return refuse(session.id, ProtocolError(error), ref: hello.ref)
         }
-        if !context.refs.isLoaded(client) {
+        let owner = RefOwner(principal: settings.policy.principal(token: hello.token), client: hello.client)
+        guard !context.refs.isLoaded(owner) else { return completeHello(&session, hello, refs: .success([:])) }
+        let committer = context.committer
+        detach(session.id) {
             do {
-                let stored = try await context.committer.perform { try $0.refs(of: client) }
-                context.refs.load(client, refs: stored)
+                let stored = try await committer.perform { try $0.refs(of: owner.client, principal: owner.principal) }
+                return .hello(hello, .success(stored.mapValues { RefUse(table: $0.table, intent: $0.intent) }))
             } catch {
-                return refuse(
-                    session.id, ProtocolError(.unavailable, "the client's history could not be read: \(error)"), ref: ref)
+                return .hello(hello, .failure(ProtocolError(.unavailable, "the client's history could not be read: \(error)")))
             }
         }
-        let previous = session.client
-        session.client = client
-        session.name = name
-        session.token = token
+    }
+
+    private func completeHello(_ session: inout ConnectionSession, _ hello: Hello, refs: Result<[String: RefUse], ProtocolError>) {
+        let owner = RefOwner(principal: settings.policy.principal(token: hello.token), client: hello.client)
+        switch refs {
+        case .success(let stored):
+            if !stored.isEmpty || !context.refs.isLoaded(owner) { context.refs.load(owner, refs: stored) }
+        case .failure(let error):
+            return refuse(session.id, error, ref: hello.ref)
+        }
+        let previous = session.requester.refOwner
+        session.client = hello.client
+        session.name = hello.name
+        session.token = hello.token
+        session.principal = owner.principal
         session.stable = true
         session.saidHello = true
         connectionsPerClient[previous] = nil
-        connectionsPerClient[client, default: 0] += 1
+        connectionsPerClient[owner, default: 0] += 1
         reply(
             session.id,
             .welcome(
                 .init(
-                    ref: ref, client: client, serverName: "tablecast", serverVersion: settings.serverVersion,
+                    ref: hello.ref, client: hello.client, serverName: "tablecast", serverVersion: settings.serverVersion,
                     maxMessageBytes: settings.maxMessageBytes, maxBatchEntries: settings.limits.maxBatchEntries,
                     intentsPerSecond: settings.intentsPerSecond)))
     }
@@ -231,10 +289,28 @@ final class ConnectionRouter {
     }
 }
 
-/// What the router's task receives: transport events, and the order to stop taking requests.
+/// What the router's task receives: transport events, request tasks' outcomes, and the order to stop taking
+/// requests.
 enum RouterEvent: Sendable {
     case transport(WebSocketEvent)
+    case finished(WebSocketConnectionID, RequestOutcome)
     case stop(CheckedContinuation<Void, Never>)
+}
+
+/// A hello, as the router completes it once the client's refs are loaded.
+struct Hello: Sendable {
+    var client: String
+    var name: String
+    var token: String?
+    var ref: String?
+}
+
+/// What a request task reports back to the router.
+enum RequestOutcome: Sendable {
+    /// The request was answered.
+    case done
+    /// The refs of a hello's client were read (or could not be).
+    case hello(Hello, Result<[String: RefUse], ProtocolError>)
 }
 
 extension ProtocolError {

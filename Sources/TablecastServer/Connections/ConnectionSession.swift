@@ -10,6 +10,8 @@ struct ConnectionSession {
     /// The client chose its id in `hello` (so its refs are kept across reconnects).
     var stable = false
     var token: String?
+    /// The token's principal, which scopes the client's refs.
+    var principal = ""
     var saidHello = false
     /// Paces edit intents.
     var bucket: TokenBucket
@@ -26,7 +28,7 @@ struct ConnectionSession {
     }
 
     var requester: Requester {
-        Requester(connection: id, client: client, name: name, stable: stable)
+        Requester(connection: id, client: client, name: name, stable: stable, principal: principal)
     }
 }
 

@@ -10,4 +10,9 @@ struct Requester: Sendable, Hashable {
     /// Whether the client said hello with a stable id, so its refs are kept for idempotent retries across
     /// reconnects; an anonymous id lives only as long as its connection.
     let stable: Bool
+    /// Whose client ids `client` is one of (see ``AccessPolicy/principal(token:)``).
+    let principal: String
+
+    /// Who owns the requester's refs.
+    var refOwner: RefOwner { RefOwner(principal: principal, client: client) }
 }

@@ -63,7 +63,7 @@ public final class TableServer: Sendable {
 
         let registry = PrometheusCollectorRegistry()
         let metrics = ServerMetrics(registry: registry)
-        let committer = Committer(store: store) { turn in
+        let committer = Committer(store: store, logger: logger) { turn in
             metrics.commitGroupSize.record(Double(turn.records))
             metrics.commitSeconds.record(turn.duration)
         }
@@ -101,7 +101,7 @@ public final class TableServer: Sendable {
             maxConsecutiveBadMessages: configuration.maxConsecutiveBadMessages,
             maxMessageBytes: configuration.maxMessageBytes, serverVersion: version)
         let router = Task {
-            await ConnectionRouter(context: context, directory: directory, settings: settings).run(stream)
+            await ConnectionRouter(context: context, directory: directory, settings: settings, events: continuation).run(stream)
         }
         logger.info(
             "serving",

@@ -129,21 +129,54 @@ actor TableActor {
         struct Entry {
             var requester: Requester
             var ref: String?
+            /// What `ref` was claimed for in the registry (stable clients' refs only).
+            var claim: RefUse?
+            var use: RefUse?
             var update: WebSocketMessage
             var ack: [UInt8]
         }
 
         var records: [CommitRecord] = []
         var entries: [Entry] = []
-        /// (client, ref) of the entries, so a retry that arrives before the commit gets the same ack.
-        var refs: [String: Int] = [:]
+        /// (owner, ref) of the entries, so a retry that arrives before the commit gets the same ack.
+        var refs: [RefKey: Int] = [:]
         var duplicates: [(connection: WebSocketConnectionID, entry: Int)] = []
         /// Answers that must not overtake the group's acks (no-ops resolved against its uncommitted state).
         var deferred: [(connection: WebSocketConnectionID, ref: String?, message: ServerMessage)] = []
 
         var isEmpty: Bool { entries.isEmpty && deferred.isEmpty }
 
-        static func key(_ client: String, _ ref: String) -> String { "\(client)\u{0}\(ref)" }
+        /// The entry `key` names, when it is a retry of it: nil when no entry has the ref; `ref_reused` when one
+        /// has it for another intent.
+        func retried(_ key: RefKey, _ use: RefUse) throws(ProtocolError) -> Int? {
+            guard let index = refs[key] else { return nil }
+            guard entries[index].use == use else { throw TableActor.reused(key.ref, of: key.owner.client, by: entries[index].use!) }
+            return index
+        }
+    }
+
+    struct RefKey: Hashable {
+        var owner: RefOwner
+        var ref: String
+    }
+
+    /// The refusal of a ref already used for another intent.
+    static func reused(_ ref: String, of client: String, by use: RefUse) -> ProtocolError {
+        ProtocolError(
+            .refReused,
+            "ref '\(ref)' of client '\(client)' was already used for another intent (on table '\(use.table)'); a ref "
+                + "names one intent: a retry must repeat it on the same table, and a new intent needs a new ref")
+    }
+
+    /// The fingerprint of an intent on this table, which tells a retry from another intent sent with the same
+    /// ref: FNV-1a (64 bits) of the intent's canonical encoding without ref and base (a retry may be rebased).
+    private func fingerprint(_ intent: Intent) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in ClientMessage(.intent(table: name, base: nil, intent)).encoded {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        let digits = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
     private func refuse(_ requester: Requester, ref: String?, _ error: ProtocolError) {
@@ -155,28 +188,29 @@ actor TableActor {
             context.metrics.intent(.rejected)
             return refuse(requester, ref: ref, refusal)
         }
-        if let ref {
-            // A retry of an intent not committed yet is answered with the original's ack once it is.
-            let key = PendingGroup.key(requester.client, ref)
-            if let index = inFlight?.refs[key] {
-                inFlight!.duplicates.append((requester.connection, index))
-                context.metrics.intent(.duplicate)
-                return
-            }
-            if let index = pending.refs[key] {
-                pending.duplicates.append((requester.connection, index))
-                context.metrics.intent(.duplicate)
-                return
-            }
-            // The registry is complete only while the client's refs are loaded: an intent still queued here when
-            // its client's last connection closed (and the registry forgot it) is checked against the store.
-            // Anonymous clients' refs are never stored, so the store is no use for them.
-            let known =
-                requester.stable
-                && (context.refs.contains(requester.client, ref) || !context.refs.isLoaded(requester.client))
-            if known, await resendStoredAck(requester, ref: ref) {
-                context.metrics.intent(.duplicate)
-                return
+        let use = ref.map { _ in RefUse(table: name, intent: fingerprint(intent)) }
+        if let ref, let use {
+            let key = RefKey(owner: requester.refOwner, ref: ref)
+            do {
+                // A retry of an intent not committed yet is answered with the original's ack once it is.
+                if let index = try inFlight?.retried(key, use) {
+                    inFlight!.duplicates.append((requester.connection, index))
+                    context.metrics.intent(.duplicate)
+                    return
+                }
+                if let index = try pending.retried(key, use) {
+                    pending.duplicates.append((requester.connection, index))
+                    context.metrics.intent(.duplicate)
+                    return
+                }
+                // Anonymous clients' refs are never stored, so neither the registry nor the store knows them.
+                if requester.stable, try await answeredRetry(requester, key, use) {
+                    context.metrics.intent(.duplicate)
+                    return
+                }
+            } catch {
+                context.metrics.intent(.rejected)
+                return refuse(requester, ref: ref, error)
             }
         }
         let resolution: Resolution
@@ -192,6 +226,12 @@ actor TableActor {
             pending.deferred.append((requester.connection, ref, ack))
             return
         }
+        let keepsRef = requester.stable && ref != nil
+        if keepsRef, let ref, let use, let prior = context.refs.claim(requester.refOwner, ref, for: use), !prior.admits(use) {
+            // Claimed meanwhile by the same client on another table (the check above found it free).
+            context.metrics.intent(.rejected)
+            return refuse(requester, ref: ref, Self.reused(ref, of: requester.client, by: prior))
+        }
         do {
             try engine.commit(resolution)
         } catch {
@@ -204,29 +244,44 @@ actor TableActor {
             batch: resolution.batch)
         let ackBytes = ack.encoded
         let batchJSON = resolution.batch.jsonBytes
-        let keepsRef = requester.stable && ref != nil
         let snapshot = resolution.version % context.snapshotInterval == 0 ? engine.table.json.jsonText : nil
         pending.records.append(
             CommitRecord(
                 table: name, version: Int64(resolution.version),
                 batch: String(decoding: batchJSON, as: UTF8.self),
                 originClient: requester.client, originRef: keepsRef ? ref : nil, time: ServerContext.now(),
-                ack: keepsRef ? String(decoding: ackBytes, as: UTF8.self) : "", snapshot: snapshot))
-        if let ref { pending.refs[PendingGroup.key(requester.client, ref)] = pending.entries.count }
+                ack: keepsRef ? String(decoding: ackBytes, as: UTF8.self) : "", snapshot: snapshot,
+                principal: requester.principal, intent: keepsRef ? use?.intent ?? "" : ""))
+        if let ref { pending.refs[RefKey(owner: requester.refOwner, ref: ref)] = pending.entries.count }
         pending.entries.append(
             .init(
-                requester: requester, ref: ref,
+                requester: requester, ref: ref, claim: keepsRef ? use : nil, use: use,
                 update: WebSocketMessage(kind: .text, bytes: update.encoded(batchJSON: batchJSON)),
                 ack: ackBytes))
     }
 
-    /// Answers a retried intent with the ack stored when it was first committed; false when the store no longer
-    /// has it (the ref was pruned), in which case the intent is treated as new.
-    private func resendStoredAck(_ requester: Requester, ref: String) async -> Bool {
-        let client = requester.client
-        guard let stored = try? await context.committer.perform({ try $0.ack(client: client, ref: ref) }) else {
-            return false
+    /// Answers a retry of a committed intent with the ack stored when it was first committed and returns true;
+    /// false when the ref is new (or was pruned from the store), so the intent is applied. Throws `ref_reused`
+    /// when the ref names another intent, and `unavailable` when the store cannot be read: a retry is never taken
+    /// for a new intent on a guess.
+    private func answeredRetry(_ requester: Requester, _ key: RefKey, _ use: RefUse) async throws(ProtocolError) -> Bool {
+        // The registry is complete only while the owner's refs are loaded: an intent still queued here when its
+        // client's last connection closed (and the registry forgot it) is checked against the store.
+        let known = context.refs.use(key.owner, key.ref)
+        if let known, !known.admits(use) { throw Self.reused(key.ref, of: key.owner.client, by: known) }
+        guard known != nil || !context.refs.isLoaded(key.owner) else { return false }
+        let stored: StoredAck?
+        do {
+            stored = try await context.committer.perform { [key] in
+                try $0.ack(client: key.owner.client, ref: key.ref, principal: key.owner.principal)
+            }
+        } catch {
+            throw ProtocolError(
+                .unavailable, "ref '\(key.ref)' could not be looked up, nothing was applied (send it again): \(error)")
         }
+        guard let stored else { return false }
+        let prior = RefUse(table: stored.table, intent: stored.intent)
+        guard prior.admits(use) else { throw Self.reused(key.ref, of: key.owner.client, by: prior) }
         context.transport.send(WebSocketMessage(kind: .text, bytes: Array(stored.ack.utf8)), to: requester.connection)
         return true
     }
@@ -272,6 +327,9 @@ actor TableActor {
                 "could not store a group of changes",
                 metadata: ["table": "\(name)", "intents": "\(lost)", "error": "\(error)"])
             let refusal = ProtocolError(.unavailable, "the change could not be stored, nothing was applied: \(error)")
+            for entry in group.entries + pending.entries {
+                if let ref = entry.ref, let claim = entry.claim { context.refs.release(entry.requester.refOwner, ref, use: claim) }
+            }
             refuseAll(group, refusal)
             refuseAll(pending, refusal)
             pending = PendingGroup()
@@ -299,7 +357,8 @@ actor TableActor {
                 context.metrics.deliveries.increment(by: Int64(subscriberIDs.count))
             }
             context.transport.send(WebSocketMessage(kind: .text, bytes: entry.ack), to: entry.requester.connection)
-            if entry.requester.stable, let ref = entry.ref { context.refs.record(entry.requester.client, ref) }
+            // Claimed when resolved; claimed again in case the owner's last connection closed meanwhile.
+            if let ref = entry.ref, let claim = entry.claim { _ = context.refs.claim(entry.requester.refOwner, ref, for: claim) }
             context.metrics.intent(.committed)
         }
         for (connection, index) in group.duplicates {

@@ -3,8 +3,9 @@ import TableModel
 import TableStore
 import TablecastProtocol
 
-/// The tables by name. Creating and dropping go through here (the router awaits them one at a time, so two
-/// requests for one name never race); everything else goes straight to a table's actor.
+/// The tables by name. Creating and dropping go through here (each as a task of its own: the store refuses the
+/// second of two creations of one name, and a drop waits in the table's actor for what was queued before it);
+/// everything else goes straight to a table's actor.
 final class TableDirectory: Sendable {
     private let context: ServerContext
     private let tables = Mutex<[String: TableActor]>([:])
