@@ -34,6 +34,8 @@ let package = Package(
             providers: [.apt(["libwebsockets-dev", "libwebsockets-evlib-ev", "libev-dev", "libcap-dev"])]
         ),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // OpenSSL's libcrypto, which libwebsockets' TLS already brings: SHA-256 for token principals.
+        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // Layer 2: the table and its editing semantics as pure values.
         // libm: Double.rounded() needs it on Linux, where only Foundation would pull it in otherwise.
@@ -88,7 +90,7 @@ let package = Package(
         .target(
             name: "TablecastServer",
             dependencies: [
-                "TableModel", "TablecastProtocol", "TableStore", "WebSocketTransport",
+                "TableModel", "TablecastProtocol", "TableStore", "WebSocketTransport", "CLibCrypto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

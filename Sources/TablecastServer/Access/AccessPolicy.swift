@@ -50,7 +50,7 @@ public struct AccessPolicy: Sendable {
     /// token's SHA-256, so the store never holds a token.
     public func principal(token: String?) -> String {
         guard requiresToken, let token else { return "" }
-        return SHA256.hex(token.utf8)
+        return TokenDigest.sha256Hex(token.utf8)
     }
 
     /// Whether `token` is one this policy knows (always true for the open policy).
