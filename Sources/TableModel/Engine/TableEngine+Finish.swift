@@ -1,6 +1,7 @@
 extension TableEngine {
     /// Turns a draft in current coordinates into a resolution: validates it, enforces the rules, retargets moves
-    /// and insertions, drops what changes nothing, assigns ids and puts the batch in canonical order.
+    /// and insertions, checks the limits where everything landed, drops what changes nothing, assigns ids and
+    /// puts the batch in canonical order.
     func finish(_ draft: Draft, intent: Intent) throws(TableError) -> Resolution {
         var draft = draft
         let label = { (list: BatchList, index: Int) in intent.label(list, draft.origin(list, index)) }
@@ -12,6 +13,7 @@ extension TableEngine {
         if table.rules.reserveLastRow, keepPlaceholdersLast(&draft, layout: layout) {
             layout = try table.layout(of: draft.batch(on: table), checkIDs: false, label: label)
         }
+        try checkLimits(draft, layout: layout, label: label)
         draft.reloadRows.removeAll { reload in
             let row = table.sections[reload.at.section].rows[reload.at.row]
             return row.value == reload.value && (reload.editable ?? row.editable) == row.editable
@@ -131,7 +133,7 @@ extension TableEngine {
     }
 
     /// The row count after the draft of every final section that rows are placed into.
-    private func finalRowCounts(_ draft: Draft, layout: BatchLayout) -> [Int: Int] {
+    func finalRowCounts(_ draft: Draft, layout: BatchLayout) -> [Int: Int] {
         var counts: [Int: Int] = [:]
         for insert in draft.insertRows { counts[insert.at.section, default: 0] += 1 }
         for move in draft.moveRows { counts[move.to.section, default: 0] += 1 }

@@ -16,7 +16,7 @@ public struct TableError: Error, Hashable, Sendable, CustomStringConvertible {
         case notEditable = "not_editable"
         /// A row that cannot be moved (`movable` false, the reserved last row, or `moves: none`) was moved.
         case notMovable = "not_movable"
-        /// A limit of the table's rules would be exceeded.
+        /// A limit of the table's rules would be exceeded by growing past it.
         case limitExceeded = "limit_exceeded"
     }
 

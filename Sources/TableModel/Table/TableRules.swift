@@ -20,6 +20,9 @@ public struct TableRules: Hashable, Sendable {
     /// The title of the swipe-to-delete confirmation button that editors show (`titleForDeleteConfirmationButton`).
     public var deleteConfirmationTitle: String
     /// The most sections the table may have.
+    // Limits apply to changes made after them: a table may hold more (a limit lowered since), and then only
+    // changes that grow the quantity further are refused (see `TableEngine.checkLimits`).
+
     public var maxSections: Int
     /// The most rows any one section may have.
     public var maxRowsPerSection: Int

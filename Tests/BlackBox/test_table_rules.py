@@ -1,0 +1,80 @@
+"""The table-view rules over a real server: limits lowered below a table's content (live and across a restart
+on the same SQLite file)."""
+import urllib.request
+
+from conftest import Server
+
+
+def snapshot(client, table):
+    catch_up, _ = client.subscribe(table)
+    client.ok({"type": "unsubscribe", "table": table}, expect="unsubscribed")
+    assert catch_up[0]["type"] == "snapshot"
+    return catch_up[0]
+
+
+def values(snap):
+    return [[row["value"] for row in s["rows"]] for s in snap["sections"]]
+
+
+def section(*values):
+    return {"rows": [{"value": v} for v in values]}
+
+
+def healthy(server):
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/healthz", timeout=5) as response:
+        return response.status == 200
+
+
+def test_an_intent_on_a_table_over_its_section_limit_does_not_crash_the_server(server):
+    a = server.client()
+    a.ok({"type": "createTable", "table": "few", "sections": [section("a", "b"), section("c")]})
+    a.ok({"type": "setRules", "table": "few", "rules": {"maxSections": 1}})
+    # A plain delete used to kill the whole server (index out of range while labelling a limit error).
+    a.ok({"type": "delete", "table": "few", "at": [0, 0]})
+    refused = a.fails({"type": "insertSection", "table": "few", "at": 0}, "limit_exceeded")
+    assert refused["at"] == "insertSection"
+    assert healthy(server)
+    assert values(snapshot(a, "few")) == [["b"], ["c"]]
+    a.close()
+
+
+def test_limits_lowered_below_the_content_apply_only_to_growth_live_and_after_a_restart():
+    server = Server().start()
+    a = server.client()
+    a.ok({"type": "createTable", "table": "over", "sections": [section("a", "b"), section("0123456789"), section()]})
+    # Log entries committed under the old limits, which start-up replays under the new ones.
+    a.ok({"type": "insert", "table": "over", "at": [0, 2], "value": "c"})
+    a.ok({"type": "insertSection", "table": "over", "at": 3, "rows": [{"value": "d"}]})
+    a.ok({"type": "setRules", "table": "over", "rules": {"maxSections": 2, "maxRowsPerSection": 2, "maxValueBytes": 5}})
+    a.close()
+    server.stop()
+
+    server.start()
+    b = server.client()
+    b.ok({"type": "delete", "table": "over", "at": [0, 0]})
+    assert values(snapshot(b, "over")) == [["b", "c"], ["0123456789"], [], ["d"]]
+    # Deletes, edits and moves do not grow anything, so they work while the table is over its limits.
+    b.ok({"type": "edit", "table": "over", "at": [0, 0], "value": "B"})
+    b.ok({"type": "move", "table": "over", "from": [0, 0], "to": [0, 1]})
+    b.ok({"type": "edit", "table": "over", "at": [1, 0], "value": "9876543210"})  # no bigger than before
+    b.ok({"type": "move", "table": "over", "from": [3, 0], "to": [2, 0]})
+    b.ok({"type": "deleteSection", "table": "over", "at": 3})
+    # Growing past a limit is refused, naming the entry and the limit.
+    refused = b.fails({"type": "insertSection", "table": "over", "at": 0}, "limit_exceeded")
+    assert refused["message"] == "insertSection: table would have 4 sections, more than the limit of 2"
+    refused = b.fails({"type": "insert", "table": "over", "at": [0, 0], "value": "x"}, "limit_exceeded")
+    assert refused["message"] == "insert: section 0 would have 3 rows, more than the limit of 2"
+    refused = b.fails({"type": "edit", "table": "over", "at": [0, 0], "value": "0123456789"}, "limit_exceeded")
+    assert refused["message"] == "edit: value is 12 bytes, more than the limit of 5"
+    b.ok({"type": "insert", "table": "over", "at": [2, 1], "value": "e"})
+    expected = [["c", "B"], ["9876543210"], ["d", "e"]]
+    assert values(snapshot(b, "over")) == expected
+    b.close()
+    server.stop()
+
+    # And again, with entries committed under the lowered limits in the log.
+    server.start()
+    c = server.client()
+    assert values(snapshot(c, "over")) == expected
+    c.close()
+    server.stop()
