@@ -1,5 +1,5 @@
 """The table-view rules over a real server: limits lowered below a table's content (live and across a restart
-on the same SQLite file)."""
+on the same SQLite file), and retargeting in a batch."""
 import urllib.request
 
 from conftest import Server
@@ -78,3 +78,19 @@ def test_limits_lowered_below_the_content_apply_only_to_growth_live_and_after_a_
     assert values(snapshot(c, "over")) == expected
     c.close()
     server.stop()
+
+
+def test_a_batch_whose_moves_are_retargeted_into_one_section_is_accepted(server):
+    c = server.client()
+    c.ok({"type": "createTable", "table": "within", "rules": {"moves": "withinSection"},
+          "sections": [section("a0"), section("b0", "b1", "b2"), section("c0")]})
+    ack = c.ok({"type": "batch", "table": "within", "moveRows": [
+        {"from": [1, 1], "to": [0, 0]}, {"from": [1, 2], "to": [0, 1]},  # toward an earlier section: first rows
+    ]})
+    assert ack["resolved"] == [[1, 0], [1, 1]]
+    ack = c.ok({"type": "batch", "table": "within", "moveRows": [
+        {"from": [1, 0], "to": [2, 0]}, {"from": [1, 1], "to": [2, 1]},  # toward a later section: last rows
+    ]})
+    assert ack["resolved"] == [[1, 1], [1, 2]]
+    assert values(snapshot(c, "within")) == [["a0"], ["b0", "b1", "b2"], ["c0"]]
+    c.close()

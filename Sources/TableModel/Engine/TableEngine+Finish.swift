@@ -83,21 +83,38 @@ extension TableEngine {
     }
 
     /// Listing 8-3 for `moves: withinSection`: a destination in an earlier section becomes row 0 of the source
-    /// section, one in a later section becomes its last row. Returns whether anything changed.
+    /// section, one in a later section becomes its last row. Like the delegate, which is asked about each proposed
+    /// move in turn, several moves retargeted into one section do not collide: in entry order they take the first
+    /// (toward an earlier section) or the last (toward a later one) rows that the batch's other insertions and
+    /// destinations leave free, keeping their entry order. Returns whether anything changed.
     private func retargetIntoSourceSection(_ draft: inout Draft, layout: BatchLayout) -> Bool {
         var retargeted: [(index: Int, toEarlier: Bool)] = []
         for (index, move) in draft.moveRows.enumerated() {
             let source = layout.finalSection(ofOld: move.from.section)!
             if move.to.section != source {
                 retargeted.append((index, move.to.section < source))
-                draft.moveRows[index].to = RowPath(section: source, row: 0)
+                draft.moveRows[index].to.section = source
             }
         }
         guard !retargeted.isEmpty else { return false }
         let counts = finalRowCounts(draft, layout: layout)
-        for (index, toEarlier) in retargeted where !toEarlier {
+        var taken: [Int: Set<Int>] = [:]
+        for insert in draft.insertRows { taken[insert.at.section, default: []].insert(insert.at.row) }
+        var isRetargeted = Array(repeating: false, count: draft.moveRows.count)
+        for (index, _) in retargeted { isRetargeted[index] = true }
+        for (index, move) in draft.moveRows.enumerated() where !isRetargeted[index] {
+            taken[move.to.section, default: []].insert(move.to.row)
+        }
+        func place(_ index: Int, from start: Int, step: Int) {
             let section = draft.moveRows[index].to.section
-            draft.moveRows[index].to.row = counts[section, default: 0] - 1
+            var row = start
+            while taken[section, default: []].contains(row) { row += step }
+            taken[section, default: []].insert(row)
+            draft.moveRows[index].to.row = row
+        }
+        for (index, toEarlier) in retargeted where toEarlier { place(index, from: 0, step: 1) }
+        for (index, toEarlier) in retargeted.reversed() where !toEarlier {
+            place(index, from: counts[draft.moveRows[index].to.section, default: 0] - 1, step: -1)
         }
         return true
     }
