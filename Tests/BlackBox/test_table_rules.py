@@ -1,5 +1,5 @@
 """The table-view rules over a real server: limits lowered below a table's content (live and across a restart
-on the same SQLite file), and retargeting in a batch."""
+on the same SQLite file), last writer wins for concurrent edits of one row, and retargeting in a batch."""
 import urllib.request
 
 from conftest import Server
@@ -78,6 +78,27 @@ def test_limits_lowered_below_the_content_apply_only_to_growth_live_and_after_a_
     assert values(snapshot(c, "over")) == expected
     c.close()
     server.stop()
+
+
+def test_concurrent_edits_of_one_row_last_writer_wins(server):
+    alice, bob = server.client(), server.client()
+    alice.ok({"type": "createTable", "table": "lww", "sections": [section("milk", "eggs")]})
+    catch_up, subscribed = bob.subscribe("lww")
+    base = subscribed["version"]
+    row = catch_up[0]["sections"][0]["rows"][1]["id"]
+    # Both edit the same row from the same base: no conflict, the later commit is the row's value.
+    first = alice.ok({"type": "edit", "table": "lww", "base": base, "at": [0, 1], "row": row, "value": "2 eggs"})
+    second = bob.ok({"type": "edit", "table": "lww", "base": base, "at": [0, 1], "row": row, "value": "6 eggs"})
+    assert second["version"] == first["version"] + 1
+    assert [bob.next("update")["reloadRows"] for _ in range(2)] == [
+        [{"at": [0, 1], "value": "2 eggs"}], [{"at": [0, 1], "value": "6 eggs"}]]
+    assert values(snapshot(alice, "lww")) == [["milk", "6 eggs"]]
+    # A row deleted since the base is a conflict.
+    alice.ok({"type": "delete", "table": "lww", "at": [0, 1]})
+    refused = bob.fails({"type": "edit", "table": "lww", "base": base, "at": [0, 1], "value": "12 eggs"}, "conflict")
+    assert refused["message"] == f"edit: row [0,1] of version {base} has been deleted since"
+    alice.close()
+    bob.close()
 
 
 def test_a_batch_whose_moves_are_retargeted_into_one_section_is_accepted(server):
