@@ -27,6 +27,18 @@ final class TableEngineRetargetingTests: XCTestCase {
         XCTAssertEqual(result.rows[1], ["b2", "b0", "b1"])
     }
 
+    /// A retargeted move leaves the section it was proposed into, and what the batch places after it there closes up.
+    func testTheSectionAMoveWasProposedIntoClosesUp() throws {
+        let engine = TableEngine(table: makeTable([["a0"], ["b0", "b1", "b2"]], rules: TableRules(moves: .withinSection)))
+        let result = try resolved(
+            engine,
+            ClientBatch(
+                insertRows: [.init(at: path(0, 2), row: RowContent(value: "n"))],
+                moveRows: [.init(from: RowRef(path(1, 2)), to: path(0, 1))]))
+        XCTAssertEqual(result.moved, [path(1, 0)])
+        XCTAssertEqual(result.rows, [["a0", "n"], ["b2", "b0", "b1"]])
+    }
+
     /// A retargeted move skips rows the batch's other entries take, and the reserved last row stays last.
     func testRetargetedMovesLeaveOtherPlacementsAndThePlaceholderAlone() throws {
         let withinSection = TableEngine(table: makeTable([["a0"], ["b0", "b1", "b2"]], rules: TableRules(moves: .withinSection)))

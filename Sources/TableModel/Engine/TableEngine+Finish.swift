@@ -83,28 +83,33 @@ extension TableEngine {
     }
 
     /// Listing 8-3 for `moves: withinSection`: a destination in an earlier section becomes row 0 of the source
-    /// section, one in a later section becomes its last row. Like the delegate, which is asked about each proposed
-    /// move in turn, several moves retargeted into one section do not collide: in entry order they take the first
-    /// (toward an earlier section) or the last (toward a later one) rows that the batch's other insertions and
-    /// destinations leave free, keeping their entry order. Returns whether anything changed.
+    /// section, one in a later section becomes its last row. The delegate is asked about each proposed move in
+    /// turn, so several moves of one batch must not collide: each retargeted move first leaves the section it was
+    /// proposed into (the batch's rows placed after it there close up), then the retargeted moves take, in entry
+    /// order, the first (toward an earlier section) or the last (toward a later one) rows of their source section
+    /// that the batch's other insertions and destinations leave free. Returns whether anything changed.
     private func retargetIntoSourceSection(_ draft: inout Draft, layout: BatchLayout) -> Bool {
         var retargeted: [(index: Int, toEarlier: Bool)] = []
         for (index, move) in draft.moveRows.enumerated() {
             let source = layout.finalSection(ofOld: move.from.section)!
-            if move.to.section != source {
-                retargeted.append((index, move.to.section < source))
-                draft.moveRows[index].to.section = source
-            }
+            if move.to.section != source { retargeted.append((index, move.to.section < source)) }
         }
         guard !retargeted.isEmpty else { return false }
+        for (index, _) in retargeted {
+            let left = draft.moveRows[index].to
+            // Row -1 until it is placed below, so that nothing closes up over it or counts it as taken.
+            draft.moveRows[index].to = RowPath(section: layout.finalSection(ofOld: draft.moveRows[index].from.section)!, row: -1)
+            for other in draft.insertRows.indices where draft.insertRows[other].at.section == left.section {
+                if draft.insertRows[other].at.row > left.row { draft.insertRows[other].at.row -= 1 }
+            }
+            for other in draft.moveRows.indices where draft.moveRows[other].to.section == left.section {
+                if draft.moveRows[other].to.row > left.row { draft.moveRows[other].to.row -= 1 }
+            }
+        }
         let counts = finalRowCounts(draft, layout: layout)
         var taken: [Int: Set<Int>] = [:]
         for insert in draft.insertRows { taken[insert.at.section, default: []].insert(insert.at.row) }
-        var isRetargeted = Array(repeating: false, count: draft.moveRows.count)
-        for (index, _) in retargeted { isRetargeted[index] = true }
-        for (index, move) in draft.moveRows.enumerated() where !isRetargeted[index] {
-            taken[move.to.section, default: []].insert(move.to.row)
-        }
+        for move in draft.moveRows where move.to.row >= 0 { taken[move.to.section, default: []].insert(move.to.row) }
         func place(_ index: Int, from start: Int, step: Int) {
             let section = draft.moveRows[index].to.section
             var row = start
