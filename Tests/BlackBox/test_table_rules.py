@@ -1,8 +1,10 @@
 """The table-view rules over a real server: limits lowered below a table's content (live and across a restart
 on the same SQLite file), last writer wins for concurrent edits of one row, and retargeting in a batch."""
+import json
 import urllib.request
 
 from conftest import Server
+from replica import Replica
 
 
 def snapshot(client, table):
@@ -115,3 +117,49 @@ def test_a_batch_whose_moves_are_retargeted_into_one_section_is_accepted(server)
     assert ack["resolved"] == [[1, 1], [1, 2]]
     assert values(snapshot(c, "within")) == [["a0"], ["b0", "b1", "b2"], ["c0"]]
     c.close()
+
+
+def test_a_section_reload_with_rows_replaces_them_for_every_replica(server):
+    editor, watcher = server.client(), server.client()
+    editor.ok({"type": "createTable", "table": "reload", "sections": [
+        {"header": "Packing", "rows": [{"value": "tent"}, {"value": "stove"}]}, section("rice")]})
+    catch_up, subscribed = watcher.subscribe("reload")
+    replica = Replica(catch_up[0])
+    base = subscribed["version"]
+    ack = editor.ok({"type": "editSection", "table": "reload", "base": base, "at": 0, "header": "Pack",
+                     "rows": [{"value": "tent"}, {"value": "lamp"}, {"value": "map"}]})
+    assert len(ack["created"]) == 3
+    update = watcher.next("update")
+    assert update["deleteRows"] == [[0, 0], [0, 1]] and update["reloadSections"] == [{"at": 0, "header": "Pack", "footer": None}]
+    replica.apply(update)
+    # A stale edit of a replaced row meets a deleted row; a stale delete of one is a no-op.
+    refused = editor.fails({"type": "edit", "table": "reload", "base": base, "at": [0, 1], "value": "x"}, "conflict")
+    assert refused["message"] == f"edit: row [0,1] of version {base} has been deleted since"
+    assert editor.ok({"type": "delete", "table": "reload", "base": base, "at": [0, 1]}).get("noop") is True
+    editor.fails({"type": "batch", "table": "reload", "reloadSections": [{"at": 1, "rows": []}],
+                  "insertRows": [{"at": [1, 0], "value": "tea"}]}, "invalid_batch")
+    editor.ok({"type": "batch", "table": "reload", "reloadSections": [{"at": 1, "rows": [{"value": "tea"}]}]})
+    replica.apply(watcher.next("update"))
+    final = snapshot(editor, "reload")
+    assert values(final) == [["tent", "lamp", "map"], ["tea"]]
+    assert replica.sections == final["sections"] and replica.version == final["version"]
+    editor.close()
+    watcher.close()
+
+
+def test_locked_rows_in_a_section_reload_need_the_admin_role(tmp_path):
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps({"tokens": [
+        {"token": "writer", "role": "write", "tables": ["*"]}, {"token": "admin", "role": "admin", "tables": ["*"]}]}))
+    server = Server("--tokens", str(tokens)).start()
+    admin, writer = server.client(token="admin"), server.client(token="writer")
+    admin.ok({"type": "createTable", "table": "locks", "sections": [section("a")]})
+    locked = [{"value": "b", "editable": False}]
+    writer.fails({"type": "editSection", "table": "locks", "at": 0, "rows": locked}, "forbidden")
+    writer.fails({"type": "batch", "table": "locks", "reloadSections": [{"at": 0, "rows": locked}]}, "forbidden")
+    writer.ok({"type": "editSection", "table": "locks", "at": 0, "rows": [{"value": "b"}]})
+    admin.ok({"type": "editSection", "table": "locks", "at": 0, "rows": locked})
+    assert snapshot(admin, "locks")["sections"][0]["rows"][0]["editable"] is False
+    admin.close()
+    writer.close()
+    server.stop()

@@ -4,7 +4,8 @@ extension TableEngine {
     /// puts the batch in canonical order.
     func finish(_ draft: Draft, intent: Intent) throws(TableError) -> Resolution {
         var draft = draft
-        let label = { (list: BatchList, index: Int) in intent.label(list, draft.origin(list, index)) }
+        try replaceReloadedRows(&draft, intent: intent)
+        let label = { (list: BatchList, index: Int) in draft.label(list, index, in: intent) }
         var layout = try table.layout(of: draft.batch(on: table), checkIDs: false, label: label)
         try checkRules(draft, label: label)
         if table.rules.moves == .withinSection, retargetIntoSourceSection(&draft, layout: layout) {
@@ -47,7 +48,8 @@ extension TableEngine {
 
         return Resolution(
             batch: batch.canonical, tableVersion: table.version, version: table.version + (changesNothing ? 0 : 1),
-            createdIDs: createdIDs, insertedSections: draft.insertSections.map(\.at), insertedRows: draft.insertRows.map(\.at),
+            createdIDs: createdIDs, insertedSections: draft.insertSections.map(\.at),
+            insertedRows: draft.insertRows.prefix(draft.sectionReloadInserts).map(\.at),
             movedSections: draft.moveSections.map(\.to), movedRows: draft.moveRows.map(\.to))
     }
 

@@ -15,7 +15,8 @@ public struct ClientBatch: Hashable, Sendable {
         }
     }
 
-    /// A change to a section's header and footer: for each, `nil` keeps it and `.some(nil)` clears it.
+    /// A change to a section's header and footer (for each, `nil` keeps it and `.some(nil)` clears it) and,
+    /// optionally, of all its rows (UIKit's `reloadSections:` reloads the rows too).
     public struct SectionReload: Hashable, Sendable {
         /// The section, before the update.
         public var section: SectionRef
@@ -23,11 +24,14 @@ public struct ClientBatch: Hashable, Sendable {
         public var header: String??
         /// The new footer; `nil` leaves it unchanged, `.some(nil)` clears it.
         public var footer: String??
+        /// The rows that replace all of the section's rows (with new ids), or `nil` to keep its rows.
+        public var rows: [RowContent]?
         /// Creates an entry.
-        public init(section: SectionRef, header: String?? = nil, footer: String?? = nil) {
+        public init(section: SectionRef, header: String?? = nil, footer: String?? = nil, rows: [RowContent]? = nil) {
             self.section = section
             self.header = header
             self.footer = footer
+            self.rows = rows
         }
     }
 
@@ -93,7 +97,7 @@ public struct ClientBatch: Hashable, Sendable {
     public var deleteSections: [SectionRef]
     /// Sections to insert.
     public var insertSections: [SectionInsert]
-    /// Sections whose header or footer change.
+    /// Sections whose header, footer or rows change.
     public var reloadSections: [SectionReload]
     /// Sections to move.
     public var moveSections: [SectionMove]

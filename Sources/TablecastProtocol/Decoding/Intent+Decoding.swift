@@ -23,7 +23,7 @@ extension ClientMessage {
         case "editSection":
             return .editSection(
                 try sectionRef(fields, "at"), header: try fields.nullableString("header"),
-                footer: try fields.nullableString("footer"))
+                footer: try fields.nullableString("footer"), rows: try sectionRows(fields, context: type))
         default:
             return .batch(try batch(fields, limits: limits))
         }
@@ -38,7 +38,7 @@ extension ClientMessage {
         for name in names { lists[name] = try fields.optionalArray(name) ?? [] }
         // Count before decoding anything, so an oversized batch costs no more than its parse.
         var entries = lists.values.reduce(0) { $0 + $1.count }
-        for section in lists["insertSections"]! {
+        for section in lists["insertSections"]! + lists["reloadSections"]! {
             if case .object(let members) = section, case .array(let rows)? = members["rows"] { entries += rows.count }
         }
         guard entries <= limits.maxBatchEntries else {
@@ -60,7 +60,7 @@ extension ClientMessage {
             reloadSections: try each("reloadSections") { (entry) throws(ProtocolError) in
                 .init(
                     section: try sectionRef(entry, "at"), header: try entry.nullableString("header"),
-                    footer: try entry.nullableString("footer"))
+                    footer: try entry.nullableString("footer"), rows: try sectionRows(entry, context: entry.context))
             },
             moveSections: try each("moveSections") { (entry) throws(ProtocolError) in
                 .init(from: try sectionRef(entry, "from"), to: try entry.index("to"))
@@ -94,11 +94,15 @@ extension ClientMessage {
     }
 
     static func sectionContent(_ fields: FieldReader, context: String) throws(ProtocolError) -> SectionContent {
-        let rows = try (fields.optionalArray("rows") ?? []).enumerated().map { (index, element) throws(ProtocolError) in
+        SectionContent(
+            header: try fields.nullableString("header") ?? nil, footer: try fields.nullableString("footer") ?? nil,
+            rows: try sectionRows(fields, context: context) ?? [])
+    }
+
+    /// The optional `rows` of a new or reloaded section.
+    private static func sectionRows(_ fields: FieldReader, context: String) throws(ProtocolError) -> [RowContent]? {
+        try fields.optionalArray("rows")?.enumerated().map { (index, element) throws(ProtocolError) in
             try rowContent(try FieldReader(element, context: "\(context).rows[\(index)]"), context: context)
         }
-        return SectionContent(
-            header: try fields.nullableString("header") ?? nil, footer: try fields.nullableString("footer") ?? nil,
-            rows: rows)
     }
 }

@@ -73,10 +73,11 @@ extension ClientMessage {
             var members = sectionRef(from, "from")
             members["to"] = .number(Double(to))
             return members
-        case .editSection(let section, let header, let footer):
+        case .editSection(let section, let header, let footer, let rows):
             var members = sectionRef(section, "at")
             if let header { members["header"] = header.map(JSONValue.string) ?? .null }
             if let footer { members["footer"] = footer.map(JSONValue.string) ?? .null }
+            members["rows"] = rows.map { .array($0.map { .object(newRow($0)) }) }
             return members
         case .batch(let batch):
             return batchMembers(batch)
@@ -102,6 +103,7 @@ extension ClientMessage {
                 var section = sectionRef(entry.section, "at")
                 if let header = entry.header { section["header"] = header.map(JSONValue.string) ?? .null }
                 if let footer = entry.footer { section["footer"] = footer.map(JSONValue.string) ?? .null }
+                section["rows"] = entry.rows.map { .array($0.map { .object(newRow($0)) }) }
                 return .object(section)
             })
         list(
