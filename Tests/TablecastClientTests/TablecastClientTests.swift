@@ -12,7 +12,7 @@ final class TablecastClientTests: XCTestCase {
             let s = Int.random(in: 0..<sections.count, using: &random)
             return RowPath(section: s, row: Int.random(in: 0...sections[s].rows.count, using: &random))
         }
-        let choice = rows.isEmpty ? 0 : Int.random(in: 0..<10, using: &random)
+        let choice = rows.isEmpty ? 0 : Int.random(in: 0..<11, using: &random)
         switch choice {
         case 0...2:
             return .insert(at: insertionPoint(), row: RowContent(value: .string(tag)))
@@ -27,6 +27,10 @@ final class TablecastClientTests: XCTestCase {
         case 7...8:
             let (path, id) = rows.randomElement(using: &random)!
             return .edit(RowRef(path, id: id), value: .string(tag))
+        case 9:
+            let s = Int.random(in: 0..<sections.count, using: &random)
+            let replacement = (0..<Int.random(in: 0...3, using: &random)).map { RowContent(value: .string("\(tag)-\($0)")) }
+            return .editSection(SectionRef(s, id: sections[s].id), rows: replacement)
         default:
             let (path, id) = rows.randomElement(using: &random)!
             return .batch(

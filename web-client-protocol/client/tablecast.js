@@ -714,7 +714,8 @@ export class TablecastClient extends Emitter {
     return this._intent('moveSection', table, fields);
   }
 
-  /** Changes a section's header/footer (absent keeps, null removes): `{at: s, header?, footer?, section?}`. */
+  /** Changes a section's header/footer (absent keeps, null removes) and, with `rows`, replaces all its rows:
+   * `{at: s, header?, footer?, rows?: [{value, editable?, movable?}], section?}`. */
   editSection(table, fields) {
     return this._intent('editSection', table, fields);
   }

@@ -54,7 +54,8 @@ extension TableEngine {
             draft.deleteSections.append((try section(ref, label(.deleteSections, index)), index))
         }
         for (index, reload) in client.reloadSections.enumerated() {
-            draft.reloadSections.append((try section(reload.section, label(.reloadSections, index)), reload.header, reload.footer, index))
+            draft.reloadSections.append(
+                (try section(reload.section, label(.reloadSections, index)), reload.header, reload.footer, reload.rows, index))
         }
         for (index, move) in client.moveSections.enumerated() {
             draft.moveSections.append((try section(move.from, label(.moveSections, index)), 0, index))

@@ -20,7 +20,8 @@ public struct ClientBatch: Hashable, Sendable {
         }
     }
 
-    /// A change to a section's header and footer: for each, `nil` keeps it and `.some(nil)` clears it.
+    /// A change to a section's header and footer (for each, `nil` keeps it and `.some(nil)` clears it) and,
+    /// optionally, of all its rows (UIKit's `reloadSections:` reloads the rows too).
     public struct SectionReload: Hashable, Sendable {
         /// The section, before the update.
         public var section: SectionRef
@@ -28,11 +29,14 @@ public struct ClientBatch: Hashable, Sendable {
         public var header: String??
         /// The new footer; `nil` leaves it unchanged, `.some(nil)` clears it.
         public var footer: String??
+        /// The rows that replace all of the section's rows (with new ids), or `nil` to keep its rows.
+        public var rows: [RowContent]?
         /// Creates an entry.
-        public init(section: SectionRef, header: String?? = nil, footer: String?? = nil) {
+        public init(section: SectionRef, header: String?? = nil, footer: String?? = nil, rows: [RowContent]? = nil) {
             self.section = section
             self.header = header
             self.footer = footer
+            self.rows = rows
         }
     }
 
@@ -98,7 +102,7 @@ public struct ClientBatch: Hashable, Sendable {
     public var deleteSections: [SectionRef]
     /// Sections to insert.
     public var insertSections: [SectionInsert]
-    /// Sections whose header or footer change.
+    /// Sections whose header, footer or rows change.
     public var reloadSections: [SectionReload]
     /// Sections to move.
     public var moveSections: [SectionMove]

@@ -15,8 +15,9 @@ public enum Intent: Hashable, Sendable {
     case deleteSection(SectionRef)
     /// Move a section (`moveSection:toSection:`).
     case moveSection(from: SectionRef, to: Int)
-    /// Change a section's header and footer: for each, `nil` keeps it and `.some(nil)` clears it.
-    case editSection(SectionRef, header: String?? = nil, footer: String?? = nil)
+    /// Change a section's header and footer (for each, `nil` keeps it and `.some(nil)` clears it) and, when `rows`
+    /// is given, replace all of its rows (`reloadSections:`).
+    case editSection(SectionRef, header: String?? = nil, footer: String?? = nil, rows: [RowContent]? = nil)
     /// Several changes at once, with `beginUpdates`/`endUpdates` index semantics.
     case batch(ClientBatch)
 
@@ -46,8 +47,8 @@ public enum Intent: Hashable, Sendable {
         case .insertSection(let at, let section): ClientBatch(insertSections: [.init(at: at, section: section)])
         case .deleteSection(let section): ClientBatch(deleteSections: [section])
         case .moveSection(let from, let to): ClientBatch(moveSections: [.init(from: from, to: to)])
-        case .editSection(let section, let header, let footer):
-            ClientBatch(reloadSections: [.init(section: section, header: header, footer: footer)])
+        case .editSection(let section, let header, let footer, let rows):
+            ClientBatch(reloadSections: [.init(section: section, header: header, footer: footer, rows: rows)])
         case .batch(let batch): batch
         }
     }

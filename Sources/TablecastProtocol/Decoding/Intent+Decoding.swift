@@ -13,7 +13,7 @@ extension ClientMessage {
     static let entryKeys: [BatchList: Set<String>] = [
         .deleteSections: ["at", "section"],
         .insertSections: SectionContent.jsonKeys.union(["at"]),
-        .reloadSections: ["at", "section", "header", "footer"],
+        .reloadSections: ["at", "section", "header", "footer", "rows"],
         .moveSections: ["from", "to", "section"],
         .deleteRows: ["at", "row"],
         .insertRows: RowContent.jsonKeys.union(["at"]),
@@ -38,7 +38,8 @@ extension ClientMessage {
         }
         // Count before decoding anything, so an oversized batch costs no more than its parse.
         var entries = lists.reduce(0) { $0 + $1.1.count }
-        for case (.insertSections, let sections) in lists {
+        // Inserted and reloaded sections carry rows, each of which counts as an entry.
+        for (list, sections) in lists where list == .insertSections || list == .reloadSections {
             for section in sections {
                 if case .object(let members) = section, case .array(let rows)? = members["rows"] { entries += rows.count }
             }
@@ -71,7 +72,10 @@ extension ClientMessage {
             batch.reloadSections.append(
                 .init(
                     section: try sectionRef(entry, "at"), header: try entry.optional("header", JSONDecode.nullableString),
-                    footer: try entry.optional("footer", JSONDecode.nullableString)))
+                    footer: try entry.optional("footer", JSONDecode.nullableString),
+                    rows: try entry.optional(
+                        "rows",
+                        JSONDecode.array { (value, path) throws(JSONDecodingError) in try RowContent(json: value, path: path) })))
         case .moveSections:
             batch.moveSections.append(
                 .init(from: try sectionRef(entry, "from"), to: try entry.required("to", JSONDecode.count)))
@@ -102,7 +106,7 @@ extension ClientMessage {
         if let entry = batch.deleteSections.first { return .deleteSection(entry) }
         if let entry = batch.moveSections.first { return .moveSection(from: entry.from, to: entry.to) }
         if let entry = batch.reloadSections.first {
-            return .editSection(entry.section, header: entry.header, footer: entry.footer)
+            return .editSection(entry.section, header: entry.header, footer: entry.footer, rows: entry.rows)
         }
         preconditionFailure("append(_:_:to:) adds one entry")
     }

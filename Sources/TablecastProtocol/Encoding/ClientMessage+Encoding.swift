@@ -75,6 +75,7 @@ extension ClientMessage {
                     var section = sectionRef(entry.section, "at")
                     if let header = entry.header { section["header"] = header.map(JSONValue.string) ?? .null }
                     if let footer = entry.footer { section["footer"] = footer.map(JSONValue.string) ?? .null }
+                    section["rows"] = entry.rows.map { .array($0.map { .object(newRow($0)) }) }
                     return section
                 }
             ),

@@ -48,7 +48,8 @@ extension Intent {
     /// Whether the intent sets a row's `editable` or `movable` flag, which only admins may do.
     var setsRowFlags: Bool {
         let batch = clientBatch
-        let inserted = batch.insertRows.map(\.row) + batch.insertSections.flatMap(\.section.rows)
+        let inserted =
+            batch.insertRows.map(\.row) + batch.insertSections.flatMap(\.section.rows) + batch.reloadSections.flatMap { $0.rows ?? [] }
         return inserted.contains { !$0.editable || !$0.movable }
             || batch.reloadRows.contains { $0.editable != nil || $0.movable != nil }
     }
