@@ -27,8 +27,11 @@ final class SectionReloadRowsTests: XCTestCase {
         ) { error in
             XCTAssertEqual((error as? ProtocolError)?.message, "batch has 3 entries; the limit is 2")
         }
+        XCTAssertThrowsError(try decode(#"{"type":"editSection","table":"t","at":0,"rows":[{"editable":true}]}"#)) { error in
+            XCTAssertEqual((error as? ProtocolError)?.message, "editSection.rows[0].value: missing")
+        }
         XCTAssertThrowsError(try decode(#"{"type":"editSection","table":"t","at":0,"rows":[{"val":1}]}"#)) { error in
-            XCTAssertEqual((error as? ProtocolError)?.message, "editSection.rows[0]: missing field 'value'")
+            XCTAssertEqual((error as? ProtocolError)?.message, "editSection.rows[0].val: unknown field")
         }
     }
 }
