@@ -7,11 +7,13 @@ extension RowPath {
 }
 
 extension Row {
-    /// `{"id", "value"}`, plus `"editable": false` / `"movable": false` only when a flag is off.
+    /// `{"id", "value"}`, plus `"editable": false` / `"movable": false` only when a flag is off and
+    /// `"editingStyle"` only when it is not `delete`.
     public var json: JSONValue {
         var members: [String: JSONValue] = ["id": .string(id), "value": value]
         if !editable { members["editable"] = false }
         if !movable { members["movable"] = false }
+        if editingStyle != .delete { members["editingStyle"] = .string(editingStyle.rawValue) }
         return .object(members)
     }
 
@@ -19,20 +21,23 @@ extension Row {
     public init(json: JSONValue) throws(JSONDecodingError) { try self.init(json: json, path: "") }
 
     init(json: JSONValue, path: String) throws(JSONDecodingError) {
-        let object = try ObjectReader(json, path: path, allowing: ["id", "value", "editable", "movable"])
+        let object = try ObjectReader(json, path: path, allowing: ["id", "value", "editable", "movable", "editingStyle"])
         self.init(
             id: try object.required("id", Decode.string), value: try object.required("value", Decode.any),
             editable: try object.optional("editable", Decode.bool) ?? true,
-            movable: try object.optional("movable", Decode.bool) ?? true)
+            movable: try object.optional("movable", Decode.bool) ?? true,
+            editingStyle: try object.optional("editingStyle", Decode.editingStyle) ?? .delete)
     }
 }
 
 extension RowContent {
-    /// `{"value"}`, plus `"editable": false` / `"movable": false` only when a flag is off.
+    /// `{"value"}`, plus `"editable": false` / `"movable": false` only when a flag is off and `"editingStyle"`
+    /// only when it is not `delete`.
     public var json: JSONValue {
         var members: [String: JSONValue] = ["value": value]
         if !editable { members["editable"] = false }
         if !movable { members["movable"] = false }
+        if editingStyle != .delete { members["editingStyle"] = .string(editingStyle.rawValue) }
         return .object(members)
     }
 
@@ -40,10 +45,11 @@ extension RowContent {
     public init(json: JSONValue) throws(JSONDecodingError) { try self.init(json: json, path: "") }
 
     init(json: JSONValue, path: String) throws(JSONDecodingError) {
-        let object = try ObjectReader(json, path: path, allowing: ["value", "editable", "movable"])
+        let object = try ObjectReader(json, path: path, allowing: ["value", "editable", "movable", "editingStyle"])
         self.init(
             value: try object.required("value", Decode.any), editable: try object.optional("editable", Decode.bool) ?? true,
-            movable: try object.optional("movable", Decode.bool) ?? true)
+            movable: try object.optional("movable", Decode.bool) ?? true,
+            editingStyle: try object.optional("editingStyle", Decode.editingStyle) ?? .delete)
     }
 }
 

@@ -13,7 +13,7 @@ extension ClientMessage {
         case "edit":
             return .edit(
                 try rowRef(fields, "at"), value: try fields.value("value"), editable: try fields.optionalBool("editable"),
-                movable: try fields.optionalBool("movable"))
+                movable: try fields.optionalBool("movable"), editingStyle: try editingStyle(fields))
         case "insertSection":
             return .insertSection(at: try fields.index("at"), section: try sectionContent(fields, context: type))
         case "deleteSection":
@@ -72,7 +72,8 @@ extension ClientMessage {
             reloadRows: try each("reloadRows") { (entry) throws(ProtocolError) in
                 .init(
                     row: try rowRef(entry, "at"), value: try entry.value("value"),
-                    editable: try entry.optionalBool("editable"), movable: try entry.optionalBool("movable"))
+                    editable: try entry.optionalBool("editable"), movable: try entry.optionalBool("movable"),
+                    editingStyle: try editingStyle(entry))
             },
             moveRows: try each("moveRows") { (entry) throws(ProtocolError) in
                 .init(from: try rowRef(entry, "from"), to: try entry.rowPath("to"))
@@ -90,7 +91,16 @@ extension ClientMessage {
     static func rowContent(_ fields: FieldReader, context: String) throws(ProtocolError) -> RowContent {
         RowContent(
             value: try fields.value("value"), editable: try fields.optionalBool("editable") ?? true,
-            movable: try fields.optionalBool("movable") ?? true)
+            movable: try fields.optionalBool("movable") ?? true, editingStyle: try editingStyle(fields) ?? .delete)
+    }
+
+    /// The optional `editingStyle` field: `"delete"`, `"insert"` or `"none"`.
+    private static func editingStyle(_ fields: FieldReader) throws(ProtocolError) -> EditingStyle? {
+        guard let name = try fields.optionalString("editingStyle") else { return nil }
+        guard let style = EditingStyle(rawValue: name) else {
+            throw fields.failure("editingStyle", "one of \"delete\", \"insert\", \"none\"")
+        }
+        return style
     }
 
     static func sectionContent(_ fields: FieldReader, context: String) throws(ProtocolError) -> SectionContent {

@@ -57,11 +57,12 @@ extension ClientMessage {
             var members = rowRef(from, "from")
             members["to"] = to.json
             return members
-        case .edit(let row, let value, let editable, let movable):
+        case .edit(let row, let value, let editable, let movable, let editingStyle):
             var members = rowRef(row, "at")
             members["value"] = value
             members["editable"] = editable.map(JSONValue.bool)
             members["movable"] = movable.map(JSONValue.bool)
+            members["editingStyle"] = editingStyle.map { .string($0.rawValue) }
             return members
         case .insertSection(let at, let section):
             guard case .object(var members) = newSection(section) else { return [:] }
@@ -126,6 +127,7 @@ extension ClientMessage {
                 row["value"] = entry.value
                 row["editable"] = entry.editable.map(JSONValue.bool)
                 row["movable"] = entry.movable.map(JSONValue.bool)
+                row["editingStyle"] = entry.editingStyle.map { .string($0.rawValue) }
                 return .object(row)
             })
         list(
@@ -150,11 +152,12 @@ extension ClientMessage {
         return members
     }
 
-    /// A new row: `{value, editable?, movable?}` with a flag only when it is `false`.
+    /// A new row: `{value, editable?, movable?, editingStyle?}` with a flag only when it is not its default.
     private static func newRow(_ row: RowContent) -> [String: JSONValue] {
         var members: [String: JSONValue] = ["value": row.value]
         if !row.editable { members["editable"] = false }
         if !row.movable { members["movable"] = false }
+        if row.editingStyle != .delete { members["editingStyle"] = .string(row.editingStyle.rawValue) }
         return members
     }
 
