@@ -6,6 +6,7 @@ public enum EditingStyle: String, Hashable, Sendable, CaseIterable {
     /// The insertion control: an add-item placeholder. It cannot be deleted or moved; rows may be inserted next
     /// to it.
     case insert
-    /// No control: the row cannot be deleted (its value may still be edited if it is editable).
+    /// No control: the row cannot be deleted (its value may still be edited if it is editable). Where an
+    /// optional style is expected, write `EditingStyle.none`: a bare `.none` there is `nil`.
     case none
 }
