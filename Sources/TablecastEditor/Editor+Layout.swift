@@ -7,7 +7,7 @@ extension Editor {
         ("↑ ↓  k j", "move the cursor (g G: first, last)"),
         ("a  +", "add a row after the cursor (insertion control / Add; on a ⊕ row: before it)"),
         ("A", "add a new section after the cursor's section"),
-        ("Enter  e", "edit the row's value in place (on a section line: its header)"),
+        ("Enter  e", "edit the row's value in place (on a section line: its header; on a ⊕ row: add a row)"),
         ("h  f", "edit the section's header / footer"),
         ("d  Del", "delete the row (swipe-to-delete), or on a section line the section; y confirms"),
         ("K  J", "move the row up / down (reorder control), or on a section line the section"),

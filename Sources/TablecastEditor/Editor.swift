@@ -272,6 +272,11 @@ public struct Editor: Sendable {
             switch cursor {
             case .row(let id):
                 guard let path = path(ofRow: id), let row = table.row(at: path) else { return [] }
+                if row.editingStyle == .insert || isReserved(path) {
+                    // The insertion control: a new row goes just above the placeholder.
+                    mode = .input(Input(purpose: .addRow(after: cursor), text: "", prompt: "New row"))
+                    return []
+                }
                 if !row.editable {
                     status = Status(text: "this row is not editable", isError: true)
                     return []
@@ -379,7 +384,8 @@ public struct Editor: Sendable {
         switch item {
         case .row(let id):
             guard let path = path(ofRow: id), let row = table.row(at: path) else { return nil }
-            return RowPath(section: path.section, row: row.editingStyle == .insert ? path.row : path.row + 1)
+            let placeholder = row.editingStyle == .insert || isReserved(path)
+            return RowPath(section: path.section, row: placeholder ? path.row : path.row + 1)
         case .section(let id):
             return index(ofSection: id).map { RowPath(section: $0, row: 0) }
         case nil:

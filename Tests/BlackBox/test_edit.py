@@ -349,9 +349,18 @@ def test_sections_placeholders_and_copy_paste_as_a_writer(tmp_path):
         tmux.keys("alice", "y")
         screen = tmux.wait("alice", lambda s: "Bakery" not in s and "delete section: done" in s, "Bakery deleted")
 
+        # Enter on the placeholder is its insertion control: the new row goes just above it.
+        tmux.keys("alice", "g", "j", "j")
+        tmux.wait("alice", lambda s: "▶" in line_with(s, "Add fruit"), "the cursor on the placeholder")
+        tmux.keys("alice", "Enter")
+        tmux.wait_for("alice", "New row:")
+        tmux.type("alice", "kiwi")
+        tmux.keys("alice", "Enter")
+        tmux.wait("alice", lambda s: body(s)[1:4] == ["apple", "kiwi", "⊕ Add fruit…"], "kiwi above the placeholder")
+
         catch_up, _ = admin.subscribe("styled")
         rows = [[(r["value"], r.get("editable", True)) for r in sec["rows"]] for sec in catch_up[0]["sections"]]
-        assert rows == [[("apple", True), ("Add fruit…", True), ("water", True), ("pinned", False)],
+        assert rows == [[("apple", True), ("kiwi", True), ("Add fruit…", True), ("water", True), ("pinned", False)],
                         [("milk", True), ("pinned", True)]]
         admin.close()
         tmux.keys("alice", "q")

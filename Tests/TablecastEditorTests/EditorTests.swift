@@ -348,11 +348,13 @@ final class EditorTests: XCTestCase {
             lines[4...7].map { $0.replacingOccurrences(of: " +$", with: "", options: .regularExpression) },
             ["          fig  (locked)", "        ⊕ Add…", "          water                        ≡", "    [ ] ⊖ kiwi                         ≡"])
         editor.setCursor(.row("r3"))
-        _ = editor.handle(.character("a"))
-        _ = type("pear", into: &editor)
-        XCTAssertEqual(
-            editor.handle(.enter),
-            [.send(.insert(at: RowPath(section: 0, row: 1), row: RowContent(value: "pear")), base: 0, label: "insert", requested: RowPath(section: 0, row: 1))])
+        for key in [Key.character("a"), .enter] {  // a, or Enter on the insertion control
+            XCTAssertEqual(editor.handle(key), [])
+            _ = type("pear", into: &editor)
+            XCTAssertEqual(
+                editor.handle(.enter),
+                [.send(.insert(at: RowPath(section: 0, row: 1), row: RowContent(value: "pear")), base: 0, label: "insert", requested: RowPath(section: 0, row: 1))])
+        }
     }
 
     /// A copied locked row pastes as an ordinary row: flags are an admin's decision, which a writer may not send.
