@@ -528,6 +528,12 @@ def test_rows_show_the_control_of_their_editing_style(server, browser, admin, ta
         controls = a.page.eval("""Object.fromEntries(__t.rows().map((r) => [r.querySelector('.value').textContent,
             [!!r.querySelector('.select'), !!r.querySelector('.minus'), !!r.querySelector('.swipe-delete')]]))""")
         assert controls == {"apple": [True, True, True], "water": [False, False, False], "pinned": [False, False, False]}
+        # Dragged below the last row, a row goes to the end: a placeholder in the middle does not catch it.
+        a.page.wait_for("document.querySelector('#presence .badge.editing') !== null")
+        handle = a.center("__t.row('apple').querySelector('.handle')")
+        _, bottom = a.page.eval("(() => { const r = __t.row('pinned').getBoundingClientRect(); return [0, r.bottom - 4]; })()")
+        a.page.mouse_drag(handle, (handle[0], bottom))
+        a.wait_values([["water", "pinned", "apple"]])
         # The none row cannot be swiped (nor is the drag taken for a tap that edits it), nor deleted from the
         # keyboard.
         a.click("document.querySelector('#edit-toggle')")
@@ -545,8 +551,8 @@ def test_rows_show_the_control_of_their_editing_style(server, browser, admin, ta
         assert a.page.eval("document.querySelector('.new-row').nextElementSibling.classList.contains('placeholder')")
         a.page.type_text("pear")
         a.page.key("Enter", text="\r")
-        a.wait_values([["apple", "pear", "water", "pinned"]])
-        assert server_values(admin, table_name) == [["apple", "pear", "Add item…", "water", "pinned"]]
+        a.wait_values([["pear", "water", "pinned", "apple"]])
+        assert server_values(admin, table_name) == [["pear", "Add item…", "water", "pinned", "apple"]]
     finally:
         a.close()
 

@@ -1082,8 +1082,8 @@ function dropGap(y) {
     const rect = r.getBoundingClientRect();
     if (y < rect.top + rect.height / 2) return { s: best.s, r: Number(r.dataset.r), before: r, list: best.list };
   }
-  // After the last movable row: before the placeholder if there is one, else the end of the section.
-  const placeholder = rows.find((r) => r.classList.contains('placeholder'));
+  // After the last movable row: before the section's last row if it is a placeholder, else the end of the section.
+  const placeholder = rows[rows.length - 1]?.classList.contains('placeholder') ? rows[rows.length - 1] : null;
   if (placeholder) return { s: best.s, r: Number(placeholder.dataset.r), before: placeholder, list: best.list };
   return { s: best.s, r: best.list.querySelectorAll('.row[data-id]').length, before: null, list: best.list };
 }
