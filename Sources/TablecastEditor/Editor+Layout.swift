@@ -15,7 +15,7 @@ extension Editor {
         ("E", "editing mode on/off (delete & reorder controls, multi-select)"),
         ("Space", "in editing mode: select / unselect the row (the cursor stays)"),
         ("D", "in editing mode: delete all selected rows in one batch"),
-        ("c  p", "copy the row / paste a copy after the cursor"),
+        ("c  p", "copy the row's value / paste it as a new row after the cursor"),
         ("r", "refresh (pull-to-refresh): resync from the server"),
         ("Esc", "cancel input, clear the status line"),
         ("?", "this help (any key closes it)"),
@@ -72,10 +72,11 @@ extension Editor {
                     let here = cursor == .row(row.id)
                     if here { cursorLine = body.count }
                     var left = here ? "▶   " : "    "
-                    let placeholder = row.editingStyle == .insert || isReserved(RowPath(section: s, row: r))
+                    let path = RowPath(section: s, row: r)
+                    let placeholder = row.editingStyle == .insert || isReserved(path)
                     if editing {
                         // The row's editing control: ⊖ delete, ⊕ insertion (add-item placeholder), none.
-                        let deletable = deleteRefusal(row.id) == nil
+                        let deletable = deleteRefusal(row, at: path) == nil
                         left += deletable ? (selection.contains(row.id) ? "[x] ⊖ " : "[ ] ⊖ ") : placeholder ? "    ⊕ " : "      "
                     } else if placeholder {
                         left += "⊕ "
@@ -83,7 +84,7 @@ extension Editor {
                     left += Self.display(row.value)
                     if !row.editable { left += "  (locked)" }
                     var right = editors[row.id].map { "✎ " + $0.joined(separator: ", ") } ?? ""
-                    if editing && row.movable && !placeholder && table.rules.moves != .none { right += right.isEmpty ? "≡" : "  ≡" }
+                    if editing && moveRefusal(row, at: path) == nil { right += right.isEmpty ? "≡" : "  ≡" }
                     body.append(Self.join(left, right, width: width))
                 }
                 if let footer = section.footer { body.append("    └ " + footer) }

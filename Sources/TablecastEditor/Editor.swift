@@ -329,8 +329,7 @@ public struct Editor: Sendable {
             status = Status(text: editing ? "editing mode: space selects, D deletes the selected rows" : "done editing", isError: false)
             return [.setEditing(editing)]
         case .character(" "):
-            // Selects in place (the cursor stays, as a tap on a row's checkbox does): what is selected is what
-            // the cursor is on.
+            // Selects in place, as a tap on a row's checkbox does: the cursor stays on the row.
             guard editing, let id = cursorRow else { return [] }
             if selection.contains(id) {
                 selection.remove(id)
@@ -402,16 +401,11 @@ public struct Editor: Sendable {
             status = Status(text: "put the cursor on a row to move it", isError: true)
             return []
         }
-        let count = table.sections[from.section].rows.count
-        let refusal: String? =
-            if table.rules.moves == .none { "rows cannot be moved in this table" }
-            else if !row.movable { "this row cannot be moved" }
-            else if row.editingStyle == .insert || isReserved(from) { "this row is an add-item placeholder: it cannot be moved" }
-            else { nil }
-        if let refusal {
+        if let refusal = moveRefusal(row, at: from) {
             status = Status(text: refusal, isError: true)
             return []
         }
+        let count = table.sections[from.section].rows.count
         let to: RowPath
         switch direction {
         case .up:
@@ -444,12 +438,25 @@ public struct Editor: Sendable {
         return [.send(.moveSection(from: SectionRef(from, id: id), to: to), base: table.version, label: "move section", requested: nil)]
     }
 
-    /// Why the row cannot be deleted, as the server would refuse it, or nil when it can.
+    /// Why the row with this id cannot be deleted, as the server would refuse it, or nil when it can.
     func deleteRefusal(_ id: String) -> String? {
         guard let path = path(ofRow: id), let row = table.row(at: path) else { return nil }
+        return deleteRefusal(row, at: path)
+    }
+
+    /// Why `row`, at `path`, cannot be deleted, or nil when it can.
+    func deleteRefusal(_ row: Row, at path: RowPath) -> String? {
         if !row.editable { return "this row is locked: it cannot be deleted" }
         if row.editingStyle == .insert || isReserved(path) { return "this row is an add-item placeholder: it cannot be deleted" }
         if row.editingStyle == .none { return "this row cannot be deleted" }
+        return nil
+    }
+
+    /// Why the row cannot be moved, as the server would refuse it, or nil when it can.
+    func moveRefusal(_ row: Row, at path: RowPath) -> String? {
+        if table.rules.moves == .none { return "rows cannot be moved in this table" }
+        if !row.movable { return "this row cannot be moved" }
+        if row.editingStyle == .insert || isReserved(path) { return "this row is an add-item placeholder: it cannot be moved" }
         return nil
     }
 
