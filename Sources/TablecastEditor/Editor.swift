@@ -149,6 +149,15 @@ public struct Editor: Sendable {
         }
         let rowIDs = Set(items.compactMap { if case .row(let id) = $0 { id } else { nil } })
         selection.formIntersection(rowIDs)
+        // A selected row that can no longer be deleted (an admin locked it) leaves the selection.
+        if !selection.isEmpty {
+            for (s, section) in table.sections.enumerated() {
+                for (r, row) in section.rows.enumerated()
+                where selection.contains(row.id) && deleteRefusal(row, at: RowPath(section: s, row: r)) != nil {
+                    selection.remove(row.id)
+                }
+            }
+        }
         switch mode {
         case .input(let input):
             switch input.purpose {

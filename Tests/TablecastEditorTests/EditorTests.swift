@@ -313,6 +313,14 @@ final class EditorTests: XCTestCase {
         _ = editor.handle(.character(" "))
         XCTAssertEqual(editor.selection, [])
         XCTAssertEqual(editor.status?.text, "this row cannot be deleted")
+        // A selected row that an admin locks meanwhile leaves the selection, so D never sends it.
+        editor.setCursor(.row("r5"))
+        _ = editor.handle(.character(" "))
+        XCTAssertEqual(editor.selection, ["r5"])
+        var table = editor.table
+        table.sections[0].rows[3].editable = false
+        editor.replaceTable(table)
+        XCTAssertEqual(editor.selection, [])
         // The table-wide reserved last row too.
         var rules = TableRules()
         rules.reserveLastRow = true
