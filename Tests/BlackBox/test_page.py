@@ -528,6 +528,14 @@ def test_rows_show_the_control_of_their_editing_style(server, browser, admin, ta
         controls = a.page.eval("""Object.fromEntries(__t.rows().map((r) => [r.querySelector('.value').textContent,
             [!!r.querySelector('.select'), !!r.querySelector('.minus'), !!r.querySelector('.swipe-delete')]]))""")
         assert controls == {"apple": [True, True, True], "water": [False, False, False], "pinned": [False, False, False]}
+        # A selected row that an admin locks leaves the selection (and loses its controls).
+        a.click("__t.row('apple').querySelector('.select')")
+        a.page.wait_for("document.querySelector('#delete-selected').textContent === 'Delete selected (1)'")
+        admin.ok({"type": "edit", "table": table_name, "at": [0, 0], "value": "apple", "editable": False})
+        a.page.wait_for("document.querySelector('#delete-selected').textContent === 'Delete selected'")
+        assert a.page.eval("__t.row('apple').querySelector('.select') === null")
+        admin.ok({"type": "edit", "table": table_name, "at": [0, 0], "value": "apple", "editable": True})
+        a.page.wait_for("__t.row('apple').querySelector('.select') !== null")
         # Dragged below the last row, a row goes to the end: a placeholder in the middle does not catch it.
         a.page.wait_for("document.querySelector('#presence .badge.editing') !== null")
         handle = a.center("__t.row('apple').querySelector('.handle')")

@@ -307,7 +307,9 @@ function render() {
   renderPresence();
   const sections = replica.sections;
   const ids = new Set(sections.flatMap((s) => s.rows.map((row) => row.id)));
-  for (const id of [...ui.selected]) if (!ids.has(id)) ui.selected.delete(id);
+  // Selected rows that are gone, or can no longer be deleted (an admin locked them), leave the selection.
+  const deletable = new Set(sections.flatMap((section) => section.rows.filter((row, r) => canDelete(row, section, r)).map((row) => row.id)));
+  for (const id of [...ui.selected]) if (!deletable.has(id)) ui.selected.delete(id);
   if (ui.revealed && !ids.has(ui.revealed)) ui.revealed = null;
   if (ui.inline?.kind === 'row' && !ids.has(ui.inline.id)) {
     ui.inline = null;
