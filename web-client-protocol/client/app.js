@@ -321,7 +321,7 @@ function render() {
   container.replaceChildren(...sections.map((section, s) => renderSection(section, s)));
   const newAtTop = ui.inline?.kind === 'new' && ui.inline.id === null;
   if (newAtTop) container.append(newRowEditor(null));
-  $('#empty').hidden = sections.some((section) => section.rows.length) || newAtTop;
+  $('#empty').hidden = sections.some((section) => section.rows.length) || newAtTop || ui.editing;
 
   // Focus stays on the same control across renders; if that control is gone (its row was deleted) and focus
   // was in the list, it goes to the row remembered as the fallback.
@@ -354,7 +354,7 @@ function renderSection(section, s) {
     if (before === row.id) list.append(newRowEditor(section));
     list.append(isPlaceholder(section, r) ? placeholderRow(section, row, s, r) : renderRow(section, row, s, r));
   });
-  if (!section.rows.length && !newHere) {
+  if (!section.rows.length && !newHere && !(ui.editing && !rules().reserveLastRow)) { // editing mode has 'Add row' there
     list.append(el('li', { class: 'empty-section', role: 'listitem', text: 'No rows' }));
   }
   if (newHere && !before) list.append(newRowEditor(section));
