@@ -224,4 +224,32 @@ final class TablecastClientTests: XCTestCase {
         await b.close()
         await server.tearDown()
     }
+
+    /// A row's editing style reaches every replica (in the snapshot and in updates), and the server's refusals
+    /// of what it forbids arrive as protocol errors with their code.
+    func testEditingStyleIsReplicatedAndEnforced() async throws {
+        let server = try await TestServer()
+        let a = try TablecastClient(configuration: .init(url: server.url, clientID: "a", name: "Ana"))
+        let b = try TablecastClient(configuration: .init(url: server.url, clientID: "b", name: "Bo"))
+        a.connect()
+        b.connect()
+        try await a.createTable("e", sections: [SectionContent(rows: [RowContent(value: "Add", editingStyle: .insert), RowContent(value: 1)])])
+        try await a.subscribe("e")
+        try await b.subscribe("e")
+        XCTAssertEqual(b.replica(of: "e")!.table.sections[0].rows.map(\.editingStyle), [.insert, .delete])
+        do {
+            try await a.delete("e", at: RowPath(section: 0, row: 0))
+            XCTFail("deleted the add-item placeholder")
+        } catch let error as ProtocolError {
+            XCTAssertEqual(error.code, .notEditable)
+        }
+        try await a.insert("e", at: RowPath(section: 0, row: 2), value: 2, editingStyle: .none)
+        try await a.send(.edit(RowRef(RowPath(section: 0, row: 0)), value: "Add", editingStyle: .delete), to: "e")
+        try await eventually { b.replica(of: "e")!.version == 2 }
+        XCTAssertEqual(b.replica(of: "e")!.table.sections[0].rows.map(\.editingStyle), [.delete, .delete, .none])
+        XCTAssertEqual(b.replica(of: "e")!.table, a.replica(of: "e")!.table)
+        await a.close()
+        await b.close()
+        await server.tearDown()
+    }
 }

@@ -44,6 +44,12 @@ final class RoundTripTests: XCTestCase {
             ClientMessage(.intent(table: "t", base: 2, .move(from: RowRef(p(0, 3), id: "r1"), to: p(1, 0)))),
             ClientMessage(.intent(table: "t", base: 2, .edit(RowRef(p(0, 3)), value: "new", editable: false, movable: true))),
             ClientMessage(.intent(table: "t", base: 2, .edit(RowRef(p(0, 3), id: "r3"), value: [1, 2]))),
+            ClientMessage(.intent(table: "t", base: 2, .edit(RowRef(p(0, 3)), value: "Add", editingStyle: .insert))),
+            ClientMessage(.intent(table: "t", base: 2, .insert(at: p(0, 0), row: RowContent(value: "w", editingStyle: .none)))),
+            ClientMessage(
+                .intent(
+                    table: "t", base: 2,
+                    .batch(ClientBatch(reloadRows: [.init(row: RowRef(p(0, 1)), value: 1, editingStyle: .delete)])))),
             ClientMessage(.intent(table: "t", base: 2, .insertSection(at: 1, section: SectionContent(header: "H", rows: [RowContent(value: 1)])))),
             ClientMessage(.intent(table: "t", base: 2, .deleteSection(SectionRef(1, id: "s2")))),
             ClientMessage(.intent(table: "t", base: 2, .moveSection(from: SectionRef(1), to: 0))),
@@ -91,7 +97,9 @@ final class RoundTripTests: XCTestCase {
 
     func testEveryServerMessageRoundTrips() throws {
         let table = Table(contents: [
-            SectionContent(header: "Fruit", footer: "f", rows: [RowContent(value: "fig"), RowContent(value: [1, true], movable: false)]),
+            SectionContent(
+                header: "Fruit", footer: "f",
+                rows: [RowContent(value: "fig"), RowContent(value: [1, true], movable: false), RowContent(value: "+", editingStyle: .insert)]),
             SectionContent(),
         ])
         let engine = TableEngine(table: table)
@@ -103,7 +111,7 @@ final class RoundTripTests: XCTestCase {
                     moveSections: [.init(from: SectionRef(1), to: 2)],
                     deleteRows: [RowRef(RowPath(section: 0, row: 0))],
                     insertRows: [.init(at: RowPath(section: 0, row: 1), row: RowContent(value: "new"))],
-                    reloadRows: [.init(row: RowRef(RowPath(section: 0, row: 1)), value: "edited", editable: true)])),
+                    reloadRows: [.init(row: RowRef(RowPath(section: 0, row: 1)), value: "edited", editable: true, editingStyle: EditingStyle.none)])),
             base: 0)
         let rules = TableRules(moves: .withinSection, reserveLastRow: true)
         let messages: [ServerMessage] = [

@@ -189,6 +189,9 @@ export class Replica {
         if (entry[flag] === false) row[flag] = false;
         else if (entry[flag] === true) delete row[flag];
       }
+      // An absent editingStyle is 'delete'; keep rows in that canonical shape too.
+      if (entry.editingStyle === 'delete') delete row.editingStyle;
+      else if (entry.editingStyle) row.editingStyle = entry.editingStyle;
       old[entry.at[0]].rows[entry.at[1]] = row;
     });
 
@@ -679,7 +682,7 @@ export class TablecastClient extends Emitter {
   // `fields` are the intent's fields as in the protocol; `base` defaults to the subscribed replica's version
   // and `ref` to a fresh one.
 
-  /** Inserts a row: `{at: [s, r], value, editable?, movable?}`. @returns {Promise<object>} the ack */
+  /** Inserts a row: `{at: [s, r], value, editable?, movable?, editingStyle?}`. @returns {Promise<object>} the ack */
   insert(table, fields) {
     return this._intent('insert', table, fields);
   }

@@ -69,12 +69,17 @@ public struct Batch: Hashable, Sendable {
         public var editable: Bool?
         /// The new `movable` flag, or `nil` to keep it.
         public var movable: Bool?
+        /// The new editing style, or `nil` to keep it.
+        public var editingStyle: EditingStyle?
         /// Creates an entry.
-        public init(at: RowPath, value: JSONValue, editable: Bool? = nil, movable: Bool? = nil) {
+        public init(
+            at: RowPath, value: JSONValue, editable: Bool? = nil, movable: Bool? = nil, editingStyle: EditingStyle? = nil
+        ) {
             self.at = at
             self.value = value
             self.editable = editable
             self.movable = movable
+            self.editingStyle = editingStyle
         }
     }
 

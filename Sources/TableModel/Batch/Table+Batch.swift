@@ -31,6 +31,7 @@ extension Table {
             row.value = reload.value
             if let editable = reload.editable { row.editable = editable }
             if let movable = reload.movable { row.movable = movable }
+            if let editingStyle = reload.editingStyle { row.editingStyle = editingStyle }
             sections[reload.at.section].rows[reload.at.row] = row
         }
         for reload in batch.reloadSections {

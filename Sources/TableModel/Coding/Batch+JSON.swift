@@ -2,7 +2,7 @@ extension Batch {
     /// The update as clients receive it: all eight lists, index paths as `[section, row]`:
     /// `deleteSections: [s]`, `insertSections: [{at, section}]`, `reloadSections: [{at, header, footer}]`,
     /// `moveSections: [{from, to}]`, `deleteRows: [[s, r]]`, `insertRows: [{at, row}]`,
-    /// `reloadRows: [{at, value, editable?, movable?}]`, `moveRows: [{from, to}]`.
+    /// `reloadRows: [{at, value, editable?, movable?, editingStyle?}]`, `moveRows: [{from, to}]`.
     public var json: JSONValue {
         .object([
             "deleteSections": .array(deleteSections.map { .number(Double($0)) }),
@@ -15,6 +15,7 @@ extension Batch {
                 var members: [String: JSONValue] = ["at": reload.at.json, "value": reload.value]
                 if let editable = reload.editable { members["editable"] = .bool(editable) }
                 if let movable = reload.movable { members["movable"] = .bool(movable) }
+                if let editingStyle = reload.editingStyle { members["editingStyle"] = .string(editingStyle.rawValue) }
                 return .object(members)
             }),
             "moveRows": .array(moveRows.map { .object(["from": $0.from.json, "to": $0.to.json]) }),
@@ -50,10 +51,11 @@ extension Batch {
                     row: try entry.required("row") { (value, path) throws(JSONDecodingError) in try Row(json: value, path: path) })
             }) ?? [],
             reloadRows: try object.optional("reloadRows", JSONDecode.array { (value, path) throws(JSONDecodingError) in
-                let entry = try JSONObjectReader(value, path: path, allowing: ["at", "value", "editable", "movable"])
+                let entry = try JSONObjectReader(value, path: path, allowing: ["at", "value", "editable", "movable", "editingStyle"])
                 return RowReload(
                     at: try entry.required("at", JSONDecode.rowPath), value: try entry.required("value", JSONDecode.any),
-                    editable: try entry.optional("editable", JSONDecode.bool), movable: try entry.optional("movable", JSONDecode.bool))
+                    editable: try entry.optional("editable", JSONDecode.bool), movable: try entry.optional("movable", JSONDecode.bool),
+                    editingStyle: try entry.optional("editingStyle", JSONDecode.editingStyle))
             }) ?? [],
             moveRows: try object.optional("moveRows", JSONDecode.array { (value, path) throws(JSONDecodingError) in
                 let entry = try JSONObjectReader(value, path: path, allowing: ["from", "to"])

@@ -97,6 +97,14 @@ public enum JSONDecode {
         return bool
     }
 
+    /// A row's editing style: `"delete"`, `"insert"` or `"none"`.
+    public static func editingStyle(_ value: JSONValue, _ path: String) throws(JSONDecodingError) -> EditingStyle {
+        guard case .string(let name) = value, let style = EditingStyle(rawValue: name) else {
+            throw mismatch("one of \"delete\", \"insert\", \"none\"", value, path)
+        }
+        return style
+    }
+
     /// A non-negative integer that a double represents exactly (below 2^53).
     public static func count(_ value: JSONValue, _ path: String) throws(JSONDecodingError) -> Int {
         guard case .number(let number) = value, number >= 0, number < 9_007_199_254_740_992, number.rounded(.towardZero) == number

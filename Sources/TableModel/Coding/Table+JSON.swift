@@ -7,11 +7,13 @@ extension RowPath {
 }
 
 extension Row {
-    /// `{"id", "value"}`, plus `"editable": false` / `"movable": false` only when a flag is off.
+    /// `{"id", "value"}`, plus `"editable": false` / `"movable": false` only when a flag is off and
+    /// `"editingStyle"` only when it is not `delete`.
     public var json: JSONValue {
         var members: [String: JSONValue] = ["id": .string(id), "value": value]
         if !editable { members["editable"] = false }
         if !movable { members["movable"] = false }
+        if editingStyle != .delete { members["editingStyle"] = .string(editingStyle.rawValue) }
         return .object(members)
     }
 
@@ -20,20 +22,23 @@ extension Row {
 
     /// Decodes ``json`` found at `path`, which errors name.
     public init(json: JSONValue, path: String) throws(JSONDecodingError) {
-        let object = try JSONObjectReader(json, path: path, allowing: ["id", "value", "editable", "movable"])
+        let object = try JSONObjectReader(json, path: path, allowing: ["id", "value", "editable", "movable", "editingStyle"])
         self.init(
             id: try object.required("id", JSONDecode.string), value: try object.required("value", JSONDecode.any),
             editable: try object.optional("editable", JSONDecode.bool) ?? true,
-            movable: try object.optional("movable", JSONDecode.bool) ?? true)
+            movable: try object.optional("movable", JSONDecode.bool) ?? true,
+            editingStyle: try object.optional("editingStyle", JSONDecode.editingStyle) ?? .delete)
     }
 }
 
 extension RowContent {
-    /// `{"value"}`, plus `"editable": false` / `"movable": false` only when a flag is off.
+    /// `{"value"}`, plus `"editable": false` / `"movable": false` only when a flag is off and `"editingStyle"`
+    /// only when it is not `delete`.
     public var json: JSONValue {
         var members: [String: JSONValue] = ["value": value]
         if !editable { members["editable"] = false }
         if !movable { members["movable"] = false }
+        if editingStyle != .delete { members["editingStyle"] = .string(editingStyle.rawValue) }
         return .object(members)
     }
 
@@ -46,13 +51,14 @@ extension RowContent {
     }
 
     /// The members of the content's JSON form.
-    public static let jsonKeys: Set<String> = ["value", "editable", "movable"]
+    public static let jsonKeys: Set<String> = ["value", "editable", "movable", "editingStyle"]
 
     /// Reads the content's members (``jsonKeys``) from `object`, which may hold others (a protocol message's).
     public init(reading object: JSONObjectReader) throws(JSONDecodingError) {
         self.init(
             value: try object.required("value", JSONDecode.any), editable: try object.optional("editable", JSONDecode.bool) ?? true,
-            movable: try object.optional("movable", JSONDecode.bool) ?? true)
+            movable: try object.optional("movable", JSONDecode.bool) ?? true,
+            editingStyle: try object.optional("editingStyle", JSONDecode.editingStyle) ?? .delete)
     }
 }
 

@@ -7,7 +7,7 @@ struct Draft {
     var moveSections: [(from: Int, to: Int, origin: Int)] = []
     var deleteRows: [(path: RowPath, origin: Int)] = []
     var insertRows: [(at: RowPath, content: RowContent, origin: Int)] = []
-    var reloadRows: [(at: RowPath, value: JSONValue, editable: Bool?, movable: Bool?, origin: Int)] = []
+    var reloadRows: [(at: RowPath, value: JSONValue, editable: Bool?, movable: Bool?, editingStyle: EditingStyle?, origin: Int)] = []
     var moveRows: [(from: RowPath, to: RowPath, origin: Int)] = []
     /// Where the rows that section reloads replace begin in `deleteRows` and `insertRows`: they follow the client's
     /// own entries, and their origin is the reloadSections entry's.
@@ -42,7 +42,7 @@ struct Draft {
         moveSections = client.moveSections.enumerated().map { ($1.from.index, $1.to, $0) }
         deleteRows = client.deleteRows.enumerated().map { ($1.path, $0) }
         insertRows = client.insertRows.enumerated().map { ($1.at, $1.row, $0) }
-        reloadRows = client.reloadRows.enumerated().map { ($1.row.path, $1.value, $1.editable, $1.movable, $0) }
+        reloadRows = client.reloadRows.enumerated().map { ($1.row.path, $1.value, $1.editable, $1.movable, $1.editingStyle, $0) }
         moveRows = client.moveRows.enumerated().map { ($1.from.path, $1.to, $0) }
     }
 
@@ -58,7 +58,9 @@ struct Draft {
                     at: insert.at,
                     section: Section(
                         id: "", header: insert.content.header, footer: insert.content.footer,
-                        rows: insert.content.rows.map { Row(id: "", value: $0.value, editable: $0.editable, movable: $0.movable) }))
+                        rows: insert.content.rows.map {
+                            Row(id: "", value: $0.value, editable: $0.editable, movable: $0.movable, editingStyle: $0.editingStyle)
+                        }))
             },
             reloadSections: reloadSections.map { reload in
                 let current = table.sections.indices.contains(reload.at) ? table.sections[reload.at] : nil
@@ -68,9 +70,15 @@ struct Draft {
             moveSections: moveSections.map { .init(from: $0.from, to: $0.to) },
             deleteRows: deleteRows.map(\.path),
             insertRows: insertRows.map {
-                .init(at: $0.at, row: Row(id: "", value: $0.content.value, editable: $0.content.editable, movable: $0.content.movable))
+                .init(
+                    at: $0.at,
+                    row: Row(
+                        id: "", value: $0.content.value, editable: $0.content.editable, movable: $0.content.movable,
+                        editingStyle: $0.content.editingStyle))
             },
-            reloadRows: reloadRows.map { .init(at: $0.at, value: $0.value, editable: $0.editable, movable: $0.movable) },
+            reloadRows: reloadRows.map {
+                .init(at: $0.at, value: $0.value, editable: $0.editable, movable: $0.movable, editingStyle: $0.editingStyle)
+            },
             moveRows: moveRows.map { .init(from: $0.from, to: $0.to) })
     }
 }

@@ -18,7 +18,7 @@ extension TableEngine {
         draft.reloadRows.removeAll { reload in
             let row = table.sections[reload.at.section].rows[reload.at.row]
             return row.value == reload.value && (reload.editable ?? row.editable) == row.editable
-                && (reload.movable ?? row.movable) == row.movable
+                && (reload.movable ?? row.movable) == row.movable && (reload.editingStyle ?? row.editingStyle) == row.editingStyle
         }
         draft.reloadSections.removeAll { reload in
             let section = table.sections[reload.at]
@@ -53,15 +53,24 @@ extension TableEngine {
             movedSections: draft.moveSections.map(\.to), movedRows: draft.moveRows.map(\.to))
     }
 
-    /// The delegate decisions: canEditRow, canMoveRow, the `moves` rule and the reserved last row.
+    /// The delegate decisions: canEditRow, canMoveRow, editingStyleForRow, the `moves` rule and the reserved last
+    /// row. Deleting a whole section is not a row deletion: it takes its rows whatever their flags.
     private func checkRules(_ draft: Draft, label: (BatchList, Int) -> String) throws(TableError) {
         let rules = table.rules
         func isReserved(_ path: RowPath) -> Bool {
             rules.reserveLastRow && path.row == table.sections[path.section].rows.count - 1
         }
         for (index, delete) in draft.deleteRows.enumerated() {
-            if !table.sections[delete.path.section].rows[delete.path.row].editable {
+            let row = table.sections[delete.path.section].rows[delete.path.row]
+            if !row.editable {
                 throw .notEditable(label(.deleteRows, index), "row \(delete.path) is not editable")
+            }
+            switch row.editingStyle {
+            case .delete: break
+            case .insert:
+                throw .notEditable(label(.deleteRows, index), "row \(delete.path) is an add-item placeholder (editingStyle insert)")
+            case .none:
+                throw .notEditable(label(.deleteRows, index), "row \(delete.path) cannot be deleted (editingStyle none)")
             }
             if isReserved(delete.path) {
                 throw .notEditable(label(.deleteRows, index), "row \(delete.path) is the reserved last row of section \(delete.path.section)")
@@ -70,13 +79,19 @@ extension TableEngine {
         // A reload that sets flags is how a row is unlocked (the server lets only admins send flags), so it may
         // touch a row that is not editable; a plain reload may not.
         for (index, reload) in draft.reloadRows.enumerated()
-        where !table.sections[reload.at.section].rows[reload.at.row].editable && reload.editable == nil && reload.movable == nil {
+        where !table.sections[reload.at.section].rows[reload.at.row].editable && reload.editable == nil && reload.movable == nil
+            && reload.editingStyle == nil
+        {
             throw .notEditable(label(.reloadRows, index), "row \(reload.at) is not editable")
         }
         for (index, move) in draft.moveRows.enumerated() {
             if rules.moves == .none { throw .notMovable(label(.moveRows, index), "rows cannot be moved in this table (moves: none)") }
-            if !table.sections[move.from.section].rows[move.from.row].movable {
+            let row = table.sections[move.from.section].rows[move.from.row]
+            if !row.movable {
                 throw .notMovable(label(.moveRows, index), "row \(move.from) is not movable")
+            }
+            if row.editingStyle == .insert {
+                throw .notMovable(label(.moveRows, index), "row \(move.from) is an add-item placeholder (editingStyle insert)")
             }
             if isReserved(move.from) {
                 throw .notMovable(label(.moveRows, index), "row \(move.from) is the reserved last row of section \(move.from.section)")

@@ -65,7 +65,7 @@ extension TableEngine {
         }
         for (index, reload) in client.reloadRows.enumerated() {
             let path = try row(reload.row, label(.reloadRows, index), deleting: false)!
-            draft.reloadRows.append((path, reload.value, reload.editable, reload.movable, index))
+            draft.reloadRows.append((path, reload.value, reload.editable, reload.movable, reload.editingStyle, index))
         }
         for (index, move) in client.moveRows.enumerated() {
             draft.moveRows.append((try row(move.from, label(.moveRows, index), deleting: false)!, RowPath(section: 0, row: 0), index))

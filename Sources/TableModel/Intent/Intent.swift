@@ -8,7 +8,7 @@ public enum Intent: Hashable, Sendable {
     /// Move a row to a proposed index path (`moveRowAt:to:`); the rules may retarget it.
     case move(from: RowRef, to: RowPath)
     /// Reload a row with a new value and, optionally, new flags.
-    case edit(RowRef, value: JSONValue, editable: Bool? = nil, movable: Bool? = nil)
+    case edit(RowRef, value: JSONValue, editable: Bool? = nil, movable: Bool? = nil, editingStyle: EditingStyle? = nil)
     /// Insert a section with its rows.
     case insertSection(at: Int, section: SectionContent)
     /// Delete a section and its rows.
@@ -42,8 +42,9 @@ public enum Intent: Hashable, Sendable {
         case .insert(let at, let row): ClientBatch(insertRows: [.init(at: at, row: row)])
         case .delete(let row): ClientBatch(deleteRows: [row])
         case .move(let from, let to): ClientBatch(moveRows: [.init(from: from, to: to)])
-        case .edit(let row, let value, let editable, let movable):
-            ClientBatch(reloadRows: [.init(row: row, value: value, editable: editable, movable: movable)])
+        case .edit(let row, let value, let editable, let movable, let editingStyle):
+            ClientBatch(
+                reloadRows: [.init(row: row, value: value, editable: editable, movable: movable, editingStyle: editingStyle)])
         case .insertSection(let at, let section): ClientBatch(insertSections: [.init(at: at, section: section)])
         case .deleteSection(let section): ClientBatch(deleteSections: [section])
         case .moveSection(let from, let to): ClientBatch(moveSections: [.init(from: from, to: to)])

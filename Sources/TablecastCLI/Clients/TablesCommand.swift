@@ -102,7 +102,9 @@ struct ExportCommand: AsyncParsableCommand {
         let sections = replica.table.sections.map { section in
             SectionContent(
                 header: section.header, footer: section.footer,
-                rows: section.rows.map { RowContent(value: $0.value, editable: $0.editable, movable: $0.movable) }
+                rows: section.rows.map {
+                    RowContent(value: $0.value, editable: $0.editable, movable: $0.movable, editingStyle: $0.editingStyle)
+                }
             ).json
         }
         Output.line(

@@ -242,13 +242,14 @@ public final class TablecastClient: Sendable, TransportReceiver {
         }
     }
 
-    /// Inserts a row (the Add button).
+    /// Inserts a row (the Add button). Flags other than the defaults need the admin role.
     @discardableResult
     public func insert(
         _ table: String, at path: RowPath, value: JSONValue, editable: Bool = true, movable: Bool = true,
-        base: Base = .replica, ref: String? = nil
+        editingStyle: EditingStyle = .delete, base: Base = .replica, ref: String? = nil
     ) async throws -> ServerMessage.Ack {
-        try await send(.insert(at: path, row: RowContent(value: value, editable: editable, movable: movable)), to: table, base: base, ref: ref)
+        let row = RowContent(value: value, editable: editable, movable: movable, editingStyle: editingStyle)
+        return try await send(.insert(at: path, row: row), to: table, base: base, ref: ref)
     }
 
     /// Deletes a row (swipe-to-delete); `id` makes the server check it is the row meant.

@@ -17,7 +17,7 @@ extension ClientMessage {
         .moveSections: ["from", "to", "section"],
         .deleteRows: ["at", "row"],
         .insertRows: RowContent.jsonKeys.union(["at"]),
-        .reloadRows: ["at", "row", "value", "editable", "movable"],
+        .reloadRows: ["at", "row", "value", "editable", "movable", "editingStyle"],
         .moveRows: ["from", "to", "row"],
     ]
 
@@ -88,7 +88,8 @@ extension ClientMessage {
                 .init(
                     row: try rowRef(entry, "at"), value: try entry.required("value", JSONDecode.any),
                     editable: try entry.optional("editable", JSONDecode.bool),
-                    movable: try entry.optional("movable", JSONDecode.bool)))
+                    movable: try entry.optional("movable", JSONDecode.bool),
+                    editingStyle: try entry.optional("editingStyle", JSONDecode.editingStyle)))
         case .moveRows:
             batch.moveRows.append(.init(from: try rowRef(entry, "from"), to: try entry.required("to", JSONDecode.rowPath)))
         }
@@ -100,7 +101,9 @@ extension ClientMessage {
         if let entry = batch.deleteRows.first { return .delete(entry) }
         if let entry = batch.moveRows.first { return .move(from: entry.from, to: entry.to) }
         if let entry = batch.reloadRows.first {
-            return .edit(entry.row, value: entry.value, editable: entry.editable, movable: entry.movable)
+            return .edit(
+                entry.row, value: entry.value, editable: entry.editable, movable: entry.movable,
+                editingStyle: entry.editingStyle)
         }
         if let entry = batch.insertSections.first { return .insertSection(at: entry.at, section: entry.section) }
         if let entry = batch.deleteSections.first { return .deleteSection(entry) }

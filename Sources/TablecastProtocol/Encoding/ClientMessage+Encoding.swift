@@ -103,6 +103,7 @@ extension ClientMessage {
                     row["value"] = entry.value
                     row["editable"] = entry.editable.map(JSONValue.bool)
                     row["movable"] = entry.movable.map(JSONValue.bool)
+                    row["editingStyle"] = entry.editingStyle.map { .string($0.rawValue) }
                     return row
                 }
             ),
@@ -129,11 +130,12 @@ extension ClientMessage {
         return members
     }
 
-    /// A new row: `{value, editable?, movable?}` with a flag only when it is `false`.
+    /// A new row: `{value, editable?, movable?, editingStyle?}` with a flag only when it is not its default.
     private static func newRow(_ row: RowContent) -> [String: JSONValue] {
         var members: [String: JSONValue] = ["value": row.value]
         if !row.editable { members["editable"] = false }
         if !row.movable { members["movable"] = false }
+        if row.editingStyle != .delete { members["editingStyle"] = .string(row.editingStyle.rawValue) }
         return members
     }
 

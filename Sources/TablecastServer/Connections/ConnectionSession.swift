@@ -45,12 +45,12 @@ extension ClientMessage {
 }
 
 extension Intent {
-    /// Whether the intent sets a row's `editable` or `movable` flag, which only admins may do.
+    /// Whether the intent sets a row's `editable`, `movable` or `editingStyle` flag, which only admins may do.
     var setsRowFlags: Bool {
         let batch = clientBatch
         let inserted =
             batch.insertRows.map(\.row) + batch.insertSections.flatMap(\.section.rows) + batch.reloadSections.flatMap { $0.rows ?? [] }
-        return inserted.contains { !$0.editable || !$0.movable }
-            || batch.reloadRows.contains { $0.editable != nil || $0.movable != nil }
+        return inserted.contains { !$0.editable || !$0.movable || $0.editingStyle != .delete }
+            || batch.reloadRows.contains { $0.editable != nil || $0.movable != nil || $0.editingStyle != nil }
     }
 }
