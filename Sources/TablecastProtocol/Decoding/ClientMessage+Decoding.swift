@@ -51,8 +51,8 @@ extension ClientMessage {
             guard (1...limits.maxClientIDLength).contains(client.count) else {
                 throw fields.failure("client", "1 to \(limits.maxClientIDLength) characters")
             }
-            let name = try fields.optionalString("name") ?? client
-            guard name.count <= limits.maxClientIDLength else {
+            let name = try fields.optionalString("name")
+            guard (name?.count ?? 0) <= limits.maxClientIDLength else {
                 throw fields.failure("name", "at most \(limits.maxClientIDLength) characters")
             }
             return .hello(client: client, name: name, token: try fields.optionalString("token"))

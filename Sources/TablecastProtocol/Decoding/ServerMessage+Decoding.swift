@@ -64,7 +64,7 @@ extension ServerMessage {
         case "subscribed", "refreshed":
             let status = TableStatus(
                 table: try fields.string("table"), version: try fields.version("version"), epoch: try fields.string("epoch"),
-                rules: try fields.rules())
+                rules: try fields.rules(), presence: try fields.optionalPresenceState("presence"))
             let ref = try fields.optionalString("ref")
             return type == "subscribed" ? .subscribed(ref: ref, status: status) : .refreshed(ref: ref, status: status)
         case "unsubscribed":
@@ -79,14 +79,16 @@ extension ServerMessage {
             }
             return .tables(ref: try fields.optionalString("ref"), tables)
         case "presence":
-            let clients = try (fields.optionalArray("clients") ?? []).enumerated().map {
-                (index, value) throws(JSONDecodingError) -> PresenceEntry in
-                let entry = try Members(value, path: "clients[\(index)]")
-                return PresenceEntry(
-                    client: try entry.string("client"), name: try entry.string("name"),
-                    editing: try entry.optionalBool("editing") ?? false, row: try entry.optionalString("row"))
+            let left = try fields.array("left").enumerated().map { (index, value) throws(JSONDecodingError) -> String in
+                guard case .string(let key) = value else {
+                    throw JSONDecodingError(path: "left[\(index)]", message: "expected a string")
+                }
+                return key
             }
-            return .presence(table: try fields.string("table"), clients: clients)
+            return .presence(
+                PresenceDelta(
+                    table: try fields.string("table"), joined: try fields.presenceEntries("joined"),
+                    changed: try fields.presenceEntries("changed"), left: left, viewers: try fields.int("viewers")))
         case "dropped":
             return .dropped(table: try fields.string("table"))
         case "rules":
@@ -161,6 +163,27 @@ private struct Members {
         case .array(let value)?: return value
         default: throw JSONDecodingError(path: name(key), message: "expected an array")
         }
+    }
+
+    func array(_ key: String) throws(JSONDecodingError) -> [JSONValue] {
+        guard let value = try optionalArray(key) else { throw JSONDecodingError(path: name(key), message: "missing") }
+        return value
+    }
+
+    func presenceEntries(_ key: String) throws(JSONDecodingError) -> [PresenceEntry] {
+        try array(key).enumerated().map { (index, value) throws(JSONDecodingError) -> PresenceEntry in
+            let entry = try Members(value, path: "\(name(key))[\(index)]")
+            return PresenceEntry(
+                key: try entry.string("key"), client: try entry.string("client"), name: try entry.string("name"),
+                editing: try entry.optionalBool("editing") ?? false, row: try entry.optionalString("row"))
+        }
+    }
+
+    func optionalPresenceState(_ key: String) throws(JSONDecodingError) -> PresenceState? {
+        guard let value = members[key] else { return nil }
+        let state = try Members(value, path: name(key))
+        return PresenceState(
+            you: try state.string("you"), clients: try state.presenceEntries("clients"), viewers: try state.int("viewers"))
     }
 
     func int(_ key: String) throws(JSONDecodingError) -> Int {

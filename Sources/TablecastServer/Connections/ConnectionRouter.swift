@@ -190,7 +190,7 @@ final class ConnectionRouter {
         }
     }
 
-    private func hello(_ session: inout ConnectionSession, client: String, name: String, token: String?, ref: String?) async {
+    private func hello(_ session: inout ConnectionSession, client: String, name: String?, token: String?, ref: String?) async {
         guard !session.saidHello else {
             return refuse(session.id, ProtocolError(.badRequest, "hello was already sent on this connection"), ref: ref)
         }
@@ -210,7 +210,7 @@ final class ConnectionRouter {
         }
         let previous = session.client
         session.client = client
-        session.name = name
+        session.name = name?.isEmpty == false ? name : nil
         session.token = token
         session.stable = true
         session.saidHello = true

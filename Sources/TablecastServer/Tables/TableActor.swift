@@ -33,13 +33,10 @@ actor TableActor {
     private let context: ServerContext
     private var engine: TableEngine
     private var history: UpdateHistory
-    private var subscribers: [WebSocketConnectionID: Requester] = [:]
-    private var subscriberIDs: [WebSocketConnectionID] = []
+    private var subscribers = SubscriberList()
+    /// Subscribers have the board's published state; its news go out as one `presence` delta per burst of work,
+    /// and at most one per ``presenceInterval``.
     private var presence = PresenceBoard<WebSocketConnectionID>()
-    /// Presence changed and subscribers have not been told yet. One `presence` message carries every change of a
-    /// burst of work, and at most one goes out per ``presenceInterval``: each carries the whole list, so a
-    /// thousand subscribers joining one by one would otherwise cost a million entries.
-    private var presenceChanged = false
     /// When the last `presence` message went out.
     private var lastPresenceBroadcast: ContinuousClock.Instant?
     /// A delayed broadcast is scheduled.
@@ -100,7 +97,7 @@ actor TableActor {
                 }
             }
             await work()
-            if presenceChanged { broadcastPresenceWhenDue() }
+            if presence.hasNews { broadcastPresenceWhenDue() }
         }
     }
 
@@ -131,6 +128,8 @@ actor TableActor {
             var ref: String?
             var update: WebSocketMessage
             var ack: [UInt8]
+            /// Rows it deletes that someone is editing: their presence is cleared once it is committed.
+            var editedRowsDeleted: [String] = []
         }
 
         var records: [CommitRecord] = []
@@ -192,6 +191,7 @@ actor TableActor {
             pending.deferred.append((requester.connection, ref, ack))
             return
         }
+        let editedRowsDeleted = presence.anyRowEdited ? deletedRows(resolution.batch).filter(presence.isEdited) : []
         do {
             try engine.commit(resolution)
         } catch {
@@ -217,7 +217,17 @@ actor TableActor {
             .init(
                 requester: requester, ref: ref,
                 update: WebSocketMessage(kind: .text, bytes: update.encoded(batchJSON: batchJSON)),
-                ack: ackBytes))
+                ack: ackBytes, editedRowsDeleted: editedRowsDeleted))
+    }
+
+    /// The ids of the rows `batch` deletes, alone or with their section, read from the table before it applies.
+    private func deletedRows(_ batch: Batch) -> [String] {
+        let sections = engine.table.sections
+        var ids = batch.deleteRows.compactMap { engine.table.row(at: $0)?.id }
+        for index in batch.deleteSections where sections.indices.contains(index) {
+            ids += sections[index].rows.map(\.id)
+        }
+        return ids
     }
 
     /// Answers a retried intent with the ack stored when it was first committed; false when the store no longer
@@ -294,10 +304,11 @@ actor TableActor {
     private func publish(_ group: PendingGroup) {
         for entry in group.entries {
             history.append(entry.update)
-            if !subscriberIDs.isEmpty {
-                context.transport.send(entry.update, to: subscriberIDs)
-                context.metrics.deliveries.increment(by: Int64(subscriberIDs.count))
+            if !subscribers.isEmpty {
+                context.transport.send(entry.update, to: subscribers.ids)
+                context.metrics.deliveries.increment(by: Int64(subscribers.count))
             }
+            for row in entry.editedRowsDeleted { presence.clearRow(row) }
             context.transport.send(WebSocketMessage(kind: .text, bytes: entry.ack), to: entry.requester.connection)
             if entry.requester.stable, let ref = entry.ref { context.refs.record(entry.requester.client, ref) }
             context.metrics.intent(.committed)
@@ -337,7 +348,7 @@ actor TableActor {
     /// engine's, which is the committed one whenever nothing is in flight or pending (all work but intents).
     private func publishStatus(version: UInt64? = nil) {
         let version = version ?? engine.table.version
-        let count = subscriberIDs.count
+        let count = subscribers.count
         status.withLock { $0 = (version, count) }
     }
 
@@ -350,17 +361,14 @@ actor TableActor {
         case .subscribe(let requester, let ref, let since, let epoch):
             if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
             await catchUp(requester.connection, since: since, epoch: epoch)
-            context.send(.subscribed(ref: ref, status: tableStatus), to: requester.connection)
-            if subscribers.updateValue(requester, forKey: requester.connection) == nil {
-                subscriberIDs.append(requester.connection)
-                context.metrics.subscribers.increment()
-            }
-            if presence.join(requester.connection, client: requester.client, name: requester.name) { presenceChanged = true }
+            sendStatus("subscribed", ref: ref, to: requester)
+            if subscribers.insert(requester.connection) { context.metrics.subscribers.increment() }
+            presence.join(requester.connection, key: requester.presenceKey, client: requester.client, name: requester.name)
             publishStatus()
         case .refresh(let requester, let ref, let since, let epoch):
             if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
             await catchUp(requester.connection, since: since, epoch: epoch)
-            context.send(.refreshed(ref: ref, status: tableStatus), to: requester.connection)
+            sendStatus("refreshed", ref: ref, to: requester)
         case .unsubscribe(let requester, let ref):
             removeSubscriber(requester.connection)
             context.send(.unsubscribed(ref: ref, table: name), to: requester.connection)
@@ -373,13 +381,11 @@ actor TableActor {
                     requester, ref: ref,
                     ProtocolError(.badRequest, "presence on table '\(name)' needs a subscription to it first"))
             }
-            let changed: Bool
             switch change {
-            case .editing(let on): changed = presence.setEditing(requester.connection, on)
-            case .beginEditingRow(let row): changed = presence.beginEditingRow(requester.connection, row: row)
-            case .endEditingRow(let row): changed = presence.endEditingRow(requester.connection, row: row)
+            case .editing(let on): presence.setEditing(requester.connection, on)
+            case .beginEditingRow(let row): presence.beginEditingRow(requester.connection, row: row)
+            case .endEditingRow(let row): presence.endEditingRow(requester.connection, row: row)
             }
-            if changed { presenceChanged = true }
         case .setRules(let requester, let ref, let patch):
             if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
             await setRules(requester, ref: ref, patch)
@@ -392,20 +398,25 @@ actor TableActor {
         }
     }
 
-    private var tableStatus: ServerMessage.TableStatus {
-        .init(table: name, version: engine.table.version, epoch: epochText, rules: engine.table.rules)
+    /// Ends a catch-up with `subscribed` or `refreshed` (`type`), carrying the presence every subscriber has now:
+    /// the published state, written once for all who catch up until the next delta.
+    private func sendStatus(_ type: StaticString, ref: String?, to requester: Requester) {
+        let status = ServerMessage.TableStatus(
+            table: name, version: engine.table.version, epoch: epochText, rules: engine.table.rules)
+        let text = status.encoded(
+            type: type, ref: ref, you: requester.presenceKey, sharedPresence: presence.publishedStateJSON())
+        context.transport.send(WebSocketMessage(kind: .text, bytes: text), to: requester.connection)
     }
 
     private func removeSubscriber(_ connection: WebSocketConnectionID) {
-        if subscribers.removeValue(forKey: connection) != nil {
-            subscriberIDs.removeAll { $0 == connection }
+        if subscribers.remove(connection) {
             context.metrics.subscribers.decrement()
             publishStatus()
         }
-        if presence.leave(connection) { presenceChanged = true }
+        presence.leave(connection)
     }
 
-    /// Sends the presence list now if the last one went out at least ``presenceInterval`` ago, otherwise once the
+    /// Sends the presence delta now if the last one went out at least ``presenceInterval`` ago, otherwise once the
     /// interval is over (with whatever changed meanwhile).
     private func broadcastPresenceWhenDue() {
         guard !presenceBroadcastScheduled else { return }
@@ -419,14 +430,14 @@ actor TableActor {
             }
             return
         }
-        presenceChanged = false
+        guard let delta = presence.takeDelta(table: name) else { return }
         lastPresenceBroadcast = now
-        context.send(.presence(table: name, clients: presence.clients), to: subscriberIDs)
+        context.send(.presence(delta), to: subscribers.ids)
     }
 
     private func broadcastScheduledPresence() {
         presenceBroadcastScheduled = false
-        if presenceChanged { broadcastPresenceWhenDue() }
+        if presence.hasNews { broadcastPresenceWhenDue() }
     }
 
     /// Brings a client from `since` (in epoch `epoch`) to the current version: the missed updates from memory or
@@ -469,7 +480,7 @@ actor TableActor {
             return refuse(requester, ref: ref, ProtocolError(.unavailable, "the rules could not be stored: \(error)"))
         }
         engine.setRules(rules)
-        context.send(.rules(table: name, rules: rules), to: subscriberIDs)
+        context.send(.rules(table: name, rules: rules), to: subscribers.ids)
         context.send(.ack(.init(ref: ref, table: name, version: engine.table.version)), to: requester.connection)
     }
 
@@ -487,10 +498,9 @@ actor TableActor {
             return false
         }
         dropped = true
-        context.send(.dropped(table: name), to: subscriberIDs)
-        context.metrics.subscribers.decrement(by: Double(subscriberIDs.count))
+        context.send(.dropped(table: name), to: subscribers.ids)
+        context.metrics.subscribers.decrement(by: Double(subscribers.count))
         subscribers.removeAll()
-        subscriberIDs.removeAll()
         presence = PresenceBoard()
         context.send(.ack(.init(ref: ref, table: name, version: engine.table.version)), to: requester.connection)
         publishStatus()
