@@ -43,6 +43,9 @@ actor TableActor {
     private var presenceBroadcastScheduled = false
     /// The shortest time between two `presence` messages of a table.
     static let presenceInterval = Duration.milliseconds(100)
+    /// The `snapshot` of the committed table, written once per version and rules and shared (one buffer) by every
+    /// catch-up that needs it; dropped when a new version is published, so only the current one is kept.
+    private var sharedSnapshot: (version: UInt64, rules: TableRules, message: WebSocketMessage)?
     private var dropped = false
     /// Set when the table could not be reloaded after a failed commit: it then refuses work with `unavailable`.
     private var broken: String?
@@ -317,7 +320,10 @@ actor TableActor {
             context.transport.send(WebSocketMessage(kind: .text, bytes: group.entries[index].ack), to: connection)
         }
         for (connection, _, message) in group.deferred { context.send(message, to: connection) }
-        if let last = group.records.last { publishStatus(version: UInt64(last.version)) }
+        if let last = group.records.last {
+            sharedSnapshot = nil
+            publishStatus(version: UInt64(last.version))
+        }
     }
 
     /// Replaces the in-memory state, which holds changes that were never stored, with the store's.
@@ -329,6 +335,7 @@ actor TableActor {
                 try TableEngine(loaded: store.load(name), historyLimit: historyLimit)
             }
             self.engine = engine
+            sharedSnapshot = nil
             history = Self.emptyHistory(after: engine.table.version, context: context)
             broken = nil
         } catch {
@@ -464,10 +471,19 @@ actor TableActor {
                 return
             }
         }
-        context.send(
-            .snapshot(
-                table: name, version: current, epoch: epochText, rules: engine.table.rules,
-                sections: engine.table.sections), to: connection)
+        context.transport.send(snapshotMessage(), to: connection)
+    }
+
+    /// The shared `snapshot` of the committed table (see ``sharedSnapshot``).
+    private func snapshotMessage() -> WebSocketMessage {
+        let table = engine.table
+        if let shared = sharedSnapshot, shared.version == table.version, shared.rules == table.rules { return shared.message }
+        let snapshot = ServerMessage.snapshot(
+            table: name, version: table.version, epoch: epochText, rules: table.rules, sections: table.sections)
+        let message = WebSocketMessage(kind: .text, bytes: snapshot.encoded)
+        context.metrics.snapshotsEncoded.increment()
+        sharedSnapshot = (table.version, table.rules, message)
+        return message
     }
 
     private func setRules(_ requester: Requester, ref: String?, _ patch: RulesPatch) async {
