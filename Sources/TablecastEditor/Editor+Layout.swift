@@ -26,11 +26,12 @@ extension Editor {
     /// The screen for a terminal of `width` × `height`. Scrolls so the cursor's line is visible.
     public mutating func frame(width: Int, height: Int) -> Frame {
         var lines: [String] = []
-        let others = presence.filter { $0.client != me }
+        let others = presence.filter { $0.key != me }
+        let watching = viewers > 0 ? " · \(viewers) watching" : ""
         let version = loaded ? "v\(table.version)" : "v–"
         lines.append(" \(tableName) · \(version) · \(connection.text)\(refreshing ? " · refreshing…" : "")\(editing ? " · EDITING" : "") · you: \(myName)")
         if others.isEmpty {
-            lines.append(" here: only you")
+            lines.append(" here: only you" + watching)
         } else {
             lines.append(
                 " here: "
@@ -42,7 +43,7 @@ extension Editor {
                             text += " ✎ \(value)"
                         }
                         return text
-                    }.joined(separator: ", "))
+                    }.joined(separator: ", ") + watching)
         }
         lines.append(String(repeating: "─", count: max(0, width)))
 

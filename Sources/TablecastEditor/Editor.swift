@@ -72,12 +72,15 @@ public struct Editor: Sendable {
     }
 
     public let tableName: String
+    /// This connection's presence key (`presence.you` of the catch-up), so that "here" leaves it out.
     public var me: String
     public var myName: String
     public var table = Table()
     public var loaded = false
     public var connection = ConnectionDisplay.connecting
+    /// Who is listed on the table (this connection included), and how many more only watch.
     public var presence: [PresenceEntry] = []
+    public var viewers = 0
     public private(set) var cursor: CursorItem?
     /// The cursor's line number, kept so a deleted cursor row hands the cursor to its neighbour.
     private var cursorIndex = 0

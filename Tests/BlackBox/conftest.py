@@ -115,8 +115,9 @@ class Client:
 
     def __init__(self, url, client_id=None, name="tester", hello=True, token=None, subprotocol="tablecast.v1"):
         # The sync client is a context manager; entering it by hand keeps one connection per Client object.
+        # max_queue=None: a client that reads nothing (there to be counted) still reads its close frame promptly.
         self._connection = connect(url, subprotocols=[subprotocol] if subprotocol else None, open_timeout=10,
-                                   max_size=None)
+                                   max_size=None, max_queue=None)
         self.ws = self._connection.__enter__()
         self.client_id = client_id or f"bb-{uuid.uuid4().hex[:12]}"
         self.pending = []

@@ -300,54 +300,6 @@ def test_refresh_catches_up_without_subscribing(client, table_name):
     assert update["version"] == 1 and refreshed["version"] == 1 and refreshed["ref"] == "r1"
 
 
-def test_presence_is_broadcast_and_cleared_on_close(server, table_name):
-    a = server.client(name="Ana")
-    create(a, table_name, [section("x")])
-    a.subscribe(table_name)
-    b = server.client(name="Bo")
-    b.subscribe(table_name)
-    a.next("presence", clients=[{"client": a.client_id, "name": "Ana", "editing": False},
-                                           {"client": b.client_id, "name": "Bo", "editing": False}])
-    b.send({"type": "editing", "table": table_name, "on": True})
-    b.send({"type": "beginEditingRow", "table": table_name, "row": "r1"})
-    a.next("presence", clients=[{"client": a.client_id, "name": "Ana", "editing": False},
-                                {"client": b.client_id, "name": "Bo", "editing": True, "row": "r1"}])
-    b.close()
-    a.next("presence", clients=[{"client": a.client_id, "name": "Ana", "editing": False}])
-    a.close()
-
-
-def test_presence_changes_arrive_together_at_most_every_100_ms(server, table_name):
-    """Thirty joins one after another: the watcher gets a few presence messages, not thirty, and the last one lists
-    everybody; the spec allows one per table every 100 ms."""
-    watcher = server.client(name="watcher")
-    create(watcher, table_name, [section("x")])
-    watcher.subscribe(table_name)
-    start = time.time()
-    joiners = []
-    for i in range(30):
-        joiner = server.client(name=f"j{i}")
-        joiner.subscribe(table_name)
-        joiners.append(joiner)
-    joined_in = time.time() - start
-    messages = []
-    deadline = time.time() + 1.0
-    while True:
-        try:
-            message = watcher.next("presence", timeout=max(0.05, deadline - time.time()), keep_others=False)
-        except (AssertionError, TimeoutError):
-            break
-        messages.append(message)
-    assert messages, "no presence at all"
-    assert sorted(c["name"] for c in messages[-1]["clients"]) == sorted(["watcher"] + [f"j{i}" for i in range(30)])
-    # One at once, then at most one per 100 ms while people join, and one more for the last changes (a presence
-    # per join would be 31).
-    assert len(messages) <= int(joined_in / 0.1) + 3, (len(messages), joined_in)
-    for joiner in joiners:
-        joiner.close()
-    watcher.close()
-
-
 def test_a_noop_is_answered_after_the_change_it_was_resolved_against(client, table_name):
     """An empty batch right behind an insert is a no-op resolved against the uncommitted insert: its ack must not
     overtake the insert's, however the two fall into commit groups."""

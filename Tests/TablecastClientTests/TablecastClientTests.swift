@@ -212,7 +212,7 @@ final class TablecastClientTests: XCTestCase {
         try await a.subscribe("p")
         a.beginEditingRow("p", row: a.replica(of: "p")!.table.sections[0].rows[0].id)
         for await event in events {
-            if case .presence(_, let clients) = event, clients.contains(where: { $0.client == "a" && $0.row != nil }) { break }
+            if case .presence(_, let presence) = event, presence.clients.contains(where: { $0.client == "a" && $0.row != nil }) { break }
         }
         let refreshed = try await b.refresh("p")
         XCTAssertEqual(refreshed.version, a.replica(of: "p")!.version)
@@ -250,6 +250,30 @@ final class TablecastClientTests: XCTestCase {
         XCTAssertEqual(b.replica(of: "e")!.table, a.replica(of: "e")!.table)
         await a.close()
         await b.close()
+        await server.tearDown()
+    }
+
+    func testPresenceFollowsDeltasAndNamelessClientsOnlyCount() async throws {
+        let server = try await TestServer()
+        let ana = try TablecastClient(configuration: .init(url: server.url, clientID: "ana", name: "Ana"))
+        let watcher = try TablecastClient(configuration: .init(url: server.url, clientID: "watcher"))
+        ana.connect()
+        watcher.connect()
+        try await ana.createTable("p", sections: [SectionContent(rows: [RowContent(value: 1)])])
+        try await ana.subscribe("p")
+        try await watcher.subscribe("p")
+        try await eventually { ana.presence(of: "p")?.viewers == 1 && ana.presence(of: "p")?.clients.count == 1 }
+        let me = try XCTUnwrap(ana.presence(of: "p"))
+        XCTAssertEqual(me.clients.map(\.key), [me.you], "Ana is listed under her own key")
+        XCTAssertEqual(me.others, [])
+        try await eventually { watcher.presence(of: "p")?.clients.map(\.name) == ["Ana"] }
+        XCTAssertEqual(watcher.presence(of: "p")?.viewers, 1, "the nameless watcher counts itself")
+        let row = try XCTUnwrap(ana.replica(of: "p")?.table.sections[0].rows[0].id)
+        ana.beginEditingRow("p", row: row)
+        try await eventually { watcher.presence(of: "p")?.clients.first?.row == row }
+        await ana.close()
+        try await eventually { watcher.presence(of: "p")?.clients == [] }
+        await watcher.close()
         await server.tearDown()
     }
 }

@@ -207,9 +207,10 @@ final class EditorTests: XCTestCase {
     func testTheFrameShowsSectionsRowsPresenceAndState() {
         var editor = makeEditor()
         editor.connection = .reconnecting(seconds: 3)
+        editor.me = "c1"
         editor.presence = [
-            PresenceEntry(client: "me", name: "Me", editing: false, row: nil),
-            PresenceEntry(client: "b", name: "Bob", editing: true, row: "r3"),
+            PresenceEntry(key: "c1", client: "me", name: "Me", editing: false, row: nil),
+            PresenceEntry(key: "c2", client: "b", name: "Bob", editing: true, row: "r3"),
         ]
         editor.setCursor(.row("r2"))
         let lines = editor.frame(width: 30, height: 14).lines

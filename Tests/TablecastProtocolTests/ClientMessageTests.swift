@@ -24,7 +24,7 @@ final class ClientMessageTests: XCTestCase {
         XCTAssertEqual(
             try decode(#"{"type":"hello","client":"c1","name":"Ana","token":"t","ref":"h"}"#),
             ClientMessage(ref: "h", .hello(client: "c1", name: "Ana", token: "t")))
-        XCTAssertEqual(try decode(#"{"type":"hello","client":"c1"}"#).body, .hello(client: "c1", name: "c1", token: nil))
+        XCTAssertEqual(try decode(#"{"type":"hello","client":"c1"}"#).body, .hello(client: "c1", name: nil, token: nil))
         XCTAssertEqual(
             try decode(#"{"type":"createTable","table":"groceries","sections":[{"header":"Fruit","rows":[{"value":"fig"}]}],"rules":{"moves":"withinSection"}}"#).body,
             .createTable(

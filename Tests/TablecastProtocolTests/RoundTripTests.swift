@@ -19,7 +19,7 @@ final class RoundTripTests: XCTestCase {
         let p = { (s: Int, r: Int) in RowPath(section: s, row: r) }
         let messages: [ClientMessage] = [
             ClientMessage(ref: "h", .hello(client: "laptop-7f3a", name: "Ana", token: "s3cret")),
-            ClientMessage(.hello(client: "c", name: "c", token: nil)),
+            ClientMessage(.hello(client: "c", name: nil, token: nil)),
             ClientMessage(
                 ref: "c1",
                 .createTable(
@@ -131,7 +131,17 @@ final class RoundTripTests: XCTestCase {
             .unsubscribed(ref: "u", table: "t"),
             .tables(ref: "l", [.init(table: "a", version: 2, epoch: "e", subscribers: 1), .init(table: "b", version: 0, epoch: "f", subscribers: 0)]),
             .tables(ref: nil, []),
-            .presence(table: "t", clients: [.init(client: "a", name: "Ana", editing: true, row: "r1"), .init(client: "b", name: "Bo", editing: false, row: nil)]),
+            .presence(
+                PresenceDelta(
+                    table: "t", joined: [.init(key: "c1", client: "a", name: "Ana", editing: true, row: "r1")],
+                    changed: [.init(key: "c2", client: "b", name: "Bo", editing: false, row: nil)], left: ["c3", "c4"], viewers: 7)),
+            .presence(PresenceDelta(table: "t", viewers: 0)),
+            .subscribed(
+                ref: "s",
+                status: .init(
+                    table: "t", version: 3, epoch: "e", rules: rules,
+                    presence: PresenceState(you: "c2", clients: [.init(key: "c2", client: "b", name: "Bo", editing: true, row: nil)], viewers: 1))),
+            .refreshed(ref: nil, status: .init(table: "t", version: 3, epoch: "e", rules: rules, presence: PresenceState(you: "c5"))),
             .dropped(table: "t"),
             .rules(table: "t", rules: rules),
         ]

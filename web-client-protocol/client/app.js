@@ -31,7 +31,7 @@ const ui = {
   inline: null, // {kind: 'row'|'header'|'footer'|'new', id, draft}
   drag: null,
   deferred: false, // a render was skipped during a drag
-  presence: [],
+  presence: { you: null, clients: [], viewers: 0 }, // this connection's key, who is listed, how many only watch
   resolved: new Map(), // row id → "s,r" where the server put this page's last move of it
   confirmSection: null, // section id whose delete is waiting for its confirmation
   clipboard: null, // {value} copied with the row menu
@@ -121,7 +121,7 @@ function makeClient() {
   c.on('rules', (d) => mine(d) && render());
   c.on('presence', (d) => {
     if (!mine(d)) return;
-    ui.presence = d.clients;
+    ui.presence = { you: d.you, clients: d.clients, viewers: d.viewers };
     renderPresence();
     render();
   });
@@ -160,7 +160,7 @@ function openTable(name) {
   }
   Object.assign(ui, {
     table: name, replica: null, subscribeError: null, version: null, editing: false, selected: new Set(),
-    revealed: null, inline: null, drag: null, presence: [], confirmSection: null,
+    revealed: null, inline: null, drag: null, presence: { you: null, clients: [], viewers: 0 }, confirmSection: null,
   });
   closeMenu();
   $('#home').hidden = name !== null;
@@ -245,16 +245,20 @@ function renderPresence() {
     const row = ui.replica?.loaded ? ui.replica.rowById(id) : null;
     return row ? `on “${valueText(row.value).slice(0, 24)}”` : 'on a row';
   };
-  list.replaceChildren(...ui.presence.map((p) => {
-    const text = `${p.name || p.client}${p.client === clientId ? ' (you)' : ''}${p.editing ? ' · editing' : ''}`
+  // Keys, not client ids: another tab of this browser is someone else here.
+  const { you, clients, viewers } = ui.presence;
+  const people = clients.map((p) => {
+    const text = `${p.name || p.client}${p.key === you ? ' (you)' : ''}${p.editing ? ' · editing' : ''}`
       + `${p.row ? ` · ${rowText(p.row)}` : ''}`;
-    return el('li', { class: `badge${p.editing ? ' editing' : ''}${p.client === clientId ? ' me' : ''}`, title: text },
+    return el('li', { class: `badge${p.editing ? ' editing' : ''}${p.key === you ? ' me' : ''}`, title: text },
       el('span', { class: 'dot', 'aria-hidden': 'true' }), text);
-  }));
+  });
+  const watching = viewers > 0 ? [el('li', { class: 'viewers', text: `+${viewers} watching` })] : [];
+  list.replaceChildren(...people, ...watching);
 }
 
 function rowBadges(id) {
-  return ui.presence.filter((p) => p.row === id && p.client !== clientId).map((p) => {
+  return ui.presence.clients.filter((p) => p.row === id && p.key !== ui.presence.you).map((p) => {
     const name = p.name || p.client;
     const initials = name.split(/\s+/).map((w) => w[0]).join('').slice(0, 2).toUpperCase();
     return el('span', { class: 'row-badge', title: `${name} is editing this row`, 'aria-label': `${name} is editing this row`, text: initials });

@@ -300,6 +300,47 @@ export class Replica {
  * code `closed` when {@link TablecastClient#close} was called before the answer, `disconnected` when the
  * connection dropped after a non-idempotent request (createTable, dropTable) was sent and its outcome is unknown.
  */
+/**
+ * A table's presence as one subscriber sees it: the state of its catch-up (`presence` in `subscribed` or
+ * `refreshed`) with every `presence` delta since applied. Entries are keyed by their connection's presence key,
+ * so two tabs of one client are two entries; `you` is this connection's own key.
+ */
+export class Presence {
+  /** @param {{you: string, clients: object[], viewers: number}} state the catch-up's `presence` */
+  constructor(state) {
+    this.you = state.you;
+    /** @type {Map<string, object>} key → `{key, client, name, editing, row?}`, in the order they were listed */
+    this.entries = new Map(state.clients.map((entry) => [entry.key, clone(entry)]));
+    /** Subscribers that are not listed (anonymous watchers). */
+    this.viewers = state.viewers;
+  }
+
+  /**
+   * Applies a `presence` delta: `left` keys are removed, `joined` entries appended, `changed` ones replaced
+   * where they are. Tolerant of overlap (a joined key already here is replaced, a changed one not here added).
+   */
+  apply(delta) {
+    for (const key of delta.left) this.entries.delete(key);
+    for (const entry of [...delta.joined, ...delta.changed]) this.entries.set(entry.key, clone(entry));
+    this.viewers = delta.viewers;
+  }
+
+  /** Everyone listed, in order. */
+  get clients() {
+    return [...this.entries.values()].map(clone);
+  }
+
+  /** Everyone listed except this connection. */
+  get others() {
+    return this.clients.filter((entry) => entry.key !== this.you);
+  }
+
+  /** The state as the protocol writes it. */
+  toJSON() {
+    return { you: this.you, clients: this.clients, viewers: this.viewers };
+  }
+}
+
 export class TablecastError extends Error {
   /**
    * @param {string} code the protocol's error code (`conflict`, `out_of_range`, …) or `closed`/`disconnected`
@@ -381,7 +422,10 @@ const NOT_RETRIED = new Set(['createTable', 'dropTable']);
  * - `snapshot` `{table, replica}`: a replica was replaced by a snapshot.
  * - `update` `{table, update, replica}`: an update was applied (`update` is the server's message).
  * - `subscribed` `{table, replica}`: a (re)subscription's catch-up is complete.
- * - `presence` `{table, clients}`; `rules` `{table, rules}`; `dropped` `{table}`.
+ * - `presence` `{table, you, clients, viewers, joined, changed, left}`: who is on a subscribed table now (this
+ *   connection's key, the listed entries, the number of unlisted viewers), after a catch-up's state (the delta
+ *   lists empty) or a delta (what it changed).
+ * - `rules` `{table, rules}`; `dropped` `{table}`.
  * - `error` a {@link TablecastError} not tied to a pending promise (a refused presence message, a failed
  *   re-subscription, an update the replica could not apply, an unparsable message).
  */
@@ -391,7 +435,8 @@ export class TablecastClient extends Emitter {
    * @param {string} options.url the server's WebSocket address, e.g. `ws://127.0.0.1:8080/`
    * @param {string} [options.client] stable client id (1–64 characters) that makes retries idempotent; keep it
    *   across page loads (e.g. in localStorage) to keep that guarantee across reloads. Default: a random id.
-   * @param {string} [options.name] name shown to other people in presence
+   * @param {string} [options.name] name shown to other people in presence; without one this connection is not
+   *   listed (it counts among a table's viewers) until it sends presence
    * @param {string} [options.token] access token
    * @param {Function} [options.WebSocket] WebSocket constructor (default `globalThis.WebSocket`)
    * @param {{initial?: number, max?: number, factor?: number, jitter?: number}} [options.backoff] reconnect
@@ -429,7 +474,7 @@ export class TablecastClient extends Emitter {
     /** @type {Map<string, {replica: Replica, subscribed: boolean, catchingUp: boolean, ref: string|null, waiters: Array}>} */
     this._tables = new Map();
     this._presence = new Map(); // table → {editing: boolean, rows: Set<string>}, re-sent after resubscribing
-    this._presenceSeen = new Map(); // table → last `presence` clients
+    this._presenceSeen = new Map(); // table → Presence, for subscribed tables once caught up
   }
 
   // ---- connection ----
@@ -673,9 +718,19 @@ export class TablecastClient extends Emitter {
     return this._request('refresh', () => this._resume(table, 'refresh')).then(() => this._tables.get(table).replica);
   }
 
-  /** Last `presence` list received for a table (or an empty list). */
+  /**
+   * Who is on a subscribed table: `{you, clients, viewers}` (before its catch-up: no key, nobody, 0).
+   */
   presence(table) {
-    return clone(this._presenceSeen.get(table) ?? []);
+    return this._presenceSeen.get(table)?.toJSON() ?? { you: null, clients: [], viewers: 0 };
+  }
+
+  _loadPresence(msg) {
+    const entry = this._tables.get(msg.table);
+    if (!entry?.subscribed || !msg.presence) return;
+    const presence = new Presence(msg.presence);
+    this._presenceSeen.set(msg.table, presence);
+    this._emit('presence', { table: msg.table, ...presence.toJSON(), joined: [], changed: [], left: [] });
   }
 
   // ---- edit intents: each returns a promise of the `ack`, rejected with a TablecastError by an `error` ----
@@ -866,10 +921,12 @@ TablecastClient.prototype._handlers = {
     this._caughtUp(msg);
     for (const waiter of entry.waiters.splice(0)) waiter.resolve(entry.replica);
     this._emit('subscribed', { table: msg.table, replica: entry.replica });
+    this._loadPresence(msg);
     this._restorePresence(msg.table);
   },
   refreshed(msg) {
     this._caughtUp(msg);
+    this._loadPresence(msg);
     this._settle(msg.ref, msg);
   },
   unsubscribed(msg) {
@@ -907,8 +964,13 @@ TablecastClient.prototype._handlers = {
     this._emit('error', error);
   },
   presence(msg) {
-    this._presenceSeen.set(msg.table, clone(msg.clients));
-    this._emit('presence', { table: msg.table, clients: clone(msg.clients) });
+    // Deltas apply to the state of the subscription's catch-up; none may arrive before it.
+    const presence = this._presenceSeen.get(msg.table);
+    if (!presence) return;
+    presence.apply(msg);
+    this._emit('presence', {
+      table: msg.table, ...presence.toJSON(), joined: clone(msg.joined), changed: clone(msg.changed), left: [...msg.left],
+    });
   },
   rules(msg) {
     this._tables.get(msg.table)?.replica.setRules(msg.rules);

@@ -12,7 +12,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "Stable client id (makes retried intents idempotent). Default: a random one.")
     var client: String?
 
-    @Option(help: "Name shown to others in presence.")
+    @Option(help: "Name shown to others in presence (without one, a subscriber is only counted among the viewers).")
     var name: String?
 
     @Option(help: "Token for a server with a tokens file.")
@@ -21,8 +21,9 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "Seconds to wait for the server before giving up.")
     var timeout: Double = 10
 
-    func makeClient() throws -> TablecastClient {
-        try TablecastClient(configuration: .init(url: url, clientID: client, name: name, token: token))
+    /// A client as the options say; `defaultName` is its presence name when `--name` is not given.
+    func makeClient(defaultName: String? = nil) throws -> TablecastClient {
+        try TablecastClient(configuration: .init(url: url, clientID: client, name: name ?? defaultName, token: token))
     }
 
     /// Connects, runs `body`, closes. A refusal prints the error as JSON on stderr and exits 1; no answer within

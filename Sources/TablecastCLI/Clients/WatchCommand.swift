@@ -53,11 +53,13 @@ struct WatchCommand: AsyncParsableCommand {
                 Output.line("rules: \(rules.json.jsonText)")
             case .rules(let name, let rules):
                 Output.line(ServerMessage.rules(table: name, rules: rules).json.jsonText)
-            case .presence(_, let clients) where pretty:
+            case .presence(_, let presence) where pretty:
                 Output.line(
                     "here: "
-                        + clients.map { "\($0.name)\($0.editing ? " (editing)" : "")\($0.row.map { " on \($0)" } ?? "")" }
-                        .joined(separator: ", "))
+                        + presence.clients.map { entry in
+                            "\(entry.name)\(entry.editing ? " (editing)" : "")\(entry.row.map { " on \($0)" } ?? "")"
+                        }
+                        .joined(separator: ", ") + (presence.viewers > 0 ? " and \(presence.viewers) watching" : ""))
             default:
                 break
             }

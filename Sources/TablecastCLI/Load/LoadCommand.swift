@@ -163,8 +163,9 @@ struct LoadCommand: AsyncParsableCommand {
             for client in writerClients { client.connect() }
         }
         progress("connected \(everyone.count) clients to \(tables.count) table(s) in \(seconds(since: connectStart))s\n")
-        // The server tells every subscriber of a table the whole presence list whenever anyone joins: N joins send
-        // N² entries. Let that drain before measuring: wait until no presence arrived for `settle` seconds.
+        // Each join is a presence delta to every subscriber of the table (at most one per table every 100 ms; these
+        // clients have no names, so the deltas only count viewers). Let them drain before measuring: wait until no
+        // presence arrived for `settle` seconds.
         let settleStart = ContinuousClock.now
         var presenceSeen = -1
         while true {

@@ -45,6 +45,8 @@ public final class TablecastClient: Sendable, TransportReceiver {
         var replica: Replica?
         /// Set while a snapshot is awaited after the replica fell out of step; updates are ignored meanwhile.
         var resyncing = false
+        /// Who is on the table: the state of the last catch-up with every delta since applied.
+        var presence: PresenceState?
     }
 
     private struct State {
@@ -131,6 +133,11 @@ public final class TablecastClient: Sendable, TransportReceiver {
     /// The replica of a subscribed table, once its snapshot (or resume) arrived.
     public func replica(of table: String) -> Replica? {
         state.withLock { $0.subscriptions[table]?.replica }
+    }
+
+    /// Who is on a subscribed table, once its catch-up arrived (nil when ``Configuration/observesPresence`` is off).
+    public func presence(of table: String) -> PresenceState? {
+        state.withLock { $0.subscriptions[table]?.presence }
     }
 
     /// `presence` messages received and skipped because ``Configuration/observesPresence`` is off.
@@ -450,8 +457,8 @@ public final class TablecastClient: Sendable, TransportReceiver {
         case .snapshot(let table, let version, let epoch, let rules, let sections):
             let replica = Replica(name: table, epoch: epoch, table: Table(sections: sections, version: version, rules: rules))
             let stored = state.withLock { state -> Bool in
-                guard state.subscriptions[table] != nil else { return false }
-                state.subscriptions[table] = Subscription(replica: replica)
+                guard let subscription = state.subscriptions[table] else { return false }
+                state.subscriptions[table] = Subscription(replica: replica, presence: subscription.presence)
                 return true
             }
             if stored { emit(.snapshot(replica)) }
@@ -468,19 +475,39 @@ public final class TablecastClient: Sendable, TransportReceiver {
             }
             answer(ref, message)
             emit(.subscribed(status))
+            replacePresence(status)
+        case .refreshed(let ref, let status):
+            answer(ref, message)
+            replacePresence(status)
         case .rules(let table, let rules):
             state.withLock { state in state.subscriptions[table]?.replica?.table.rules = rules }
             emit(.rules(table: table, rules: rules))
         case .dropped(let table):
             state.withLock { state in state.subscriptions[table] = nil }
             emit(.dropped(table: table))
-        case .presence(let table, let clients):
-            emit(.presence(table: table, clients: clients))
+        case .presence(let delta):
+            let presence = state.withLock { state -> PresenceState? in
+                guard state.subscriptions[delta.table]?.presence != nil else { return nil }
+                delta.apply(to: &state.subscriptions[delta.table]!.presence!)
+                return state.subscriptions[delta.table]!.presence
+            }
+            if let presence { emit(.presence(table: delta.table, presence: presence)) }
         case .error(let error):
             if !answer(error.ref, message) { emit(.refusal(error)) }
-        case .ack, .refreshed, .unsubscribed, .tables:
+        case .ack, .unsubscribed, .tables:
             answer(message.ref, message)
         }
+    }
+
+    /// Takes a subscribed table's presence state from a catch-up's `subscribed` or `refreshed`.
+    private func replacePresence(_ status: ServerMessage.TableStatus) {
+        guard configuration.observesPresence, let presence = status.presence else { return }
+        let stored = state.withLock { state -> Bool in
+            guard state.subscriptions[status.table] != nil else { return false }
+            state.subscriptions[status.table]!.presence = presence
+            return true
+        }
+        if stored { emit(.presence(table: status.table, presence: presence)) }
     }
 
     /// Most times a request refused as `unavailable` is retried (the server was shutting down, or could not store
@@ -528,12 +555,12 @@ public final class TablecastClient: Sendable, TransportReceiver {
         for stream in streams { stream.yield(event) }
     }
 
-    private static let presenceSuffix = Array(#""type":"presence"}"#.utf8)
+    private static let presencePrefix = Array(#"{"type":"presence""#.utf8)
 
-    /// Whether a (compact) message is a `presence`: its top-level object ends with that `type` member. Text inside
-    /// a value cannot end the message this way (its quotes would be escaped), so there are no false positives.
+    /// Whether a message is a `presence`: the server writes its `type` first. A message of another type that
+    /// began this way would need its first member to be `type` with that value, so there are no false positives.
     static func isPresence(_ bytes: [UInt8]) -> Bool {
-        bytes.count >= presenceSuffix.count && bytes.suffix(presenceSuffix.count).elementsEqual(presenceSuffix)
+        bytes.count >= presencePrefix.count && bytes.prefix(presencePrefix.count).elementsEqual(presencePrefix)
     }
 
     // MARK: - URL

@@ -80,8 +80,8 @@ extension ClientMessage {
             guard (1...limits.maxClientIDLength).contains(client.count) else {
                 throw fields.failure("client", expected: "1 to \(limits.maxClientIDLength) characters")
             }
-            let name = try fields.optional("name", JSONDecode.string) ?? client
-            guard name.count <= limits.maxClientIDLength else {
+            let name = try fields.optional("name", JSONDecode.string)
+            guard (name?.count ?? 0) <= limits.maxClientIDLength else {
                 throw fields.failure("name", expected: "at most \(limits.maxClientIDLength) characters")
             }
             return .hello(client: client, name: name, token: try fields.optional("token", JSONDecode.string))

@@ -61,7 +61,7 @@ extension ServerMessage {
         case "subscribed", "refreshed":
             let status = TableStatus(
                 table: try fields.string("table"), version: try fields.version("version"), epoch: try fields.string("epoch"),
-                rules: try fields.rules())
+                rules: try fields.rules(), presence: try fields.optionalPresenceState("presence"))
             let ref = try fields.optionalString("ref")
             return type == "subscribed" ? .subscribed(ref: ref, status: status) : .refreshed(ref: ref, status: status)
         case "unsubscribed":
@@ -76,14 +76,16 @@ extension ServerMessage {
             }
             return .tables(ref: try fields.optionalString("ref"), tables)
         case "presence":
-            let clients = try (fields.optionalArray("clients") ?? []).enumerated().map {
-                (index, value) throws(JSONDecodingError) -> PresenceEntry in
-                let entry = try JSONObjectReader(lenient: value, path: "clients[\(index)]")
-                return PresenceEntry(
-                    client: try entry.string("client"), name: try entry.string("name"),
-                    editing: try entry.optionalBool("editing") ?? false, row: try entry.optionalString("row"))
+            let left = try fields.array("left").enumerated().map { (index, value) throws(JSONDecodingError) -> String in
+                guard case .string(let key) = value else {
+                    throw JSONDecode.mismatch("a string", value, "left[\(index)]")
+                }
+                return key
             }
-            return .presence(table: try fields.string("table"), clients: clients)
+            return .presence(
+                PresenceDelta(
+                    table: try fields.string("table"), joined: try fields.presenceEntries("joined"),
+                    changed: try fields.presenceEntries("changed"), left: left, viewers: try fields.int("viewers")))
         case "dropped":
             return .dropped(table: try fields.string("table"))
         case "rules":
@@ -109,6 +111,26 @@ extension ServerMessage {
 extension JSONObjectReader {
     fileprivate init(lenient value: JSONValue, path: String) throws(JSONDecodingError) {
         try self.init(value, path: path, allowing: nil)
+    }
+
+    fileprivate func array(_ key: String) throws(JSONDecodingError) -> [JSONValue] {
+        try required(key, JSONDecode.array(JSONDecode.any))
+    }
+
+    fileprivate func presenceEntries(_ key: String) throws(JSONDecodingError) -> [PresenceEntry] {
+        try array(key).enumerated().map { (index, value) throws(JSONDecodingError) -> PresenceEntry in
+            let entry = try JSONObjectReader(lenient: value, path: "\(path(key))[\(index)]")
+            return PresenceEntry(
+                key: try entry.string("key"), client: try entry.string("client"), name: try entry.string("name"),
+                editing: try entry.optionalBool("editing") ?? false, row: try entry.optionalString("row"))
+        }
+    }
+
+    fileprivate func optionalPresenceState(_ key: String) throws(JSONDecodingError) -> PresenceState? {
+        guard let value = try optional(key, JSONDecode.any) else { return nil }
+        let state = try JSONObjectReader(lenient: value, path: path(key))
+        return PresenceState(
+            you: try state.string("you"), clients: try state.presenceEntries("clients"), viewers: try state.int("viewers"))
     }
 
     fileprivate func value(_ key: String) throws(JSONDecodingError) -> JSONValue { try required(key, JSONDecode.any) }

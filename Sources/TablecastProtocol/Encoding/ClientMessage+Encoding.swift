@@ -7,7 +7,8 @@ extension ClientMessage {
         var members: [String: JSONValue]
         switch body {
         case .hello(let client, let name, let token):
-            members = ["type": "hello", "client": .string(client), "name": .string(name)]
+            members = ["type": "hello", "client": .string(client)]
+            members["name"] = name.map(JSONValue.string)
             members["token"] = token.map(JSONValue.string)
         case .createTable(let table, let sections, let rules):
             members = ["type": "createTable", "table": .string(table)]

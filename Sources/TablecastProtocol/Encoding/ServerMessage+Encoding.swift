@@ -50,6 +50,7 @@ extension ServerMessage {
             members["version"] = .number(Double(status.version))
             members["epoch"] = .string(status.epoch)
             members["rules"] = status.rules.json
+            members["presence"] = status.presence?.json
         case .unsubscribed(let ref, let table):
             members = ["type": "unsubscribed", "table": .string(table)]
             members["ref"] = ref.map(JSONValue.string)
@@ -65,17 +66,11 @@ extension ServerMessage {
                     }),
             ]
             members["ref"] = ref.map(JSONValue.string)
-        case .presence(let table, let clients):
+        case .presence(let delta):
             members = [
-                "type": "presence", "table": .string(table),
-                "clients": .array(
-                    clients.map { entry in
-                        var client: [String: JSONValue] = [
-                            "client": .string(entry.client), "name": .string(entry.name), "editing": .bool(entry.editing),
-                        ]
-                        client["row"] = entry.row.map(JSONValue.string)
-                        return .object(client)
-                    }),
+                "type": "presence", "table": .string(delta.table), "joined": .array(delta.joined.map(\.json)),
+                "changed": .array(delta.changed.map(\.json)), "left": .array(delta.left.map(JSONValue.string)),
+                "viewers": .number(Double(delta.viewers)),
             ]
         case .dropped(let table):
             members = ["type": "dropped", "table": .string(table)]
@@ -91,6 +86,11 @@ extension ServerMessage {
         switch self {
         case .update(let update): update.encoded
         case .ack(let ack): ack.encoded
+        case .presence(let delta): delta.encoded
+        case .subscribed(let ref, let status) where status.presence != nil:
+            status.encoded(type: "subscribed", ref: ref, you: status.presence!.you, sharedPresence: status.presence!.sharedJSON)
+        case .refreshed(let ref, let status) where status.presence != nil:
+            status.encoded(type: "refreshed", ref: ref, you: status.presence!.you, sharedPresence: status.presence!.sharedJSON)
         default: json.jsonBytes
         }
     }
@@ -159,6 +159,121 @@ extension ServerMessage.Ack {
         writer.string("ack")
         writer.key("version")
         writer.integer(version)
+        writer.endObject()
+        return writer.bytes
+    }
+}
+
+extension ServerMessage.TableStatus {
+    /// The text of `subscribed` or `refreshed` (`type`) for the connection whose presence key is `you`, with the
+    /// presence state written earlier as `sharedPresence` (``PresenceState/sharedJSON(clients:viewers:)``; the
+    /// ``presence`` member is not read): a server writes a table's presence once for everyone who catches up until
+    /// it changes. Members sorted, as ``ServerMessage/json`` has them.
+    public func encoded(type: StaticString, ref: String?, you: String, sharedPresence: [UInt8]) -> [UInt8] {
+        var writer = JSONWriter(capacity: sharedPresence.count + 320)
+        writer.beginObject()
+        writer.key("epoch")
+        writer.string(epoch)
+        writer.key("presence")
+        writer.beginObject()
+        writer.members(ofObject: sharedPresence)
+        writer.key("you")
+        writer.string(you)
+        writer.endObject()
+        if let ref {
+            writer.key("ref")
+            writer.string(ref)
+        }
+        writer.key("rules")
+        writer.value(rules.json)
+        writer.key("table")
+        writer.string(table)
+        writer.key("type")
+        writer.string(String(describing: type))
+        writer.key("version")
+        writer.integer(version)
+        writer.endObject()
+        return writer.bytes
+    }
+}
+
+extension PresenceEntry {
+    /// The entry as the protocol writes it.
+    public var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "key": .string(key), "client": .string(client), "name": .string(name), "editing": .bool(editing),
+        ]
+        members["row"] = row.map(JSONValue.string)
+        return .object(members)
+    }
+
+    /// Writes the entry, members sorted.
+    func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("client")
+        writer.string(client)
+        writer.key("editing")
+        writer.bool(editing)
+        writer.key("key")
+        writer.string(key)
+        writer.key("name")
+        writer.string(name)
+        if let row {
+            writer.key("row")
+            writer.string(row)
+        }
+        writer.endObject()
+    }
+}
+
+extension PresenceState {
+    /// The state as the protocol writes it (`presence` of `subscribed` and `refreshed`).
+    public var json: JSONValue {
+        ["clients": .array(clients.map(\.json)), "viewers": .number(Double(viewers)), "you": .string(you)]
+    }
+
+    /// The state without `you`: what every connection that catches up shares.
+    public var sharedJSON: [UInt8] { Self.sharedJSON(clients: clients, viewers: viewers) }
+
+    /// `{"clients":[…],"viewers":N}`, the part of a table's presence state every receiver shares.
+    public static func sharedJSON(clients: some Collection<PresenceEntry>, viewers: Int) -> [UInt8] {
+        var writer = JSONWriter(capacity: 32 + 80 * clients.count)
+        writer.beginObject()
+        writer.key("clients")
+        writer.beginArray()
+        for entry in clients { entry.write(to: &writer) }
+        writer.endArray()
+        writer.key("viewers")
+        writer.integer(viewers)
+        writer.endObject()
+        return writer.bytes
+    }
+}
+
+extension PresenceDelta {
+    /// The `presence` message's text, `type` first so that a client that ignores presence recognizes it from its
+    /// first bytes.
+    public var encoded: [UInt8] {
+        var writer = JSONWriter(capacity: 96 + 80 * (joined.count + changed.count) + 16 * left.count)
+        writer.beginObject()
+        writer.key("type")
+        writer.string("presence")
+        writer.key("table")
+        writer.string(table)
+        writer.key("joined")
+        writer.beginArray()
+        for entry in joined { entry.write(to: &writer) }
+        writer.endArray()
+        writer.key("changed")
+        writer.beginArray()
+        for entry in changed { entry.write(to: &writer) }
+        writer.endArray()
+        writer.key("left")
+        writer.beginArray()
+        for key in left { writer.string(key) }
+        writer.endArray()
+        writer.key("viewers")
+        writer.integer(viewers)
         writer.endObject()
         return writer.bytes
     }

@@ -15,8 +15,9 @@ public struct ClientMessage: Hashable, Sendable {
 
     /// The requests of protocol v1.
     public enum Body: Hashable, Sendable {
-        /// Introduces the client: its stable id (for idempotency), display name and optional token.
-        case hello(client: String, name: String, token: String?)
+        /// Introduces the client: its stable id (for idempotency), optional display name (a named connection is
+        /// listed in presence; one without a name only counts as a viewer) and optional token.
+        case hello(client: String, name: String?, token: String?)
         case createTable(table: String, sections: [SectionContent], rules: RulesPatch)
         case dropTable(table: String)
         case setRules(table: String, rules: RulesPatch)

@@ -14,7 +14,8 @@ public enum ServerMessage: Hashable, Sendable {
     case refreshed(ref: String?, status: TableStatus)
     case unsubscribed(ref: String?, table: String)
     case tables(ref: String?, [TableSummary])
-    case presence(table: String, clients: [PresenceEntry])
+    /// What changed in a table's presence since the previous `presence` (or the state in `subscribed`/`refreshed`).
+    case presence(PresenceDelta)
     /// The table was dropped; subscriptions to it ended.
     case dropped(table: String)
     /// The table's rules changed.
@@ -104,12 +105,16 @@ public enum ServerMessage: Hashable, Sendable {
         public var version: UInt64
         public var epoch: String
         public var rules: TableRules
+        /// Who is on the table, as of the catch-up; the `presence` deltas that follow apply to it. Servers always
+        /// send it; nil only when decoding a message without it.
+        public var presence: PresenceState?
 
-        public init(table: String, version: UInt64, epoch: String, rules: TableRules) {
+        public init(table: String, version: UInt64, epoch: String, rules: TableRules, presence: PresenceState? = nil) {
             self.table = table
             self.version = version
             self.epoch = epoch
             self.rules = rules
+            self.presence = presence
         }
     }
 
@@ -126,22 +131,5 @@ public enum ServerMessage: Hashable, Sendable {
             self.epoch = epoch
             self.subscribers = subscribers
         }
-    }
-}
-
-/// One person on a table, as `presence` shows them.
-public struct PresenceEntry: Hashable, Sendable {
-    public var client: String
-    public var name: String
-    /// In editing mode (`setEditing:animated:`).
-    public var editing: Bool
-    /// The row being swiped or edited, if any.
-    public var row: String?
-
-    public init(client: String, name: String, editing: Bool, row: String?) {
-        self.client = client
-        self.name = name
-        self.editing = editing
-        self.row = row
     }
 }

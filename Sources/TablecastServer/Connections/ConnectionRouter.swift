@@ -267,7 +267,7 @@ final class ConnectionRouter {
         }
         let previous = session.requester.refOwner
         session.client = hello.client
-        session.name = hello.name
+        session.name = hello.name?.isEmpty == false ? hello.name : nil
         session.token = hello.token
         session.principal = owner.principal
         session.stable = true
@@ -300,7 +300,8 @@ enum RouterEvent: Sendable {
 /// A hello, as the router completes it once the client's refs are loaded.
 struct Hello: Sendable {
     var client: String
-    var name: String
+    /// `nil` or empty: the connection is an anonymous watcher in presence.
+    var name: String?
     var token: String?
     var ref: String?
 }

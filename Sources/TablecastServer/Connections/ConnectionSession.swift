@@ -6,7 +6,8 @@ import WebSocketTransport
 struct ConnectionSession {
     let id: WebSocketConnectionID
     var client: String
-    var name: String
+    /// The name given in `hello`, if any.
+    var name: String?
     /// The client chose its id in `hello` (so its refs are kept across reconnects).
     var stable = false
     var token: String?
@@ -23,7 +24,6 @@ struct ConnectionSession {
     init(id: WebSocketConnectionID, anonymousClient: String, intentsPerSecond: Int) {
         self.id = id
         client = anonymousClient
-        name = anonymousClient
         bucket = TokenBucket(rate: Double(intentsPerSecond), burst: Double(intentsPerSecond))
     }
 

@@ -12,6 +12,7 @@ final class ServerMetrics: Sendable {
     let commitSeconds: DurationHistogram
     let commitGroupSize: ValueHistogram
     let deliveries: Counter
+    let snapshotsEncoded: Counter
     private let intents: [String: Counter]
 
     init(registry: PrometheusCollectorRegistry) {
@@ -31,6 +32,8 @@ final class ServerMetrics: Sendable {
             buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 1024])
         deliveries = registry.makeCounter(
             descriptor: name("fanout_deliveries", "total", "Update messages queued to subscribers"))
+        snapshotsEncoded = registry.makeCounter(
+            descriptor: name("snapshots_encoded", "total", "Snapshot messages written (each is shared by every catch-up at its version)"))
         let intent = name("intents", "total", "Edit intents by outcome")
         var intents: [String: Counter] = [:]
         for outcome in Outcome.allCases {

@@ -33,19 +33,19 @@ actor TableActor {
     private let context: ServerContext
     private var engine: TableEngine
     private var history: UpdateHistory
-    private var subscribers: [WebSocketConnectionID: Requester] = [:]
-    private var subscriberIDs: [WebSocketConnectionID] = []
+    private var subscribers = SubscriberList()
+    /// Subscribers have the board's published state; its news go out as one `presence` delta per burst of work,
+    /// and at most one per ``presenceInterval``.
     private var presence = PresenceBoard<WebSocketConnectionID>()
-    /// Presence changed and subscribers have not been told yet. One `presence` message carries every change of a
-    /// burst of work, and at most one goes out per ``presenceInterval``: each carries the whole list, so a
-    /// thousand subscribers joining one by one would otherwise cost a million entries.
-    private var presenceChanged = false
     /// When the last `presence` message went out.
     private var lastPresenceBroadcast: ContinuousClock.Instant?
     /// A delayed broadcast is scheduled.
     private var presenceBroadcastScheduled = false
     /// The shortest time between two `presence` messages of a table.
     static let presenceInterval = Duration.milliseconds(100)
+    /// The `snapshot` of the committed table, written once per version and rules and shared (one buffer) by every
+    /// catch-up that needs it; dropped when a new version is published, so only the current one is kept.
+    private var sharedSnapshot: (version: UInt64, rules: TableRules, message: WebSocketMessage)?
     private var dropped = false
     /// Set when the table could not be reloaded after a failed commit: it then refuses work with `unavailable`.
     private var broken: String?
@@ -100,7 +100,7 @@ actor TableActor {
                 }
             }
             await work()
-            if presenceChanged { broadcastPresenceWhenDue() }
+            if presence.hasNews { broadcastPresenceWhenDue() }
         }
     }
 
@@ -134,6 +134,8 @@ actor TableActor {
             var use: RefUse?
             var update: WebSocketMessage
             var ack: [UInt8]
+            /// Rows it deletes that someone is editing: their presence is cleared once it is committed.
+            var editedRowsDeleted: [String] = []
         }
 
         var records: [CommitRecord] = []
@@ -232,6 +234,7 @@ actor TableActor {
             context.metrics.intent(.rejected)
             return refuse(requester, ref: ref, Self.reused(ref, of: requester.client, by: prior))
         }
+        let editedRowsDeleted = presence.anyRowEdited ? deletedRows(resolution.batch).filter(presence.isEdited) : []
         do {
             try engine.commit(resolution)
         } catch {
@@ -257,7 +260,17 @@ actor TableActor {
             .init(
                 requester: requester, ref: ref, claim: keepsRef ? use : nil, use: use,
                 update: WebSocketMessage(kind: .text, bytes: update.encoded(batchJSON: batchJSON)),
-                ack: ackBytes))
+                ack: ackBytes, editedRowsDeleted: editedRowsDeleted))
+    }
+
+    /// The ids of the rows `batch` deletes, alone or with their section, read from the table before it applies.
+    private func deletedRows(_ batch: Batch) -> [String] {
+        let sections = engine.table.sections
+        var ids = batch.deleteRows.compactMap { engine.table.row(at: $0)?.id }
+        for index in batch.deleteSections where sections.indices.contains(index) {
+            ids += sections[index].rows.map(\.id)
+        }
+        return ids
     }
 
     /// Answers a retry of a committed intent with the ack stored when it was first committed and returns true;
@@ -352,10 +365,11 @@ actor TableActor {
     private func publish(_ group: PendingGroup) {
         for entry in group.entries {
             history.append(entry.update)
-            if !subscriberIDs.isEmpty {
-                context.transport.send(entry.update, to: subscriberIDs)
-                context.metrics.deliveries.increment(by: Int64(subscriberIDs.count))
+            if !subscribers.isEmpty {
+                context.transport.send(entry.update, to: subscribers.ids)
+                context.metrics.deliveries.increment(by: Int64(subscribers.count))
             }
+            for row in entry.editedRowsDeleted { presence.clearRow(row) }
             context.transport.send(WebSocketMessage(kind: .text, bytes: entry.ack), to: entry.requester.connection)
             // Claimed when resolved; claimed again in case the owner's last connection closed meanwhile.
             if let ref = entry.ref, let claim = entry.claim { _ = context.refs.claim(entry.requester.refOwner, ref, for: claim) }
@@ -365,7 +379,10 @@ actor TableActor {
             context.transport.send(WebSocketMessage(kind: .text, bytes: group.entries[index].ack), to: connection)
         }
         for (connection, _, message) in group.deferred { context.send(message, to: connection) }
-        if let last = group.records.last { publishStatus(version: UInt64(last.version)) }
+        if let last = group.records.last {
+            sharedSnapshot = nil
+            publishStatus(version: UInt64(last.version))
+        }
     }
 
     /// Replaces the in-memory state, which holds changes that were never stored, with the store's.
@@ -377,6 +394,7 @@ actor TableActor {
                 try TableEngine(loaded: store.load(name), historyLimit: historyLimit)
             }
             self.engine = engine
+            sharedSnapshot = nil
             history = Self.emptyHistory(after: engine.table.version, context: context)
             broken = nil
         } catch {
@@ -396,7 +414,7 @@ actor TableActor {
     /// engine's, which is the committed one whenever nothing is in flight or pending (all work but intents).
     private func publishStatus(version: UInt64? = nil) {
         let version = version ?? engine.table.version
-        let count = subscriberIDs.count
+        let count = subscribers.count
         status.withLock { $0 = (version, count) }
     }
 
@@ -409,17 +427,14 @@ actor TableActor {
         case .subscribe(let requester, let ref, let since, let epoch):
             if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
             await catchUp(requester.connection, since: since, epoch: epoch)
-            context.send(.subscribed(ref: ref, status: tableStatus), to: requester.connection)
-            if subscribers.updateValue(requester, forKey: requester.connection) == nil {
-                subscriberIDs.append(requester.connection)
-                context.metrics.subscribers.increment()
-            }
-            if presence.join(requester.connection, client: requester.client, name: requester.name) { presenceChanged = true }
+            sendStatus("subscribed", ref: ref, to: requester)
+            if subscribers.insert(requester.connection) { context.metrics.subscribers.increment() }
+            presence.join(requester.connection, key: requester.presenceKey, client: requester.client, name: requester.name)
             publishStatus()
         case .refresh(let requester, let ref, let since, let epoch):
             if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
             await catchUp(requester.connection, since: since, epoch: epoch)
-            context.send(.refreshed(ref: ref, status: tableStatus), to: requester.connection)
+            sendStatus("refreshed", ref: ref, to: requester)
         case .unsubscribe(let requester, let ref):
             removeSubscriber(requester.connection)
             context.send(.unsubscribed(ref: ref, table: name), to: requester.connection)
@@ -432,13 +447,11 @@ actor TableActor {
                     requester, ref: ref,
                     ProtocolError(.badRequest, "presence on table '\(name)' needs a subscription to it first"))
             }
-            let changed: Bool
             switch change {
-            case .editing(let on): changed = presence.setEditing(requester.connection, on)
-            case .beginEditingRow(let row): changed = presence.beginEditingRow(requester.connection, row: row)
-            case .endEditingRow(let row): changed = presence.endEditingRow(requester.connection, row: row)
+            case .editing(let on): presence.setEditing(requester.connection, on)
+            case .beginEditingRow(let row): presence.beginEditingRow(requester.connection, row: row)
+            case .endEditingRow(let row): presence.endEditingRow(requester.connection, row: row)
             }
-            if changed { presenceChanged = true }
         case .setRules(let requester, let ref, let patch):
             if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
             await setRules(requester, ref: ref, patch)
@@ -451,20 +464,25 @@ actor TableActor {
         }
     }
 
-    private var tableStatus: ServerMessage.TableStatus {
-        .init(table: name, version: engine.table.version, epoch: epochText, rules: engine.table.rules)
+    /// Ends a catch-up with `subscribed` or `refreshed` (`type`), carrying the presence every subscriber has now:
+    /// the published state, written once for all who catch up until the next delta.
+    private func sendStatus(_ type: StaticString, ref: String?, to requester: Requester) {
+        let status = ServerMessage.TableStatus(
+            table: name, version: engine.table.version, epoch: epochText, rules: engine.table.rules)
+        let text = status.encoded(
+            type: type, ref: ref, you: requester.presenceKey, sharedPresence: presence.publishedStateJSON())
+        context.transport.send(WebSocketMessage(kind: .text, bytes: text), to: requester.connection)
     }
 
     private func removeSubscriber(_ connection: WebSocketConnectionID) {
-        if subscribers.removeValue(forKey: connection) != nil {
-            subscriberIDs.removeAll { $0 == connection }
+        if subscribers.remove(connection) {
             context.metrics.subscribers.decrement()
             publishStatus()
         }
-        if presence.leave(connection) { presenceChanged = true }
+        presence.leave(connection)
     }
 
-    /// Sends the presence list now if the last one went out at least ``presenceInterval`` ago, otherwise once the
+    /// Sends the presence delta now if the last one went out at least ``presenceInterval`` ago, otherwise once the
     /// interval is over (with whatever changed meanwhile).
     private func broadcastPresenceWhenDue() {
         guard !presenceBroadcastScheduled else { return }
@@ -478,14 +496,14 @@ actor TableActor {
             }
             return
         }
-        presenceChanged = false
+        guard let delta = presence.takeDelta(table: name) else { return }
         lastPresenceBroadcast = now
-        context.send(.presence(table: name, clients: presence.clients), to: subscriberIDs)
+        context.send(.presence(delta), to: subscribers.ids)
     }
 
     private func broadcastScheduledPresence() {
         presenceBroadcastScheduled = false
-        if presenceChanged { broadcastPresenceWhenDue() }
+        if presence.hasNews { broadcastPresenceWhenDue() }
     }
 
     /// Brings a client from `since` (in epoch `epoch`) to the current version: the missed updates from memory or
@@ -512,10 +530,19 @@ actor TableActor {
                 return
             }
         }
-        context.send(
-            .snapshot(
-                table: name, version: current, epoch: epochText, rules: engine.table.rules,
-                sections: engine.table.sections), to: connection)
+        context.transport.send(snapshotMessage(), to: connection)
+    }
+
+    /// The shared `snapshot` of the committed table (see ``sharedSnapshot``).
+    private func snapshotMessage() -> WebSocketMessage {
+        let table = engine.table
+        if let shared = sharedSnapshot, shared.version == table.version, shared.rules == table.rules { return shared.message }
+        let snapshot = ServerMessage.snapshot(
+            table: name, version: table.version, epoch: epochText, rules: table.rules, sections: table.sections)
+        let message = WebSocketMessage(kind: .text, bytes: snapshot.encoded)
+        context.metrics.snapshotsEncoded.increment()
+        sharedSnapshot = (table.version, table.rules, message)
+        return message
     }
 
     private func setRules(_ requester: Requester, ref: String?, _ patch: RulesPatch) async {
@@ -528,7 +555,7 @@ actor TableActor {
             return refuse(requester, ref: ref, ProtocolError(.unavailable, "the rules could not be stored: \(error)"))
         }
         engine.setRules(rules)
-        context.send(.rules(table: name, rules: rules), to: subscriberIDs)
+        context.send(.rules(table: name, rules: rules), to: subscribers.ids)
         context.send(.ack(.init(ref: ref, table: name, version: engine.table.version)), to: requester.connection)
     }
 
@@ -546,10 +573,9 @@ actor TableActor {
             return false
         }
         dropped = true
-        context.send(.dropped(table: name), to: subscriberIDs)
-        context.metrics.subscribers.decrement(by: Double(subscriberIDs.count))
+        context.send(.dropped(table: name), to: subscribers.ids)
+        context.metrics.subscribers.decrement(by: Double(subscribers.count))
         subscribers.removeAll()
-        subscriberIDs.removeAll()
         presence = PresenceBoard()
         context.send(.ack(.init(ref: ref, table: name, version: engine.table.version)), to: requester.connection)
         publishStatus()
