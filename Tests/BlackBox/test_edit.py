@@ -258,7 +258,10 @@ def test_wide_characters_resize_and_reconnect(setup):
 
     # A narrower terminal: everything is redrawn to the new width; long lines are cut with an ellipsis.
     tmux.run("resize-window", "-t", f"{tmux.session}:alice", "-x", "30", "-y", "12")
-    screen = tmux.wait(window="alice", predicate=lambda s: s.split("\n")[2] == "─" * 30, what="a 30-column redraw")
+    # capture-pane may catch a frame half written: wait for the separator and the row both redrawn.
+    screen = tmux.wait(
+        window="alice", predicate=lambda s: s.split("\n")[2] == "─" * 30 and line_with(s, "苹果").endswith("✎ tester"),
+        what="a 30-column redraw")
     line = line_with(screen, "苹果")
     assert width(line) == 30 and line.endswith("✎ tester"), line
     assert all(width(l) <= 30 for l in screen.split("\n"))
