@@ -46,6 +46,19 @@ final class WebSocketServerTests: XCTestCase {
         await server.shutdown()
     }
 
+    /// A frame header claiming 2^62 bytes is refused with 1009 at its first payload bytes, without waiting for the
+    /// limit's worth of them.
+    func testFrameClaimingMoreThanTheLimitClosesWith1009AtOnce() async throws {
+        let events = EventRecorder()
+        let server = try makeServer(events: events)
+        let socket = try RawSocket(port: server.port)
+        _ = socket.upgrade()
+        let length = (0..<8).reversed().map { UInt8((UInt64(1) << 62) >> (UInt64($0) * 8) & 0xFF) }
+        socket.write([0x81, 0x80 | 127] + length + [0x12, 0x34, 0x56, 0x78] + Array(repeating: 0x41, count: 16))
+        XCTAssertEqual(socket.readCloseFrame()?.code, 1009)
+        await server.shutdown()
+    }
+
     /// A text frame with bytes that are not UTF-8 (a lone continuation byte, then an overlong encoding)
     /// closes with 1007.
     func testInvalidUTF8ClosesWith1007() async throws {
@@ -60,6 +73,46 @@ final class WebSocketServerTests: XCTestCase {
         try await events.wait("two closes") { $0.closes().count == 2 }
         XCTAssertEqual(events.closes().map(\.code), [.invalidPayload, .invalidPayload])
         XCTAssertTrue(events.messages().isEmpty)
+        await server.shutdown()
+    }
+
+    /// RFC 6455 §4.4: an upgrade to another version than 13 is refused with 426 naming the version spoken here
+    /// (lws would otherwise accept it and then ignore its frames).
+    func testOtherWebSocketVersionIsRefusedWith426() async throws {
+        let events = EventRecorder()
+        let server = try makeServer(events: events)
+        for version in ["8", "14"] {
+            let socket = try RawSocket(port: server.port)
+            let response = socket.upgradeResponse(version: version)
+            XCTAssertTrue(response.first?.hasPrefix("HTTP/1.1 426") ?? false, "\(response)")
+            XCTAssertTrue(response.contains { $0.lowercased() == "sec-websocket-version: 13" }, "\(response)")
+        }
+        let socket = try RawSocket(port: server.port)
+        XCTAssertEqual(socket.upgrade(), "HTTP/1.1 101 Switching Protocols")
+        try await events.wait("open") { $0.opened.count == 1 }
+        await server.shutdown()
+    }
+
+    /// A close frame the RFC forbids is answered with the error, not echoed: a code no endpoint may send (5000,
+    /// 1005) or a 1-byte payload with 1002, a reason that is not UTF-8 with 1007. A valid one is echoed.
+    func testForbiddenCloseFramesAreAnsweredWithTheirError() async throws {
+        let events = EventRecorder()
+        let server = try makeServer(events: events)
+        let cases: [(payload: [UInt8], answer: UInt16)] = [
+            ([0x13, 0x88], 1002),
+            ([0x13, 0x88] + Array("bye".utf8), 1002),
+            ([0x03, 0xED], 1002),
+            ([0x03], 1002),
+            ([0x03, 0xE8, 0xC0, 0xAF], 1007),
+            ([0x0F, 0xA0] + Array("app".utf8), 4000),
+            ([0x03, 0xE8] + Array("bye".utf8), 1000),
+        ]
+        for (payload, answer) in cases {
+            let socket = try RawSocket(port: server.port)
+            _ = socket.upgrade()
+            socket.write(RawSocket.frame(opcode: 0x8, fin: true, payload: payload))
+            XCTAssertEqual(socket.readCloseFrame()?.code, answer, "close payload \(payload)")
+        }
         await server.shutdown()
     }
 

@@ -91,14 +91,16 @@ final class ConnectionRouter {
         defer { context.transport.consumed(id) }
         guard var session = sessions[id] else { return }
         defer { if sessions[id] != nil { sessions[id] = session } }
+        guard inbound.kind == .text else {
+            // Not a malformed message but another protocol: the spec closes the connection.
+            context.transport.close(
+                id, code: WebSocketCloseCode(rawValue: 1008), reason: "binary frames are not part of the protocol")
+            return
+        }
         let message: ClientMessage
         do {
-            guard inbound.kind == .text else {
-                throw ProtocolError(.badRequest, "binary messages are not part of the protocol: send JSON text")
-            }
             message = try ClientMessage.decode(inbound.bytes, limits: settings.limits)
         } catch {
-            let error = error as? ProtocolError ?? ProtocolError(.badRequest, "\(error)")
             reply(id, .error(error))
             session.consecutiveBadMessages += 1
             if session.consecutiveBadMessages >= settings.maxConsecutiveBadMessages {

@@ -160,7 +160,9 @@ final class Connection {
             inboundKind = lws_frame_is_binary(wsi) != 0 ? .binary : .text
         }
         let maxSize = loop.limits.maxMessageSize
-        if inbound.count + length > maxSize {
+        // What the frame header announced counts at once: a frame claiming more than the limit is refused at its
+        // first bytes, not after the limit's worth of them.
+        if inbound.count + length + lws_remaining_packet_payload(wsi) > maxSize {
             return refuseInbound(wsi, WebSocketCloseFrame(code: .messageTooBig, reason: "message exceeds \(maxSize) bytes"))
         }
         let chunk = UnsafeRawBufferPointer(start: data, count: length)
@@ -214,16 +216,35 @@ final class Connection {
         lws_rx_flow_control(wsi, 1)
     }
 
-    /// The peer's close frame: 2 bytes of code (network order), then the reason.
-    func peerClosed(_ data: UnsafeRawPointer?, _ length: Int) {
-        guard closeFrame == nil else { return }
+    /// The peer's close frame: 2 bytes of code (network order), then a UTF-8 reason. lws echoes it; a frame the
+    /// RFC forbids (§5.5.1, §7.4) is answered instead with 1002 (a code no endpoint may send, or a 1-byte payload)
+    /// or 1007 (a reason that is not UTF-8). lws has already turned most reserved codes into 1002 by then, but
+    /// not codes of 5000 and above. Returns -1 so that lws sends our frame rather than the echo.
+    func peerClosed(_ wsi: OpaquePointer, _ data: UnsafeRawPointer?, _ length: Int) -> Int32 {
         let payload = UnsafeRawBufferPointer(start: data, count: length)
-        guard payload.count >= 2 else {
-            closeFrame = WebSocketCloseFrame(code: .noStatusReceived)
-            return
+        let code = payload.count >= 2 ? UInt16(payload[0]) << 8 | UInt16(payload[1]) : nil
+        let reason = Array(payload.dropFirst(2))
+        let refusal: WebSocketCloseFrame? =
+            if payload.count == 1 {
+                WebSocketCloseFrame(code: .protocolError, reason: "a close payload needs a 2-byte code")
+            } else if let code, !WebSocketCloseCode(rawValue: code).maySend {
+                WebSocketCloseFrame(code: .protocolError, reason: "close code \(code) is not allowed")
+            } else if !UTF8Validation.isValid(reason) {
+                WebSocketCloseFrame(code: .invalidPayload, reason: "the close reason is not UTF-8")
+            } else {
+                nil
+            }
+        if let refusal {
+            closeFrame = closeFrame ?? refusal
+            return close(wsi, with: refusal)
         }
-        let code = UInt16(payload[0]) << 8 | UInt16(payload[1])
+        guard closeFrame == nil else { return 0 }
+        guard let code else {
+            closeFrame = WebSocketCloseFrame(code: .noStatusReceived)
+            return 0
+        }
         closeFrame = WebSocketCloseFrame(
-            code: WebSocketCloseCode(rawValue: code), reason: String(decoding: payload.dropFirst(2), as: UTF8.self))
+            code: WebSocketCloseCode(rawValue: code), reason: String(decoding: reason, as: UTF8.self))
+        return 0
     }
 }

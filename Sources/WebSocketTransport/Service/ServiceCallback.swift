@@ -27,7 +27,7 @@ extension ServiceLoop {
             return connection(for: wsi)?.receive(wsi, input, length) ?? 0
 
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-            connection(for: wsi)?.peerClosed(input, length)
+            return connection(for: wsi)?.peerClosed(wsi, input, length) ?? 0
 
         case LWS_CALLBACK_CLOSED, LWS_CALLBACK_CLIENT_CLOSED:
             if let connection = connection(for: wsi) { finish(connection) }

@@ -63,16 +63,21 @@ final class RawSocket {
 
     /// Sends a WebSocket upgrade request and reads the response headers; returns the status line.
     func upgrade(path: String = "/") -> String {
+        upgradeResponse(path: path).first ?? ""
+    }
+
+    /// Sends a WebSocket upgrade request and returns the response's status line and header lines.
+    func upgradeResponse(path: String = "/", version: String = "13") -> [String] {
         write(
             "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: \(version)\r\n\r\n")
         var headers: [UInt8] = []
         while !headers.ends(with: Array("\r\n\r\n".utf8)) {
             let byte = read(exactly: 1)
             guard !byte.isEmpty else { break }
             headers += byte
         }
-        return String(decoding: headers, as: UTF8.self).components(separatedBy: "\r\n").first ?? ""
+        return String(decoding: headers, as: UTF8.self).components(separatedBy: "\r\n").filter { !$0.isEmpty }
     }
 
     /// A client frame as the RFC requires: masked (with a fixed key, which is allowed).
