@@ -40,7 +40,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Serve a non-loopback address without a tokens file (everyone admin).")
     var allowAnonymous = false
 
-    @Option(help: "An Origin browsers may connect from (repeatable). Default: the server's own pages only.")
+    @Option(help: "Another Origin browsers may connect from (repeatable), besides the server's own pages.")
     var allowOrigin: [String] = []
 
     @Option(help: "Directory served over HTTP at / (the browser client). Default: web-client-protocol/client if present.")
@@ -88,7 +88,7 @@ struct ServeCommand: AsyncParsableCommand {
         let configuration = TableServer.Configuration(
             host: host, port: port, databasePath: db, synchronous: sync == .full ? .full : .normal,
             snapshotInterval: snapshotEvery, historyLimit: history, policy: policy, allowAnonymous: allowAnonymous,
-            allowedOrigins: allowOrigin.isEmpty ? nil : allowOrigin,
+            allowedOrigins: allowOrigin,
             staticFilesDirectory: staticDir ?? Self.defaultStaticDirectory(), maxMessageBytes: maxMessageBytes,
             maxBatchEntries: maxBatchEntries, intentsPerSecond: intentsPerSecond, maxConnections: maxConnections,
             maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents)

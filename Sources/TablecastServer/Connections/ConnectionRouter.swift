@@ -10,8 +10,8 @@ import WebSocketTransport
 final class ConnectionRouter {
     struct Settings: Sendable {
         var policy: AccessPolicy
-        /// Origins a browser connection may come from; nil accepts any.
-        var allowedOrigins: Set<String>?
+        /// Which pages a browser connection may come from.
+        var origins: OriginPolicy
         var limits: ProtocolLimits
         var intentsPerSecond: Int
         var maxConsecutiveBadMessages: Int
@@ -55,7 +55,7 @@ final class ConnectionRouter {
     }
 
     private func opened(_ info: WebSocketConnectionInfo) {
-        if let allowed = settings.allowedOrigins, let origin = info.origin, !allowed.contains(origin) {
+        if !settings.origins.allows(origin: info.origin, host: info.host), let origin = info.origin {
             context.logger.notice(
                 "refused a connection from a foreign origin", metadata: ["origin": "\(origin)", "remote": "\(info.remoteAddress)"])
             context.transport.close(info.id, code: WebSocketCloseCode(rawValue: 1008), reason: "origin \(origin) is not allowed")

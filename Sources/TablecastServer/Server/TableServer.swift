@@ -95,7 +95,9 @@ public final class TableServer: Sendable {
         let port = transport.port
         let settings = ConnectionRouter.Settings(
             policy: configuration.policy,
-            allowedOrigins: Set(configuration.allowedOrigins ?? configuration.ownOrigins(port: port)),
+            origins: OriginPolicy(
+                listed: configuration.ownOrigins(port: port) + configuration.allowedOrigins,
+                loopbackOnly: configuration.isLoopback),
             limits: ProtocolLimits(maxBatchEntries: configuration.maxBatchEntries),
             intentsPerSecond: configuration.intentsPerSecond,
             maxConsecutiveBadMessages: configuration.maxConsecutiveBadMessages,

@@ -43,7 +43,8 @@ extension ServiceLoop {
             path: Self.header(wsi, WSI_TOKEN_GET_URI) ?? "/",
             query: Self.query(wsi),
             origin: Self.header(wsi, WSI_TOKEN_ORIGIN),
-            subprotocol: requested == nil ? nil : lws_get_protocol(wsi).map { String(cString: $0.pointee.name) })
+            subprotocol: requested == nil ? nil : lws_get_protocol(wsi).map { String(cString: $0.pointee.name) },
+            host: Self.header(wsi, WSI_TOKEN_HOST))
         handler(.opened(info))
     }
 
