@@ -95,9 +95,12 @@ struct ServeCommand: AsyncParsableCommand {
         let server: TableServer
         do {
             server = try await TableServer.start(configuration, logger: logger)
-        } catch let error as StoreError {
+        } catch let error as StoreError where [.notADatabase, .foreign, .corrupt].contains(error.kind) {
             logger.critical("cannot use the database: \(error)")
             throw ExitCode(3)
+        } catch let error as StoreError {
+            logger.critical("cannot use the database: \(error.message)")
+            throw ExitCode(1)
         } catch {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
