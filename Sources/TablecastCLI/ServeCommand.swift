@@ -11,9 +11,13 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Serve shared tables over WebSocket (protocol tablecast.v1), stored in a SQLite file.",
         discussion: """
             With no flags: ws://127.0.0.1:8080/ and ./tablecast.db, everyone admin (loopback only).
-            SIGINT/SIGTERM: stop accepting, finish and acknowledge in-flight commits, close connections with 1001,
-            checkpoint the WAL, exit 0. Exit codes: 1 could not start (port taken, bad flags or tokens file),
-            3 the database is not a usable Tablecast database (never replaced by a new one).
+
+            SIGINT/SIGTERM: stop accepting, finish and acknowledge in-flight commits, close connections with 1001, \
+            checkpoint the WAL, exit 0.
+
+            Exit codes: 1 could not start (port taken, bad flags or tokens file, database in use by another \
+            server, unreadable or read-only), 3 the database is not a usable Tablecast database (never replaced by \
+            a new one).
             """)
 
     @Option(help: "Address to listen on.")
@@ -69,6 +73,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     enum Synchronous: String, ExpressibleByArgument, CaseIterable {
         case full, normal
+    }
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535, not \(port)") }
     }
 
     func run() async throws {

@@ -1,6 +1,7 @@
 """`serve` and `compact` start-up, run as the real binary: one database file has one owner, a mistyped path
 creates nothing, and every reason not to start is one line that says what is wrong."""
 import os
+import socket
 import subprocess
 import tempfile
 
@@ -55,11 +56,70 @@ def test_compact_of_a_missing_file_fails_and_creates_nothing():
     assert os.listdir(folder) == []
 
 
+def test_port_in_use_says_so():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, line = serve("--port", str(port), "--db", os.path.join(tempfile.mkdtemp(), "t.db"))
+    assert code == 1
+    assert f"port {port} is already in use" in line, line
+
+
+def test_port_out_of_range_shows_the_serve_usage():
+    result = run("serve", "--port", "70000")
+    assert result.returncode == 64, result
+    assert "70000" in result.stderr.splitlines()[0]
+    assert "Usage: tablecast serve" in result.stderr, result.stderr
+
+
 def test_a_missing_database_folder_is_an_io_problem():
     code, line = serve("--db", "/nonexistent-tablecast-dir/x.db")
     assert code == 1
     assert "/nonexistent-tablecast-dir does not exist" in line, line
     assert "not a" not in line
+
+
+def test_unreadable_tokens_and_batch_files_say_why():
+    code, line = serve("--tokens", "/nonexistent-tokens.json")
+    assert code == 1
+    assert "/nonexistent-tokens.json: No such file or directory" in line, line
+    code, line = serve("--tokens", tempfile.mkdtemp())
+    assert code == 1 and "Is a directory" in line, line
+
+    result = run("batch", "--table", "t", "/nonexistent-batch.json")
+    assert result.returncode == 1, result
+    assert "cannot read /nonexistent-batch.json: No such file or directory" in result.stderr, result.stderr
+
+
+def test_a_subcommands_validation_error_shows_its_own_usage():
+    """Found while running, before connecting: the table name is checked with the server's own rules."""
+    result = run("tables", "create", "bad name!")
+    assert result.returncode == 64, result
+    assert "is not valid" in result.stderr
+    assert "Usage: tablecast tables create" in result.stderr, result.stderr
+    assert "tablecast <subcommand>" not in result.stderr
+
+
+SUBCOMMANDS = ["serve", "compact", "watch", "insert", "delete", "move", "edit", "batch", "tables", "export",
+               "import", "load"]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_help_text_wraps_at_word_boundaries(width):
+    """Greedy wrapping: within a paragraph, no line would have had room for the next line's first word (ArgumentParser
+    keeps lines shorter than the width)."""
+    for command in SUBCOMMANDS:
+        result = run(command, "--help", env={"COLUMNS": str(width)})
+        assert result.returncode == 0, result
+        overview = result.stdout.split("USAGE:")[0].splitlines()
+        for line, following in zip(overview, overview[1:]):
+            if not line.strip() or not following.strip():
+                continue
+            assert len(line) <= width, f"{command}: {line!r}"
+            first_word = following.split()[0]
+            assert len(line) + 1 + len(first_word) >= width, \
+                f"{command} --help at {width} columns breaks early:\n{line}\n{following}"
 
 
 def make_database(folder):
