@@ -52,3 +52,12 @@ public struct WebSocketCloseFrame: Sendable, Hashable {
         self.reason = reason
     }
 }
+
+extension WebSocketCloseFrame {
+    /// The close frame's payload: the code in network order and at most 123 bytes of reason (a control frame
+    /// carries at most 125 bytes); empty for 1005, which stands for "no code".
+    var payload: [UInt8] {
+        guard code != .noStatusReceived else { return [] }
+        return [UInt8(code.rawValue >> 8), UInt8(code.rawValue & 0xFF)] + reason.utf8.prefix(123)
+    }
+}

@@ -32,6 +32,7 @@ extension ServiceLoop {
         let connection = Connection(id: makeConnectionID(), loop: self)
         register(connection, wsi: wsi)
         connection.didOpen(wsi)
+        connection.startReading(wsi)
         if let metrics {
             metrics.connectionsAccepted.increment()
             metrics.connectionsOpen.set(Int64(connections.count))
