@@ -87,6 +87,22 @@ final class WebSocketServerTests: XCTestCase {
         await server.shutdown()
     }
 
+    /// A peer that sends its close frame and then shuts down its side of the socket still gets the answer.
+    func testCloseFrameIsAnsweredAfterThePeerShutsDownItsSide() async throws {
+        let events = EventRecorder()
+        let server = try makeServer(events: events)
+        let socket = try RawSocket(port: server.port)
+        _ = socket.upgrade()
+        socket.write(RawSocket.frame(opcode: 0x8, fin: true, payload: [0x03, 0xE8] + Array("done".utf8)))
+        socket.shutdownWriting()
+        let close = socket.readCloseFrame()
+        XCTAssertEqual(close?.code, 1000)
+        XCTAssertEqual(close?.reason, "done")
+        try await events.wait("close") { !$0.closes().isEmpty }
+        XCTAssertEqual(events.closes().first, WebSocketCloseFrame(code: .normalClosure, reason: "done"))
+        await server.shutdown()
+    }
+
     /// A ping is answered with a pong carrying its payload, between the fragments of a message too.
     func testPingIsAnsweredWithItsPayload() async throws {
         let events = EventRecorder()

@@ -232,9 +232,11 @@ final class Connection {
     static let readBudget = 256 * 1024
 
     /// The peer closed its side or the socket failed: lws closes the connection (reported as 1006 unless a close
-    /// frame was exchanged).
+    /// frame was exchanged). A peer that sent its close frame and then shut down its side may still read: the
+    /// answer is written first, and the connection closes after it.
     private func peerGone(_ wsi: OpaquePointer) {
         stopReading()
+        if closeReply != nil, !closeReplyWritten { return }
         lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, LWS_TO_KILL_ASYNC)
     }
 

@@ -40,6 +40,9 @@ final class RawSocket {
 
     func write(_ text: String) { write(Array(text.utf8)) }
 
+    /// Sends FIN: the peer reads the end of the stream, and this side can still read.
+    func shutdownWriting() { shutdown(fd, Int32(SHUT_WR)) }
+
     /// Up to `max` bytes; empty at end of stream or timeout.
     func read(max: Int = 65_536) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: max)
