@@ -46,4 +46,44 @@ static inline void CLibWebSockets_stopTicker(void *loop, void *timer) {
     free(timer);
 }
 
+// The server reads its WebSocket connections itself (see Connection's frame reader): lws 4.1 acts on a frame
+// header before any callback can see it, and neither refuses unmasked frames nor non-minimal lengths. One libev
+// watcher per connection, on the connection's socket, calls `callback(context)` when it is readable.
+typedef void (*CLibWebSockets_ReadableCallback)(void *context);
+
+typedef struct {
+    ev_io io;
+    CLibWebSockets_ReadableCallback callback;
+    void *context;
+} CLibWebSockets_Reader;
+
+static void CLibWebSockets_readable(struct ev_loop *loop, ev_io *io, int revents) {
+    (void)loop;
+    (void)revents;
+    CLibWebSockets_Reader *reader = (CLibWebSockets_Reader *)io;
+    reader->callback(reader->context);
+}
+
+static inline void *CLibWebSockets_newReader(int fd, CLibWebSockets_ReadableCallback callback, void *context) {
+    CLibWebSockets_Reader *reader = (CLibWebSockets_Reader *)malloc(sizeof(CLibWebSockets_Reader));
+    if (!reader) return NULL;
+    ev_io_init(&reader->io, CLibWebSockets_readable, fd, EV_READ);
+    reader->callback = callback;
+    reader->context = context;
+    return reader;
+}
+
+static inline void CLibWebSockets_startReader(void *loop, void *reader) {
+    ev_io_start((struct ev_loop *)loop, &((CLibWebSockets_Reader *)reader)->io);
+}
+
+static inline void CLibWebSockets_stopReader(void *loop, void *reader) {
+    ev_io_stop((struct ev_loop *)loop, &((CLibWebSockets_Reader *)reader)->io);
+}
+
+static inline void CLibWebSockets_freeReader(void *loop, void *reader) {
+    ev_io_stop((struct ev_loop *)loop, &((CLibWebSockets_Reader *)reader)->io);
+    free(reader);
+}
+
 #endif

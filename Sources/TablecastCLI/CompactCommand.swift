@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import TableStore
 
 /// `tablecast compact`: prunes every table's log back to the retention behind its latest snapshot.
@@ -6,7 +7,7 @@ struct CompactCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compact",
         abstract: "Prune the log of every table to the updates kept behind its latest snapshot.",
-        discussion: "The server also prunes automatically whenever it stores a snapshot; run this on a stopped server's file.")
+        discussion: "The server also prunes automatically whenever it stores a snapshot; run this on a stopped server's file (it refuses a file a server holds).")
 
     @Option(help: "The SQLite database file.")
     var db = "tablecast.db"
@@ -17,14 +18,28 @@ struct CompactCommand: ParsableCommand {
     func run() throws {
         var options = TableStoreOptions()
         options.retention = .versionsBeforeSnapshot(Int64(history))
+        // A mistyped path must not become a new, empty database.
+        guard FileManager.default.fileExists(atPath: db) else { throw fail("no database at \(db)", exit: 1) }
+        let lock: DatabaseLock
+        do {
+            lock = try DatabaseLock(database: db)
+        } catch {
+            throw fail("\(error)", exit: 1)
+        }
+        defer { lock.release() }
         do {
             let store = try TableStore(path: db, options: options)
             let removed = try store.compactAll()
             try store.close()
             print("removed \(removed) log entries from \(db)")
         } catch let error as StoreError {
-            print("tablecast compact: \(error)")
-            throw ExitCode(3)
+            let unusable = [.notADatabase, .foreign, .corrupt].contains(error.kind)
+            throw fail(unusable ? "\(error)" : error.message, exit: unusable ? 3 : 1)
         }
+    }
+
+    private func fail(_ message: String, exit code: Int32) -> ExitCode {
+        FileHandle.standardError.write(Data("tablecast compact: \(message)\n".utf8))
+        return ExitCode(code)
     }
 }

@@ -11,9 +11,13 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Serve shared tables over WebSocket (protocol tablecast.v1), stored in a SQLite file.",
         discussion: """
             With no flags: ws://127.0.0.1:8080/ and ./tablecast.db, everyone admin (loopback only).
-            SIGINT/SIGTERM: stop accepting, finish and acknowledge in-flight commits, close connections with 1001,
-            checkpoint the WAL, exit 0. Exit codes: 1 could not start (port taken, bad flags or tokens file),
-            3 the database is not a usable Tablecast database (never replaced by a new one).
+
+            SIGINT/SIGTERM: stop accepting, finish and acknowledge in-flight commits, close connections with 1001, \
+            checkpoint the WAL, exit 0.
+
+            Exit codes: 1 could not start (port taken, bad flags or tokens file, database in use by another \
+            server, unreadable or read-only), 3 the database is not a usable Tablecast database (never replaced by \
+            a new one).
             """)
 
     @Option(help: "Address to listen on.")
@@ -40,7 +44,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Serve a non-loopback address without a tokens file (everyone admin).")
     var allowAnonymous = false
 
-    @Option(help: "An Origin browsers may connect from (repeatable). Default: the server's own pages only.")
+    @Option(help: "Another Origin browsers may connect from (repeatable), besides the server's own pages.")
     var allowOrigin: [String] = []
 
     @Option(help: "Directory served over HTTP at / (the browser client). Default: web-client-protocol/client if present.")
@@ -71,6 +75,10 @@ struct ServeCommand: AsyncParsableCommand {
         case full, normal
     }
 
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535, not \(port)") }
+    }
+
     func run() async throws {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -88,16 +96,19 @@ struct ServeCommand: AsyncParsableCommand {
         let configuration = TableServer.Configuration(
             host: host, port: port, databasePath: db, synchronous: sync == .full ? .full : .normal,
             snapshotInterval: snapshotEvery, historyLimit: history, policy: policy, allowAnonymous: allowAnonymous,
-            allowedOrigins: allowOrigin.isEmpty ? nil : allowOrigin,
+            allowedOrigins: allowOrigin,
             staticFilesDirectory: staticDir ?? Self.defaultStaticDirectory(), maxMessageBytes: maxMessageBytes,
             maxBatchEntries: maxBatchEntries, intentsPerSecond: intentsPerSecond, maxConnections: maxConnections,
             maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents)
         let server: TableServer
         do {
             server = try await TableServer.start(configuration, logger: logger)
-        } catch let error as StoreError {
+        } catch let error as StoreError where [.notADatabase, .foreign, .corrupt].contains(error.kind) {
             logger.critical("cannot use the database: \(error)")
             throw ExitCode(3)
+        } catch let error as StoreError {
+            logger.critical("cannot use the database: \(error.message)")
+            throw ExitCode(1)
         } catch {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)

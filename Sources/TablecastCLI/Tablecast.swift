@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `tablecast`: the shared-table server and its tools.
 @main
@@ -12,4 +13,45 @@ struct Tablecast: AsyncParsableCommand {
             MoveCommand.self, EditCommand.self, BatchCommand.self, TablesCommand.self, ExportCommand.self,
             ImportCommand.self, LoadCommand.self,
         ])
+
+    /// ArgumentParser's own `main`, except that a `ValidationError` thrown by a subcommand's `run` shows that
+    /// subcommand's usage, as one thrown while parsing does, rather than the top-level one.
+    static func main() async {
+        let command: any ParsableCommand
+        do {
+            command = try await asyncParseAsRoot()
+        } catch {
+            exit(withError: error)
+        }
+        do {
+            var command = command
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as ValidationError {
+            let type = Swift.type(of: command)
+            let name = commandPath(to: type, from: self)?.joined(separator: " ") ?? "tablecast"
+            FileHandle.standardError.write(Data("""
+                Error: \(error.message)
+                Usage: \(usageString(for: type))
+                  See '\(name) --help' for more information.
+
+                """.utf8))
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    /// The command names from `root` down to `type`, e.g. `["tablecast", "tables", "create"]`.
+    private static func commandPath(to type: any ParsableCommand.Type, from root: any ParsableCommand.Type) -> [String]? {
+        let name = root.configuration.commandName ?? "\(root)"
+        if root == type { return [name] }
+        for subcommand in root.configuration.subcommands {
+            if let path = commandPath(to: type, from: subcommand) { return [name] + path }
+        }
+        return nil
+    }
 }

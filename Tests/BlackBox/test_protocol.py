@@ -391,6 +391,19 @@ def test_hundred_bad_messages_in_a_row_close_with_1008(server):
     assert len(codes) >= 99 and set(codes) == {"bad_request"}
 
 
+def test_a_binary_frame_closes_with_1008(server):
+    """The spec's close-code table: binary frames are another protocol, not a malformed message."""
+    c = server.client()
+    c.ws.send(b"\x7b\x7d")
+    try:
+        message = c.recv()
+    except Exception:
+        message = None
+    assert message is None, f"expected the connection closed, got {message}"
+    assert c.ws.close_code == 1008
+    assert "binary" in c.ws.close_reason
+
+
 def test_too_many_batch_entries(client, table_name):
     create(client, table_name, [section()])
     rows = [{"at": [0, i], "value": i} for i in range(1001)]

@@ -120,6 +120,10 @@ public final class TableStore {
             try checkOurs(applicationID: applicationID, userVersion: userVersion, tables: tables)
             if options.checkIntegrityOnOpen { try checkIntegrity() }
         }
+        // SQLite quietly opens a file it may not write read-only; every commit would then fail.
+        guard options.readOnly || !connection.isReadOnly else {
+            throw StoreError(.readOnly, "\(path) is read-only: the server could not store anything in it")
+        }
         if !options.readOnly {
             let mode = try connection.firstRow("PRAGMA journal_mode = WAL") { $0.text(at: 0) }
             guard mode?.lowercased() == "wal" else {

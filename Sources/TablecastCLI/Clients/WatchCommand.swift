@@ -9,7 +9,7 @@ struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch", abstract: "Print a table's snapshot and every update as JSON lines (or --pretty).",
         discussion: """
-            Keeps watching across reconnects (resuming from the last version, so nothing is printed twice).
+            Keeps watching across reconnects (resuming from the last version, so nothing is printed twice). \
             Exits 1 with the server's error when it refuses (no such table, forbidden, …) or drops the table.
             """)
     @OptionGroup var connection: ConnectionOptions

@@ -12,8 +12,8 @@ import WebSocketTransport
 final class ConnectionRouter {
     struct Settings: Sendable {
         var policy: AccessPolicy
-        /// Origins a browser connection may come from; nil accepts any.
-        var allowedOrigins: Set<String>?
+        /// Which pages a browser connection may come from.
+        var origins: OriginPolicy
         var limits: ProtocolLimits
         var intentsPerSecond: Int
         var maxConsecutiveBadMessages: Int
@@ -70,7 +70,7 @@ final class ConnectionRouter {
     }
 
     private func opened(_ info: WebSocketConnectionInfo) {
-        if let allowed = settings.allowedOrigins, let origin = info.origin, !allowed.contains(origin) {
+        if !settings.origins.allows(origin: info.origin, host: info.host), let origin = info.origin {
             context.logger.notice(
                 "refused a connection from a foreign origin", metadata: ["origin": "\(origin)", "remote": "\(info.remoteAddress)"])
             context.transport.close(info.id, code: WebSocketCloseCode(rawValue: 1008), reason: "origin \(origin) is not allowed")
@@ -130,14 +130,16 @@ final class ConnectionRouter {
         defer { context.transport.consumed(id) }
         guard var session = sessions[id] else { return }
         defer { if sessions[id] != nil { sessions[id] = session } }
+        guard inbound.kind == .text else {
+            // Not a malformed message but another protocol: the spec closes the connection.
+            context.transport.close(
+                id, code: WebSocketCloseCode(rawValue: 1008), reason: "binary frames are not part of the protocol")
+            return
+        }
         let message: ClientMessage
         do {
-            guard inbound.kind == .text else {
-                throw ProtocolError(.badRequest, "binary messages are not part of the protocol: send JSON text")
-            }
             message = try ClientMessage.decode(inbound.bytes, limits: settings.limits)
         } catch {
-            let error = error as? ProtocolError ?? ProtocolError(.badRequest, "\(error)")
             reply(id, .error(error))
             session.consecutiveBadMessages += 1
             if session.consecutiveBadMessages >= settings.maxConsecutiveBadMessages {

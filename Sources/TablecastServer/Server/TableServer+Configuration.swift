@@ -21,9 +21,10 @@ extension TableServer {
         public var policy: AccessPolicy
         /// Listen on a non-loopback address with the open policy anyway.
         public var allowAnonymous: Bool
-        /// Origins browsers may connect from. Nil: the server's own pages only (`http://host:port`, and
-        /// `localhost` for a loopback host), which stops cross-site WebSocket hijacking.
-        public var allowedOrigins: [String]?
+        /// Origins browsers may connect from besides the server's own pages (which are accepted from whatever
+        /// address the browser used, see `OriginPolicy`); any other origin is refused with 1008, which stops
+        /// cross-site WebSocket hijacking.
+        public var allowedOrigins: [String]
         /// Directory served over HTTP (the browser client), or nil.
         public var staticFilesDirectory: String?
         /// Largest message a client may send.
@@ -49,7 +50,7 @@ extension TableServer {
         public init(
             host: String = "127.0.0.1", port: Int = 8080, databasePath: String = "tablecast.db",
             synchronous: TableStoreOptions.Synchronous = .full, snapshotInterval: Int = 1000,
-            historyLimit: Int = 10_000, policy: AccessPolicy = .open, allowAnonymous: Bool = false, allowedOrigins: [String]? = nil,
+            historyLimit: Int = 10_000, policy: AccessPolicy = .open, allowAnonymous: Bool = false, allowedOrigins: [String] = [],
             staticFilesDirectory: String? = nil, maxMessageBytes: Int = 1 << 20, maxBatchEntries: Int = 1000,
             intentsPerSecond: Int = 1000, maxConsecutiveBadMessages: Int = 100, maxConnections: Int = 10_000,
             maxQueuedBytes: Int = 8 << 20, maxQueuedMessages: Int = 16_384, refsPerClient: Int = 10_000,
@@ -81,7 +82,7 @@ extension TableServer {
             host == "localhost" || host == "::1" || host.hasPrefix("127.")
         }
 
-        /// The origins of the server's own pages, served on `port`: the default for ``allowedOrigins``.
+        /// The origins of the server's own pages, served on `port`, by the names it is known to answer to.
         func ownOrigins(port: Int) -> [String] {
             var origins = ["http://\(host):\(port)"]
             if isLoopback {

@@ -27,11 +27,14 @@ public final class TableServer: Sendable {
     private let directory: TableDirectory
     private let events: AsyncStream<RouterEvent>.Continuation
     private let router: Task<Void, Never>
+    /// Keeps a second server (or `compact`) off the database file while this one runs.
+    private let lock: DatabaseLock
 
     private init(
         port: Int, context: ServerContext, directory: TableDirectory, events: AsyncStream<RouterEvent>.Continuation,
-        router: Task<Void, Never>
+        router: Task<Void, Never>, lock: DatabaseLock
     ) {
+        self.lock = lock
         self.port = port
         self.context = context
         self.directory = directory
@@ -42,8 +45,9 @@ public final class TableServer: Sendable {
     /// Opens the database, loads every table (latest snapshot plus the log after it) and starts listening.
     ///
     /// Throws a `StoreError` when the database is not a Tablecast database, is corrupt, or cannot be opened (never
-    /// replacing it with a new one), a ``StartError`` for an unsafe configuration, and the transport's error when
-    /// the port cannot be bound.
+    /// replacing it with a new one), a `DatabaseLock.Failure` when another process holds the file (or its lock
+    /// file cannot be created), a ``StartError`` for an unsafe configuration, and the transport's error when the
+    /// port cannot be bound.
     public static func start(_ configuration: Configuration, logger: Logger) async throws -> TableServer {
         if !configuration.isLoopback && !configuration.policy.requiresToken && !configuration.allowAnonymous {
             throw StartError(
@@ -55,6 +59,7 @@ public final class TableServer: Sendable {
         options.snapshotInterval = Int64(configuration.snapshotInterval)
         options.retention = .versionsBeforeSnapshot(Int64(configuration.historyLimit))
         options.refsPerClient = Int64(configuration.refsPerClient)
+        let lock = try DatabaseLock(database: configuration.databasePath)
         let store = try TableStore(path: configuration.databasePath, options: options)
         var engines: [(TableInfo, TableEngine)] = []
         for info in try store.listTables() {
@@ -95,7 +100,9 @@ public final class TableServer: Sendable {
         let port = transport.port
         let settings = ConnectionRouter.Settings(
             policy: configuration.policy,
-            allowedOrigins: Set(configuration.allowedOrigins ?? configuration.ownOrigins(port: port)),
+            origins: OriginPolicy(
+                listed: configuration.ownOrigins(port: port) + configuration.allowedOrigins,
+                loopbackOnly: configuration.isLoopback),
             limits: ProtocolLimits(maxBatchEntries: configuration.maxBatchEntries),
             intentsPerSecond: configuration.intentsPerSecond,
             maxConsecutiveBadMessages: configuration.maxConsecutiveBadMessages,
@@ -109,7 +116,8 @@ public final class TableServer: Sendable {
                 "url": "ws://\(configuration.host):\(port)/", "database": "\(configuration.databasePath)",
                 "tables": "\(actors.count)", "synchronous": "\(configuration.synchronous.rawValue)",
             ])
-        return TableServer(port: port, context: context, directory: directory, events: continuation, router: router)
+        return TableServer(
+            port: port, context: context, directory: directory, events: continuation, router: router, lock: lock)
     }
 
     /// Graceful shutdown: stops taking requests, lets every table finish and acknowledge what it was given,
@@ -123,6 +131,7 @@ public final class TableServer: Sendable {
         events.finish()
         await router.value
         await context.committer.stop()
+        lock.release()
         context.logger.info("stopped")
     }
 }

@@ -19,12 +19,13 @@ public final class WebSocketServer: Sendable {
     /// The port the server listens on (the ephemeral one when configured with port 0).
     public var port: Int { loop.port }
 
-    /// Starts listening and serving. Throws `WebSocketTransportError.listenFailed` if the port is taken.
+    /// Starts listening and serving. Throws `WebSocketTransportError.listenFailed` if the port is taken, with a message that says so.
     public init(
         configuration: Configuration, logger: Logger = Logger(label: "tablecast.websocket"),
         onEvent: @escaping WebSocketEventHandler
     ) throws {
         try configuration.validate()
+        try ListenProbe.check(host: configuration.host, port: configuration.port)
         let directory = configuration.staticFilesDirectory.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         loop = try ServiceLoop(
             role: .server(

@@ -84,12 +84,15 @@ extension WebSocketServer {
         }
 
         func validate() throws {
-            guard (0...65_535).contains(port), maxMessageSize > 0, maxQueuedBytes > 0, maxQueuedMessages > 0,
+            guard (0...65_535).contains(port) else {
+                throw WebSocketTransportError.invalidConfiguration.with(message: "port \(port) is not in 0…65535")
+            }
+            guard maxMessageSize > 0, maxQueuedBytes > 0, maxQueuedMessages > 0,
                 maxConnections > 0, pingAfterIdle < hangUpAfterIdle, (maxUnconsumedMessages ?? 2) >= 2,
                 (maxUnconsumedBytes ?? 2) >= 2
             else {
                 throw WebSocketTransportError.invalidConfiguration.with(
-                    message: "port, sizes and counts must be in range, and pingAfterIdle < hangUpAfterIdle")
+                    message: "sizes and counts must be positive, and pingAfterIdle < hangUpAfterIdle")
             }
         }
     }

@@ -23,11 +23,12 @@ extension ServiceLoop {
         case LWS_CALLBACK_SERVER_WRITEABLE, LWS_CALLBACK_CLIENT_WRITEABLE:
             return connection(for: wsi)?.writeable(wsi) ?? 0
 
+        // In effect the client role: the server reads its connections itself (see `Connection.startReading`).
         case LWS_CALLBACK_RECEIVE, LWS_CALLBACK_CLIENT_RECEIVE:
             return connection(for: wsi)?.receive(wsi, input, length) ?? 0
 
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-            connection(for: wsi)?.peerClosed(input, length)
+            return connection(for: wsi)?.peerClosed(wsi, input, length) ?? 0
 
         case LWS_CALLBACK_CLOSED, LWS_CALLBACK_CLIENT_CLOSED:
             if let connection = connection(for: wsi) { finish(connection) }

@@ -29,8 +29,10 @@ final class ServiceLoop: @unchecked Sendable {
     let logger: Logger
     /// Set once in `init`, before the service thread starts; never reassigned.
     private(set) var context: OpaquePointer!
-    /// The libev loop lws runs on; destroyed by the service thread after the context.
-    private let eventLoop: UnsafeMutableRawPointer
+    /// The libev loop lws runs on (the server's readers too); destroyed by the service thread after the context.
+    let eventLoop: UnsafeMutableRawPointer
+    /// Server role: what a connection's reader receives into (service thread only).
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     /// The listening port (server role), read back from lws so that port 0 reports the ephemeral port.
     private(set) var port = 0
 
@@ -99,6 +101,7 @@ final class ServiceLoop: @unchecked Sendable {
 
     deinit {
         scratch.deallocate()
+        readBuffer.deallocate()
     }
 
     func makeConnectionID() -> WebSocketConnectionID {
@@ -242,6 +245,7 @@ final class ServiceLoop: @unchecked Sendable {
     func finish(_ connection: Connection, detail: String = "") {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         if limits.hasInboundFlowControl { backlogs.withLock { _ = $0.removeValue(forKey: connection.id) } }
+        connection.stopReading()
         if let wsi = connection.wsi { lws_set_opaque_user_data(wsi, nil) }
         connection.wsi = nil
         let wasOpen = connection.isOpen
@@ -309,6 +313,16 @@ final class ServiceLoop: @unchecked Sendable {
             cursor += length
         }
         return lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), total, LWS_WRITE_HTTP) >= 0
+    }
+
+    /// Server role, from within a WRITEABLE callback: writes a control frame (a pong, a close) as is, the way
+    /// ``writeFrames(_:count:to:)`` does. Returns false on failure.
+    func writeControlFrame(opcode: UInt8, payload: [UInt8], to wsi: OpaquePointer) -> Bool {
+        let frame = [0x80 | opcode, UInt8(payload.count)] + payload
+        let headroom = WebSocketMessage.headroom
+        let buffer = scratchBuffer(headroom + frame.count) + headroom
+        frame.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: frame.count) }
+        return lws_write(wsi, buffer.assumingMemoryBound(to: UInt8.self), frame.count, LWS_WRITE_HTTP) >= 0
     }
 
     static func frameHeaderSize(_ length: Int) -> Int {
