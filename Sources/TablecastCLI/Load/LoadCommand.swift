@@ -14,8 +14,8 @@ struct LoadCommand: AsyncParsableCommand {
         abstract: "Load-test a server: N subscribers and W writers, an intent mix, latency percentiles, convergence.",
         discussion: """
             Writers are subscribed too (they pick index paths from their replica). Each intent's ref carries its send
-            time, so intent → delivery latency is measured at every subscriber. At the end every replica is compared
-            with a fresh snapshot; any difference fails the run (exit code 1).
+            time, so intent → delivery latency is measured at every subscriber. At the end every replica kept (see
+            --replicas) is compared with a fresh snapshot; any difference fails the run (exit code 1).
             Servers limit intents per connection (default 1,000/s): raise `serve --intents-per-second` for benchmarks.
             """)
 
