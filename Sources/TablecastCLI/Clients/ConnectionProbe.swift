@@ -40,9 +40,9 @@ enum ConnectionProbe {
         var list: UnsafeMutablePointer<addrinfo>?
         let lookup = getaddrinfo(host, String(port), &hints, &list)
         guard lookup == 0, let first = list else {
-            let reason = String(cString: gai_strerror(lookup))
+            // EAI_NONAME: the name does not exist; otherwise the look-up itself failed (no resolver answered, …).
             return lookup == EAI_NONAME
-                ? "no such host '\(host)'" : "cannot look up '\(host)': \(reason)"
+                ? "no such host '\(host)'" : "no such host '\(host)' (the look-up failed: \(String(cString: gai_strerror(lookup))))"
         }
         defer { freeaddrinfo(list) }
         let socket = Glibc.socket(first.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
