@@ -34,7 +34,8 @@ struct ConnectionOptions: ParsableArguments {
     var client: String? { clientFlag ?? Environment.value("TABLECAST_CLIENT") }
     var token: String? { tokenFlag ?? Environment.value("TABLECAST_TOKEN") }
 
-    /// A client on its own transport (see ``makeTransport()``); `close()` then shuts the transport down.
+    /// A client on `transport` (its caller shuts it down), or else on a transport of its own that `close()` shuts
+    /// down.
     func makeClient(transport: TablecastTransport? = nil) throws -> TablecastClient {
         try TablecastClient(configuration: .init(url: url, clientID: client, name: name, token: token), transport: transport)
     }
@@ -124,14 +125,6 @@ struct ConnectionOptions: ParsableArguments {
             if let problem = client.connectionProblem { return "the connection failed: \(problem)" }
             return "the server accepted the connection but did not answer the WebSocket handshake"
         }
-    }
-}
-
-/// The process environment's non-empty values.
-enum Environment {
-    static func value(_ name: String) -> String? {
-        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else { return nil }
-        return value
     }
 }
 
