@@ -43,9 +43,11 @@ let package = Package(
             name: "TableModel", swiftSettings: swiftSettings,
             linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
         .testTarget(name: "TableModelTests", dependencies: ["TableModel", "TablecastTesting"], swiftSettings: swiftSettings),
-        // Prints the model's timings (swift run -c release table-model-bench); a figure, not a pass/fail test.
+        // Prints the model's timings (swift run -c release table-model-bench); a figure, not a pass/fail test. Its
+        // `json` group times the protocol's messages, hence TablecastProtocol.
         .executableTarget(
-            name: "TableModelBenchmark", dependencies: ["TableModel", "TablecastTesting"], swiftSettings: swiftSettings),
+            name: "TableModelBenchmark", dependencies: ["TableModel", "TablecastTesting", "TablecastProtocol"],
+            swiftSettings: swiftSettings),
         // The seeded random generator that randomized tests and benchmarks share.
         .target(name: "TablecastTesting", swiftSettings: swiftSettings),
 

@@ -276,4 +276,39 @@ final class TablecastClientTests: XCTestCase {
         await watcher.close()
         await server.tearDown()
     }
+
+    /// A server that is not there: requests wait (the client keeps reconnecting), the connection's problem is
+    /// known, and cancelling the waiting task ends the wait at once instead of never.
+    func testCancellingARequestEndsItsWaitAndTheConnectionProblemIsKnown() async throws {
+        let server = try await TestServer()
+        let url = server.url
+        await server.tearDown()  // the port now refuses connections
+        let client = try TablecastClient(configuration: .init(url: url))
+        client.connect()
+        let waiting = Task { try await client.listTables() }
+        try await eventually { client.pendingRequestCount == 1 && client.connectionProblem != nil }
+        waiting.cancel()
+        do {
+            _ = try await waiting.value
+            XCTFail("answered without a server")
+        } catch is CancellationError {}
+        XCTAssertEqual(client.pendingRequestCount, 0)
+        // A subscribe ends the same way.
+        let subscribing = Task { try await client.subscribe("t") }
+        try await eventually { client.pendingRequestCount == 1 }
+        subscribing.cancel()
+        await XCTAssertThrowsErrorAsync(try await subscribing.value)
+        XCTAssertEqual(client.pendingRequestCount, 0)
+        await client.close()
+    }
+}
+
+/// `XCTAssertThrowsError` for async expressions.
+func XCTAssertThrowsErrorAsync<T>(
+    _ expression: @autoclosure () async throws -> T, file: StaticString = #filePath, line: UInt = #line
+) async {
+    do {
+        _ = try await expression()
+        XCTFail("no error thrown", file: file, line: line)
+    } catch {}
 }

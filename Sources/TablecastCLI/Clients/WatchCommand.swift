@@ -21,17 +21,20 @@ struct WatchCommand: AsyncParsableCommand {
     var updates: Int?
 
     func run() async throws {
-        let client = try connection.makeClient()
+        let transport = try ConnectionOptions.makeTransport()
+        let client = try connection.makeClient(transport: transport)
         let events = client.events()
         client.connect()
-        do {
-            // The snapshot (or catch-up) is buffered in `events` meanwhile.
-            try await client.subscribe(table)
-        } catch {
+        let table = table
+        // The snapshot (or catch-up) is buffered in `events` meanwhile. Only the first subscribe has a deadline:
+        // after it, watch keeps watching across reconnects.
+        if case .failure(let error) = await connection.within(client, { try await client.subscribe(table) }) {
             await client.close()
+            let timedOut = error is ConnectionOptions.TimedOut
+            if !timedOut { await transport.shutdown() }  // (see ConnectionOptions.makeTransport)
             let text = (error as? ProtocolError).map { ServerMessage.error($0).json.jsonText } ?? "\(error)"
             Output.error("tablecast watch: \(text)")
-            throw ExitCode(1)
+            throw ExitCode(timedOut ? 2 : 1)
         }
         var seen = 0
         var failure: String?
@@ -65,6 +68,7 @@ struct WatchCommand: AsyncParsableCommand {
             }
         }
         await client.close()
+        await transport.shutdown()
         if let failure {
             Output.error("tablecast watch: \(failure)")
             throw ExitCode(1)

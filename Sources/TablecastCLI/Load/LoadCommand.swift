@@ -14,14 +14,17 @@ struct LoadCommand: AsyncParsableCommand {
         abstract: "Load-test a server: N subscribers and W writers, an intent mix, latency percentiles, convergence.",
         discussion: """
             Writers are subscribed too (they pick index paths from their replica). Each intent's ref carries its send \
-            time, so intent → delivery latency is measured at every subscriber. At the end every replica is compared \
-            with a fresh snapshot; any difference fails the run (exit code 1).
+            time, so intent → delivery latency is measured at every subscriber. At the end every replica kept (see \
+            --replicas) is compared with a fresh snapshot; any difference fails the run (exit code 1).
 
             Servers limit intents per connection (default 1,000/s): raise `serve --intents-per-second` for benchmarks.
             """)
 
-    @Option(help: "The server.")
-    var url = "ws://127.0.0.1:8080/"
+    @Option(name: .customLong("url"), help: "The server (default: $TABLECAST_URL, else ws://127.0.0.1:8080/).")
+    var urlFlag: String?
+
+    @Option(help: "Seconds to wait for the server while setting up (creating tables, connecting, subscribing) and for the final snapshots; exit 2 when it does not answer.")
+    var timeout: Double = 30
 
     @Option(name: .customLong("table"), help: "A table to load (repeatable). Default: 'load', or load-0… with --tables.")
     var tableNames: [String] = []
@@ -91,7 +94,9 @@ struct LoadCommand: AsyncParsableCommand {
     var quiet = false
 
     func validate() throws {
-        guard subscribers >= 0, writers >= 1, inFlight >= 1, duration > 0, rate >= 0, sections >= 1, initialRows >= 0 else {
+        guard subscribers >= 0, writers >= 1, inFlight >= 1, duration > 0, rate >= 0, sections >= 1, initialRows >= 0,
+            timeout > 0
+        else {
             throw ValidationError("counts must be positive (writers ≥ 1, in-flight ≥ 1, sections ≥ 1)")
         }
         let parsed = try IntentMix(parsing: mix)
@@ -104,6 +109,8 @@ struct LoadCommand: AsyncParsableCommand {
             }
         }
     }
+
+    private var url: String { urlFlag ?? Environment.value("TABLECAST_URL") ?? ConnectionOptions.defaultURL }
 
     private var tables: [String] {
         if !tableNames.isEmpty { return tableNames }
@@ -121,7 +128,14 @@ struct LoadCommand: AsyncParsableCommand {
                 maxMessageSize: TablecastTransport.defaultMaxMessageSize, maxQueuedBytes: 64 << 20,
                 maxQueuedMessages: 1 << 20, maxConnections: subscribers + writers + 64))
 
-        if create { try await createTables(tables, transport: transport) }
+        // Everything before the run answers within --timeout, or the run stops with exit 2 and the reason.
+        let admin = try TablecastClient(configuration: .init(url: url, clientID: "load-\(run)-admin"), transport: transport)
+        admin.connect()
+        try await setUp(diagnosing: admin) {
+            _ = try await admin.listTables()
+            if create { try await createTables(tables, admin: admin) }
+        }
+        await admin.close()
 
         // Connect everyone and subscribe, at most a few hundred handshakes at a time.
         func configuration(_ id: String) -> TablecastClient.Configuration {
@@ -156,26 +170,46 @@ struct LoadCommand: AsyncParsableCommand {
         let everyone = subscriberClients.enumerated().map { ($1, tables[$0 % tables.count]) }
             + views.enumerated().map { ($1, tables[$0 % tables.count]) }
         let connectStart = ContinuousClock.now
-        try await forEach(everyone, concurrency: 200) { client, table in
-            client.connect()
-            try await client.subscribe(table)
-        }
-        if !writersSubscribe {
+        let subscribing = everyone
+        try await setUp(diagnosing: everyone.first?.0 ?? writerClients[0]) {
+            try await self.forEach(subscribing, concurrency: 200) { client, table in
+                client.connect()
+                try await client.subscribe(table)
+            }
             for client in writerClients { client.connect() }
+            while !writerClients.allSatisfy({ $0.connectionState == .live }) { try await Task.sleep(for: .milliseconds(10)) }
         }
-        progress("connected \(everyone.count) clients to \(tables.count) table(s) in \(seconds(since: connectStart))s\n")
+        let parts =
+            (rawWriters ? [] : ["\(writers) writer(s)"]) + ["\(subscribers) subscriber(s)"]
+            + (writersSubscribe || rawWriters ? [] : ["\(views.count) shared view(s) for the writers"])
+        progress(
+            "connected \(parts.joined(separator: ", ")) to \(tables.count) table(s) in \(format(seconds(since: connectStart)))s"
+                + (rawWriters ? "; \(writers) raw writer(s) connect at the start of the run\n" : "\n"))
         // Each join is a presence delta to every subscriber of the table (at most one per table every 100 ms; these
         // clients have no names, so the deltas only count viewers). Let them drain before measuring: wait until no
-        // presence arrived for `settle` seconds.
+        // presence arrived for `settle` seconds (at most --timeout in all).
         let settleStart = ContinuousClock.now
-        var presenceSeen = -1
-        while true {
+        var presenceSeen = everyone.reduce(0) { $0 + $1.0.skippedPresenceCount }
+        var lastPresence = settleStart
+        var quietSince = settleStart
+        while ContinuousClock.now - quietSince < .milliseconds(Int(settle * 1000)),
+            ContinuousClock.now - settleStart < .milliseconds(Int(timeout * 1000))
+        {
+            try await Task.sleep(for: .milliseconds(min(100, Int(settle * 1000))))
             let now = everyone.reduce(0) { $0 + $1.0.skippedPresenceCount }
-            if now == presenceSeen { break }
-            presenceSeen = now
-            try await Task.sleep(for: .milliseconds(Int(settle * 1000)))
+            if now != presenceSeen {
+                presenceSeen = now
+                lastPresence = ContinuousClock.now
+                quietSince = lastPresence
+            }
         }
-        progress("presence of the joins drained in \(seconds(since: settleStart))s (\(presenceSeen) presence messages)\n")
+        if ContinuousClock.now - quietSince >= .milliseconds(Int(settle * 1000)) {
+            progress(
+                "presence of the joins: \(presenceSeen) message(s), the last \(format(seconds(since: settleStart) - seconds(since: lastPresence)))s "
+                    + "after connecting; then none for \(format(settle))s\n")
+        } else {
+            progress("presence still arriving after \(format(timeout))s (\(presenceSeen) message(s)); starting anyway\n")
+        }
 
         // The run.
         let start = ContinuousClock.now
@@ -207,6 +241,7 @@ struct LoadCommand: AsyncParsableCommand {
 
         // Convergence: every replica equals a fresh snapshot of its table.
         var failures: [String] = []
+        var compared = 0
         for table in tables {
             let truth = try await snapshot(table, transport: transport)
             let watchers = everyone.filter { $0.1 == table && $0.0.configuration.keepsReplicas }.map(\.0)
@@ -216,6 +251,7 @@ struct LoadCommand: AsyncParsableCommand {
             {
                 try await Task.sleep(for: .milliseconds(20))
             }
+            compared += watchers.count
             for client in watchers {
                 guard let replica = client.replica(of: table) else {
                     failures.append("\(client.configuration.clientID): no replica of \(table)")
@@ -238,6 +274,7 @@ struct LoadCommand: AsyncParsableCommand {
 
         let report = LoadReport(
             stats: stats, sendingSeconds: sendingSeconds, deliverySeconds: deliverySeconds, failures: failures,
+            replicasCompared: compared, requestedRate: rate,
             settings: [
                 "url": .string(url), "tables": .array(tables.map(JSONValue.string)),
                 "subscribers": .number(Double(subscribers)), "writers": .number(Double(writers)), "mix": .string(mix.description),
@@ -245,6 +282,7 @@ struct LoadCommand: AsyncParsableCommand {
                 "writersSubscribe": .bool(writersSubscribe), "rawWriters": .bool(rawWriters),
                 "replicas": .number(Double(replicas.map { min($0, subscribers) } ?? subscribers)),
             ])
+        if let warning = report.rateWarning { Output.error("tablecast load: warning: \(warning)") }
         print(json ? report.json.jsonText : report.text)
         if !failures.isEmpty { throw ExitCode(1) }
     }
@@ -299,13 +337,30 @@ struct LoadCommand: AsyncParsableCommand {
                 }
                 waiting += 1
             }
+            // A paced writer that fell behind its schedule (waiting for acks with its window full) skipped the
+            // slots between where it is and where it stopped: the report says how much of --rate was reached.
+            if let interval {
+                let end = min(ContinuousClock.now, deadline ?? ContinuousClock.now)
+                if next < end { stats.missedSlots.add(Int((end - next) / interval), ordering: .relaxed) }
+            }
         }
     }
 
-    private func createTables(_ tables: [String], transport: TablecastTransport) async throws {
-        let admin = try TablecastClient(configuration: .init(url: url, clientID: "load-admin"), transport: transport)
-        admin.connect()
-        defer { Task { await admin.close() } }
+    /// Runs a step of the set-up within --timeout; when the server does not answer, exits 2 with the reason.
+    private func setUp<T: Sendable>(diagnosing client: TablecastClient, _ body: @escaping @Sendable () async throws -> T)
+        async throws -> T
+    {
+        switch await ConnectionOptions.within(timeout, diagnosing: client, body) {
+        case .success(let value): return value
+        case .failure(let error as ConnectionOptions.TimedOut):
+            // Without shutting the transport down: connections still in their handshake would hold it.
+            Output.error("tablecast load: \(error)")
+            throw ExitCode(2)
+        case .failure(let error): throw error
+        }
+    }
+
+    private func createTables(_ tables: [String], admin: TablecastClient) async throws {
         let perSection = initialRows / sections
         let contents = (0..<sections).map { s in
             SectionContent(
@@ -323,7 +378,7 @@ struct LoadCommand: AsyncParsableCommand {
     private func snapshot(_ table: String, transport: TablecastTransport) async throws -> Replica {
         let client = try TablecastClient(configuration: .init(url: url), transport: transport)
         client.connect()
-        let replica = try await client.subscribe(table)
+        let replica = try await setUp(diagnosing: client) { try await client.subscribe(table) }
         await client.close()
         return replica
     }
@@ -331,8 +386,9 @@ struct LoadCommand: AsyncParsableCommand {
     private func showProgress(_ stats: LoadStats, start: ContinuousClock.Instant) async {
         guard !quiet else { return }
         var last = (acked: 0, deliveries: 0, time: start)
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(1))
+        while true {
+            // Cancelled at the end of the run: a partial second's rates would be noise, so none is shown.
+            do { try await Task.sleep(for: .seconds(1)) } catch { break }
             let now = ContinuousClock.now
             let acked = stats.acked.load(ordering: .relaxed)
             let deliveries = stats.deliveries.load(ordering: .relaxed)
@@ -350,6 +406,9 @@ struct LoadCommand: AsyncParsableCommand {
     private func progress(_ text: String) {
         if !quiet { FileHandle.standardError.write(Data(text.utf8)) }
     }
+
+    /// Seconds to the millisecond.
+    private func format(_ seconds: Double) -> String { String(format: "%.3f", seconds) }
 
     private func seconds(since start: ContinuousClock.Instant) -> Double {
         let elapsed = ContinuousClock.now - start

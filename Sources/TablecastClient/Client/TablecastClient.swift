@@ -57,6 +57,7 @@ public final class TablecastClient: Sendable, TransportReceiver {
         var attempt = 0
         var closed = false
         var welcomedAs: String?
+        var problem: String?
         var nextRef: UInt64 = 0
         var pending: [String: Pending] = [:]
         var subscriptions: [String: Subscription] = [:]
@@ -126,6 +127,10 @@ public final class TablecastClient: Sendable, TransportReceiver {
 
     /// The connection state now.
     public var connectionState: ConnectionState { state.withLock { $0.connection } }
+
+    /// Why the last connection attempt failed or the last connection was lost (e.g. `conn fail: ECONNREFUSED`, or
+    /// the close code and reason), until the server welcomes the client again; nil while none failed.
+    public var connectionProblem: String? { state.withLock { $0.problem } }
 
     /// The client id the server welcomed this client as (the configured one), once welcomed.
     public var clientID: String? { state.withLock { $0.welcomedAs } }
@@ -308,21 +313,38 @@ public final class TablecastClient: Sendable, TransportReceiver {
         return ack
     }
 
-    /// Registers a request under its ref and writes it when the connection is open (otherwise on open).
+    /// Registers a request under its ref and writes it when the connection is open (otherwise on open). Cancelling
+    /// the awaiting task stops the wait with `CancellationError` (an intent already sent may still be applied).
     private func request(ref: String? = nil, _ body: @escaping @Sendable (inout State) -> ClientMessage.Body) async throws
         -> ServerMessage
     {
-        try await withCheckedThrowingContinuation { continuation in
-            let failure = state.withLock { state -> (any Error)? in
-                if state.closed { return TablecastClientError.closed }
-                state.nextRef += 1
-                let ref = ref ?? "\(configuration.refPrefix)\(state.nextRef)"
-                let message = ClientMessage(ref: ref, body(&state))
-                state.pending[ref] = Pending(sequence: state.nextRef, message: message, continuation: continuation)
-                if state.open, let socket = state.socket { transport.send(message.encoded, to: socket) }
-                return nil
+        let (key, sequence) = state.withLock { state in
+            state.nextRef += 1
+            return (ref ?? "\(configuration.refPrefix)\(state.nextRef)", state.nextRef)
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let failure = state.withLock { state -> (any Error)? in
+                    if state.closed { return TablecastClientError.closed }
+                    // Checked under the lock that `onCancel` takes, so a cancellation is never missed.
+                    if Task.isCancelled { return CancellationError() }
+                    let message = ClientMessage(ref: key, body(&state))
+                    state.pending[key] = Pending(sequence: sequence, message: message, continuation: continuation)
+                    if state.open, let socket = state.socket { transport.send(message.encoded, to: socket) }
+                    return nil
+                }
+                if let failure { continuation.resume(throwing: failure) }
             }
-            if let failure { continuation.resume(throwing: failure) }
+        } onCancel: {
+            let pending = state.withLock { state -> Pending? in
+                guard let pending = state.pending.removeValue(forKey: key) else { return nil }
+                // A subscription that never got its snapshot ends with its request, as when refused.
+                if case .subscribe(let table, _, _) = pending.message.body, state.subscriptions[table]?.replica == nil {
+                    state.subscriptions[table] = nil
+                }
+                return pending
+            }
+            pending?.continuation.resume(throwing: CancellationError())
         }
     }
 
@@ -375,8 +397,8 @@ public final class TablecastClient: Sendable, TransportReceiver {
                 return
             }
             handle(decoded)
-        case .closed(let id, _):
-            lost(id)
+        case .closed(let id, let frame):
+            lost(id, frame)
         }
     }
 
@@ -408,9 +430,10 @@ public final class TablecastClient: Sendable, TransportReceiver {
         }
     }
 
-    private func lost(_ id: WebSocketConnectionID) {
+    private func lost(_ id: WebSocketConnectionID, _ frame: WebSocketCloseFrame) {
         let delay = state.withLock { state -> Duration? in
             guard state.socket == id, !state.closed else { return nil }
+            state.problem = frame.reason.isEmpty ? "closed with \(frame.code.rawValue)" : frame.reason
             state.socket = nil
             state.open = false
             let delay = configuration.backoff.delay(attempt: state.attempt)
@@ -431,6 +454,7 @@ public final class TablecastClient: Sendable, TransportReceiver {
         case .welcome(let welcome):
             state.withLock { state in
                 state.welcomedAs = welcome.client
+                state.problem = nil
                 state.attempt = 0
                 state.connection = .live
             }
