@@ -14,9 +14,16 @@ struct CompactCommand: ParsableCommand {
     @Option(help: "Log versions to keep behind each table's latest snapshot.")
     var history = 10_000
 
+    @Option(
+        help: ArgumentHelp(
+            "History kept readable per table, as `serve --history-retention` (versions, an age such as 30d, both, or all).",
+            valueName: "retention"))
+    var historyRetention = HistoryRetention(versions: 10_000)
+
     func run() throws {
         var options = TableStoreOptions()
         options.retention = .versionsBeforeSnapshot(Int64(history))
+        options.history = historyRetention
         do {
             let store = try TableStore(path: db, options: options)
             let removed = try store.compactAll()

@@ -10,6 +10,6 @@ struct Tablecast: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, CompactCommand.self, WatchCommand.self, InsertCommand.self, DeleteCommand.self,
             MoveCommand.self, EditCommand.self, BatchCommand.self, TablesCommand.self, ExportCommand.self,
-            ImportCommand.self, LoadCommand.self,
+            ImportCommand.self, LoadCommand.self, HistoryCommand.self,
         ])
 }

@@ -67,6 +67,9 @@ final class RoundTripTests: XCTestCase {
             ClientMessage(.editing(table: "t", on: true)),
             ClientMessage(.beginEditingRow(table: "t", row: "r12")),
             ClientMessage(.endEditingRow(table: "t", row: "r12")),
+            ClientMessage(ref: "q", .history(table: "t", from: 3, to: 40, limit: 20, newestFirst: true)),
+            ClientMessage(.history(table: "t", from: nil, to: nil, limit: nil, newestFirst: false)),
+            ClientMessage(ref: "s", .snapshotAt(table: "t", version: 12)),
         ]
         for message in messages { assertClientRoundTrip(message) }
     }
@@ -126,6 +129,16 @@ final class RoundTripTests: XCTestCase {
             .presence(table: "t", clients: [.init(client: "a", name: "Ana", editing: true, row: "r1"), .init(client: "b", name: "Bo", editing: false, row: nil)]),
             .dropped(table: "t"),
             .rules(table: "t", rules: rules),
+            .historicalSnapshot(ref: "s2", table: "t", version: 2, epoch: "e", rules: rules, sections: table.sections),
+            .changes(
+                .init(
+                    ref: "q", table: "t", epoch: "e", version: 9, oldest: 0,
+                    entries: [
+                        .init(version: 2, time: 1_795_425_355_732, originClient: "ana", originName: "Ana", originRef: "b1", batch: resolution.batch),
+                        .init(version: 1, time: 1_795_425_355_000, originClient: "anon-3", originName: nil, originRef: nil, batch: Batch()),
+                    ],
+                    next: 0)),
+            .changes(.init(ref: nil, table: "t", epoch: "e", version: 0, oldest: 0, entries: [], next: nil)),
         ]
         for message in messages { assertServerRoundTrip(message) }
     }

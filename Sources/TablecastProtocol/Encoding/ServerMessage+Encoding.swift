@@ -81,6 +81,21 @@ extension ServerMessage {
             members = ["type": "dropped", "table": .string(table)]
         case .rules(let table, let rules):
             members = ["type": "rules", "table": .string(table), "rules": rules.json]
+        case .historicalSnapshot(let ref, let table, let version, let epoch, let rules, let sections):
+            members = [
+                "type": "snapshot", "table": .string(table), "version": .number(Double(version)),
+                "epoch": .string(epoch), "rules": rules.json, "sections": .array(sections.map(\.json)),
+                "historical": true,
+            ]
+            members["ref"] = ref.map(JSONValue.string)
+        case .changes(let changes):
+            members = [
+                "type": "changes", "table": .string(changes.table), "epoch": .string(changes.epoch),
+                "version": .number(Double(changes.version)), "oldest": .number(Double(changes.oldest)),
+                "entries": .array(changes.entries.map(\.json)),
+            ]
+            members["ref"] = changes.ref.map(JSONValue.string)
+            members["next"] = changes.next.map { .number(Double($0)) }
         }
         return .object(members)
     }
@@ -123,6 +138,20 @@ extension ServerMessage.Update {
         writer.members(ofObject: batchJSON)
         writer.endObject()
         return writer.bytes
+    }
+}
+
+extension ServerMessage.HistoryEntry {
+    /// The entry as `changes` lists it: version, time and origin, then the batch's eight lists as in `update`.
+    public var json: JSONValue {
+        guard case .object(var members) = batch.json else { preconditionFailure("a batch encodes as an object") }
+        members["version"] = .number(Double(version))
+        members["time"] = .number(Double(time))
+        var origin: [String: JSONValue] = ["client": .string(originClient)]
+        origin["name"] = originName.map(JSONValue.string)
+        origin["ref"] = originRef.map(JSONValue.string)
+        members["origin"] = .object(origin)
+        return .object(members)
     }
 }
 
