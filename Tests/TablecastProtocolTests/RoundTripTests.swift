@@ -141,6 +141,11 @@ final class RoundTripTests: XCTestCase {
             .changes(.init(ref: nil, table: "t", epoch: "e", version: 0, oldest: 0, entries: [], next: nil)),
         ]
         for message in messages { assertServerRoundTrip(message) }
+        // A historical snapshot, written directly, is byte for byte what its JSON tree gives.
+        for case let message in messages {
+            guard case .historicalSnapshot = message else { continue }
+            XCTAssertEqual(message.encoded, message.json.jsonBytes)
+        }
     }
 
     func testMalformedServerMessagesNameTheField() {

@@ -106,8 +106,43 @@ extension ServerMessage {
         switch self {
         case .update(let update): update.encoded
         case .ack(let ack): ack.encoded
+        case .historicalSnapshot(let ref, let table, let version, let epoch, let rules, let sections):
+            Self.historicalSnapshot(ref: ref, table: table, version: version, epoch: epoch, rules: rules, sections: sections)
         default: json.jsonBytes
         }
+    }
+}
+
+extension ServerMessage {
+    /// A historical `snapshot`'s text, members sorted as ``json`` has them, written directly: a past table is
+    /// rebuilt for each request, so its (possibly large) message is not built as a tree first.
+    static func historicalSnapshot(
+        ref: String?, table: String, version: UInt64, epoch: String, rules: TableRules, sections: [Section]
+    ) -> [UInt8] {
+        var writer = JSONWriter(capacity: 4096)
+        writer.beginObject()
+        writer.key("epoch")
+        writer.string(epoch)
+        writer.key("historical")
+        writer.bool(true)
+        if let ref {
+            writer.key("ref")
+            writer.string(ref)
+        }
+        writer.key("rules")
+        writer.value(rules.json)
+        writer.key("sections")
+        writer.beginArray()
+        for section in sections { section.write(to: &writer) }
+        writer.endArray()
+        writer.key("table")
+        writer.string(table)
+        writer.key("type")
+        writer.string("snapshot")
+        writer.key("version")
+        writer.integer(version)
+        writer.endObject()
+        return writer.bytes
     }
 }
 
