@@ -7,9 +7,10 @@
 // A real server (snapshots every 1,000 versions, synchronous NORMAL to set up faster) on a temporary file; a table
 // of --rows rows (default 10,000) takes --changes single-row changes (default 11,000: edits, moves, inserts and
 // deletes) from 16 pipelined writers. Then a client asks for the table --back versions behind the latest (default
-// 1,000) --reads times, and at the kept version behind that with the most log to replay (999 after a snapshot).
-// The same reads are timed inside the store (read of snapshot and log, then parse and replay), and the file's
-// growth per 1,000 changes is measured with history kept in full.
+// 1,000) --reads times, and at the kept version behind that with the most log to replay (999 after a snapshot):
+// the first read parses the snapshot, the later ones find it parsed. The same reads are timed in-process without
+// that cache (the store's read of snapshot and log, parse and replay, encoding, the client's decoding), and the
+// log's and snapshots' pages per 1,000 changes are measured with history kept in full.
 
 import Foundation
 import Logging
@@ -92,7 +93,8 @@ func populate(_ path: String, table: String, rows: Int, changes: Int) async thro
                 client.connect()
                 var n = writer
                 while n < changes {
-                    let at = { (k: Int) in RowPath(section: 0, row: (n &* k) % (rows - 16)) }
+                    // Within the first half: concurrent inserts and deletes move the count by a few rows either way.
+                    let at = { (k: Int) in RowPath(section: 0, row: (n &* k) % (rows / 2)) }
                     switch n % 20 {
                     case 0: try await client.insert(table, at: at(7), value: .string("new \(n)"), base: .current)
                     case 10: try await client.delete(table, at: at(13), base: .current)
@@ -144,7 +146,10 @@ for (label, version) in [("\(settings.back) back", back), ("\(latest - worst) ba
         samples.append(clock.now - start)
         rows = past.table.sections.reduce(0) { $0 + $1.rows.count }
     }
-    print("table at v\(version) of v\(latest) (\(label), \(rows) rows) over the wire: \(summary(samples))")
+    // The first read parses the snapshot; the server keeps it parsed for the reads after it.
+    print(
+        String(format: "table at v\(version) of v\(latest) (\(label), \(rows) rows) over the wire: first %.1f ms, then ",
+            milliseconds(samples[0])) + summary(Array(samples.dropFirst())))
 }
 await client.close()
 await server.shutdown()

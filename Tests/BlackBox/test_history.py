@@ -199,3 +199,20 @@ def test_history_needs_the_read_role(tmp_path):
     for c in (admin, reader, nobody):
         c.close()
     server.stop()
+
+
+def test_a_table_created_again_shows_its_own_past(server, table_name):
+    """Reading the past twice, across a drop and a create under the same name: each life answers its own."""
+    c = server.client()
+    c.ok({"type": "createTable", "table": table_name, "sections": [{"rows": [{"value": "first life"}]}]})
+    c.ok({"type": "insert", "table": table_name, "at": [0, 1], "value": "more"})
+    first = c.ok({"type": "snapshotAt", "table": table_name, "version": 0}, expect="snapshot")
+    assert [r["value"] for r in first["sections"][0]["rows"]] == ["first life"]
+    c.ok({"type": "dropTable", "table": table_name})
+    c.ok({"type": "createTable", "table": table_name, "sections": [{"rows": [{"value": "second life"}]}]})
+    again = c.ok({"type": "snapshotAt", "table": table_name, "version": 0}, expect="snapshot")
+    assert [r["value"] for r in again["sections"][0]["rows"]] == ["second life"]
+    assert again["epoch"] != first["epoch"]
+    c.fails({"type": "snapshotAt", "table": table_name, "version": 1}, "out_of_range")
+    assert c.ok({"type": "history", "table": table_name}, expect="changes")["entries"] == []
+    c.close()

@@ -7,9 +7,10 @@ import TablecastProtocol
 /// log and rebuilding a past table never waits for the committer, a table actor or the router, nor holds them up
 /// (the database is in WAL mode, so this connection reads while the committer writes).
 final class HistoryReader: Sendable {
-    /// The read-only store, confined to `queue`; opened on first use, after the server created the file.
+    /// The read-only store and the parsed snapshots, confined to `queue`.
     private final class StoreBox: @unchecked Sendable {
         var store: TableStore?
+        var snapshots = SnapshotCache(capacity: 4)
     }
 
     private let path: String
@@ -17,9 +18,13 @@ final class HistoryReader: Sendable {
     private let queue = DispatchQueue(label: "tablecast-history")
     private let box = StoreBox()
 
+    /// Opens the read-only connection in the background (the server has created the file by now), so that the
+    /// first request does not wait for it; should that fail, the first request tries again and reports why.
     init(path: String, limits: ProtocolLimits) {
         self.path = path
         self.limits = limits
+        let box = box
+        queue.async { box.store = try? Self.open(path) }
     }
 
     /// The answer to `history`: a `changes` page or an `error`.
@@ -27,7 +32,7 @@ final class HistoryReader: Sendable {
         _ table: String, from: UInt64?, to: UInt64?, limit: Int?, newestFirst: Bool, ref: String?
     ) async -> ServerMessage {
         let count = limit ?? limits.defaultHistoryEntries
-        return await answer(ref: ref) { store throws(ProtocolError) in
+        return await answer(ref: ref) { store, _ throws(ProtocolError) in
             if let from, let to, from > to {
                 throw ProtocolError(.badRequest, "from (\(from)) is after to (\(to))", at: "history.from")
             }
@@ -52,7 +57,7 @@ final class HistoryReader: Sendable {
 
     /// The answer to `snapshotAt`: the table at `version` as a historical `snapshot`, or an `error`.
     func snapshot(_ table: String, at version: UInt64, ref: String?) async -> ServerMessage {
-        await answer(ref: ref) { store throws(ProtocolError) in
+        await answer(ref: ref) { store, snapshots throws(ProtocolError) in
             let state = try Self.reading(table) { try store.state(table, at: Int64(clamping: version)) }
             guard version <= UInt64(state.info.version) else {
                 throw ProtocolError(
@@ -64,7 +69,14 @@ final class HistoryReader: Sendable {
             }
             let rebuilt: Table
             do {
-                var past = try Table(json: JSONValue(parsing: snapshot.body))
+                let key = SnapshotCache.Key(table: table, epoch: state.info.epoch, version: snapshot.version)
+                var past: Table
+                if let parsed = snapshots.table(key) {
+                    past = parsed
+                } else {
+                    past = try Table(json: JSONValue(parsing: snapshot.body))
+                    snapshots.insert(past, for: key)
+                }
                 for entry in state.log { try past.apply(Batch(json: JSONValue(parsing: entry.batch))) }
                 past.rules = try TableRules(json: JSONValue(parsing: state.info.rules))
                 rebuilt = past
@@ -79,7 +91,7 @@ final class HistoryReader: Sendable {
 
     /// Runs `body` with the store on the queue; a refusal becomes an `error` answering `ref`.
     private func answer(
-        ref: String?, _ body: @escaping @Sendable (TableStore) throws(ProtocolError) -> ServerMessage
+        ref: String?, _ body: @escaping @Sendable (TableStore, inout SnapshotCache) throws(ProtocolError) -> ServerMessage
     ) async -> ServerMessage {
         let (box, path) = (box, path)
         return await withCheckedContinuation { continuation in
@@ -87,7 +99,7 @@ final class HistoryReader: Sendable {
                 var message: ServerMessage
                 do throws(ProtocolError) {
                     if box.store == nil { box.store = try Self.reading(nil) { try Self.open(path) } }
-                    message = try body(box.store!)
+                    message = try body(box.store!, &box.snapshots)
                 } catch {
                     var refusal = error
                     refusal.ref = ref
