@@ -2,6 +2,7 @@
 table as it was at a kept version), `tablecast history` and `tablecast export --at-version`, and the retention
 that bounds them (`--history-retention`), against a real server and its SQLite file."""
 import json
+import os
 import subprocess
 
 import pytest
@@ -74,8 +75,18 @@ def test_the_table_at_every_version_is_what_it_was_then(server, table_name):
         exported = json.loads(run("export", table_name, "--at-version", str(version), "--url", server.url).stdout)
         assert exported["version"] == version
         assert set(exported) == set(live) and exported["rules"] == live["rules"]
-        assert [[r["value"] for r in s["rows"]] for s in exported["sections"]] == \
-            [[r["value"] for r in s["rows"]] for s in sections]
+        assert [(s["header"], s["footer"], [r["value"] for r in s["rows"]]) for s in exported["sections"]] == \
+            [(s["header"], s["footer"], [r["value"] for r in s["rows"]]) for s in sections]
+    # import restores an export of the past as a new table.
+    path = os.path.join(server.dir, "v3.json")
+    with open(path, "w") as f:
+        f.write(run("export", table_name, "--at-version", "3", "--url", server.url).stdout)
+    run("import", path, "--as", f"{table_name}-v3", "--url", server.url)
+    version, restored = current(reader, f"{table_name}-v3")
+    assert version == 0
+    assert [[r["value"] for r in s["rows"]] for s in restored] == [[r["value"] for r in s["rows"]] for s in states[3]]
+    error = run("export", table_name, "--at-version", "99", "--url", server.url, check=False)
+    assert error.returncode == 1 and '"code":"out_of_range"' in error.stderr, error.stderr
     reader.close()
 
 

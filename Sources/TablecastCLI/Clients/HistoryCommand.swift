@@ -10,8 +10,8 @@ struct HistoryCommand: AsyncParsableCommand {
         commandName: "history",
         abstract: "Print a table's changes, one JSON line per committed version, oldest first (or --pretty).",
         discussion: """
-            Each line is a `changes` entry: {version, time (ms since 1970), origin {client, name, ref}, and the
-            update's eight lists}. --from/--to bound the versions (inclusive); --limit N prints the last N of them.
+            Each line is a `changes` entry: {version, time (ms since 1970), origin {client, name, ref}, and the \
+            update's eight lists}. --from/--to bound the versions (inclusive); --limit N prints the last N of them. \
             Asking for a version the server no longer keeps exits 1 with a `pruned` error naming the oldest kept.
             """)
     @OptionGroup var connection: ConnectionOptions
