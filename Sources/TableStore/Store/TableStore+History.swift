@@ -93,10 +93,9 @@ extension TableStore {
     /// at or below the oldest version either keeps, and the snapshots from that one on. Returns the number of log
     /// entries removed.
     func prune(_ name: String, keeping history: HistoryRetention, latestSnapshot: Int64) throws -> Int64 {
-        guard let info = try info(of: name) else { return 0 }
+        guard history != .all, let info = try info(of: name) else { return 0 }
         // The highest version whose log entry retention lets go: one for each bound, the lower one wins.
         var cut = Int64.max
-        if history == .all { return 0 }
         if let versions = history.versions { cut = min(cut, info.version - versions) }
         if let age = history.age {
             let before = try connection.firstRow(
