@@ -120,9 +120,20 @@ export class HistoryPanel {
     this.view.hidden = true;
   }
 
-  /** The table changed: an open list shows the new change. */
+  /** The table changed: an open list shows the new change. Changes during a load cause one more load after it. */
   changed() {
-    if (this.isOpen) this.load(false);
+    if (!this.isOpen) return;
+    if (this.loading) {
+      this.stale = true;
+      return;
+    }
+    this.loading = this.load(false).finally(() => {
+      this.loading = null;
+      if (this.stale) {
+        this.stale = false;
+        this.changed();
+      }
+    });
   }
 
   /** Loads the newest page (or, with `older`, the page after the loaded ones) and names rows by their values. */
