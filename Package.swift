@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "tablecast", targets: ["TablecastCLI"]),
         .executable(name: "table-model-bench", targets: ["TableModelBenchmark"]),
         .executable(name: "store-bench", targets: ["TableStoreBenchmark"]),
+        .executable(name: "history-bench", targets: ["HistoryBenchmark"]),
         .executable(name: "websocket-bench", targets: ["WebSocketBench"]),
     ],
     dependencies: [
@@ -122,6 +123,16 @@ let package = Package(
         // Layer 5: the live terminal editor's pure logic (screen model, keys, layout, widths), tested without a terminal.
         .target(name: "TablecastEditor", dependencies: ["TableModel", "TablecastProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "TablecastEditorTests", dependencies: ["TablecastEditor"], swiftSettings: swiftSettings),
+
+        // Prints how fast the table at a past version is answered, and history's disk cost (swift run -c release
+        // history-bench); a figure, not a pass/fail test.
+        .executableTarget(
+            name: "HistoryBenchmark",
+            dependencies: [
+                "TablecastServer", "TablecastClient", "TableStore", "TableModel", "TablecastProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
 
         // Layer 5: the `tablecast` executable: serve, compact and the clients.
         .executableTarget(

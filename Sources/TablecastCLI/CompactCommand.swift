@@ -15,9 +15,16 @@ struct CompactCommand: ParsableCommand {
     @Option(help: "Log versions to keep behind each table's latest snapshot.")
     var history = 10_000
 
+    @Option(
+        help: ArgumentHelp(
+            "History kept readable per table, as `serve --history-retention` (versions, an age such as 30d, both, or all).",
+            valueName: "retention"))
+    var historyRetention = HistoryRetention(versions: 10_000)
+
     func run() throws {
         var options = TableStoreOptions()
         options.retention = .versionsBeforeSnapshot(Int64(history))
+        options.history = historyRetention
         // A mistyped path must not become a new, empty database.
         guard FileManager.default.fileExists(atPath: db) else { throw fail("no database at \(db)", exit: 1) }
         let lock: DatabaseLock

@@ -38,6 +38,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Updates kept per table for stale bases and resuming clients (older base: 'stale').")
     var history = 10_000
 
+    @Option(
+        help: ArgumentHelp(
+            "History kept readable per table: a number of versions, an age (30d, 12h, 90m), both (10000,30d: whichever keeps more) or all.",
+            valueName: "retention"))
+    var historyRetention = HistoryRetention(versions: 10_000)
+
     @Option(help: "JSON file of tokens with roles per table pattern; without it only loopback is served and everyone is admin.")
     var tokens: String?
 
@@ -93,13 +99,14 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("\(error)")
             throw ExitCode(1)
         }
-        let configuration = TableServer.Configuration(
+        var configuration = TableServer.Configuration(
             host: host, port: port, databasePath: db, synchronous: sync == .full ? .full : .normal,
             snapshotInterval: snapshotEvery, historyLimit: history, policy: policy, allowAnonymous: allowAnonymous,
             allowedOrigins: allowOrigin,
             staticFilesDirectory: staticDir ?? Self.defaultStaticDirectory(), maxMessageBytes: maxMessageBytes,
             maxBatchEntries: maxBatchEntries, intentsPerSecond: intentsPerSecond, maxConnections: maxConnections,
             maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents)
+        configuration.historyRetention = historyRetention
         let server: TableServer
         do {
             server = try await TableServer.start(configuration, logger: logger)
@@ -127,3 +134,8 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+extension HistoryRetention: ExpressibleByArgument {
+    public init?(argument: String) { self.init(argument) }
+    public var defaultValueDescription: String { description }
+}

@@ -121,6 +121,24 @@ final class ClientMessageTests: XCTestCase {
             "field 'ref' must be at most 64 characters")
     }
 
+    func testHistoryRequests() throws {
+        XCTAssertEqual(
+            try decode(#"{"type":"history","table":"t","from":3,"to":40,"limit":20,"order":"oldest","ref":"q"}"#),
+            ClientMessage(ref: "q", .history(table: "t", from: 3, to: 40, limit: 20, newestFirst: false)))
+        XCTAssertEqual(
+            try decode(#"{"type":"history","table":"t"}"#).body,
+            .history(table: "t", from: nil, to: nil, limit: nil, newestFirst: true))
+        XCTAssertEqual(try decode(#"{"type":"snapshotAt","table":"t","version":7}"#).body, .snapshotAt(table: "t", version: 7))
+        assertRefused(#"{"type":"history","table":"t","limit":0}"#, .badRequest, "history.limit: expected 1 to 1000")
+        assertRefused(#"{"type":"history","table":"t","limit":1001}"#, .badRequest, "history.limit: expected 1 to 1000")
+        assertRefused(
+            #"{"type":"history","table":"t","order":"up"}"#, .badRequest, #"history.order: expected "newest" or "oldest""#)
+        assertRefused(
+            #"{"type":"history","table":"t","from":-1}"#, .badRequest,
+            "history.from: expected a non-negative integer, got a number")
+        assertRefused(#"{"type":"snapshotAt","table":"t"}"#, .badRequest, "snapshotAt.version: missing")
+    }
+
     func testWrongAndMissingFieldsNameTheField() {
         assertRefused(
             #"{"type":"insert","table":"t","at":"zero","value":1,"ref":"w"}"#, .badRequest,
@@ -174,10 +192,12 @@ final class ClientMessageTests: XCTestCase {
         "moveSection": #"{"type":"moveSection","table":"t","from":0,"to":1}"#,
         "editSection": #"{"type":"editSection","table":"t","at":0}"#,
         "batch": #"{"type":"batch","table":"t"}"#,
+        "history": #"{"type":"history","table":"t"}"#,
+        "snapshotAt": #"{"type":"snapshotAt","table":"t","version":0}"#,
     ]
 
     func testUnknownFieldsOfEveryMessageAreRefusedByName() throws {
-        XCTAssertEqual(Set(Self.validMessages.keys).count, 20)
+        XCTAssertEqual(Set(Self.validMessages.keys).count, 22)
         for (type, text) in Self.validMessages {
             XCTAssertNoThrow(try decode(text), type)
             assertRefused(

@@ -73,6 +73,9 @@ final class RoundTripTests: XCTestCase {
             ClientMessage(.editing(table: "t", on: true)),
             ClientMessage(.beginEditingRow(table: "t", row: "r12")),
             ClientMessage(.endEditingRow(table: "t", row: "r12")),
+            ClientMessage(ref: "q", .history(table: "t", from: 3, to: 40, limit: 20, newestFirst: true)),
+            ClientMessage(.history(table: "t", from: nil, to: nil, limit: nil, newestFirst: false)),
+            ClientMessage(ref: "s", .snapshotAt(table: "t", version: 12)),
         ]
         for message in messages { assertClientRoundTrip(message) }
     }
@@ -144,8 +147,23 @@ final class RoundTripTests: XCTestCase {
             .refreshed(ref: nil, status: .init(table: "t", version: 3, epoch: "e", rules: rules, presence: PresenceState(you: "c5"))),
             .dropped(table: "t"),
             .rules(table: "t", rules: rules),
+            .historicalSnapshot(ref: "s2", table: "t", version: 2, epoch: "e", rules: rules, sections: table.sections),
+            .changes(
+                .init(
+                    ref: "q", table: "t", epoch: "e", version: 9, oldest: 0,
+                    entries: [
+                        .init(version: 2, time: 1_795_425_355_732, originClient: "ana", originName: "Ana", originRef: "b1", batch: resolution.batch),
+                        .init(version: 1, time: 1_795_425_355_000, originClient: "anon-3", originName: nil, originRef: nil, batch: Batch()),
+                    ],
+                    next: 0)),
+            .changes(.init(ref: nil, table: "t", epoch: "e", version: 0, oldest: 0, entries: [], next: nil)),
         ]
         for message in messages { assertServerRoundTrip(message) }
+        // A historical snapshot, written directly, is byte for byte what its JSON tree gives.
+        for case let message in messages {
+            guard case .historicalSnapshot = message else { continue }
+            XCTAssertEqual(message.encoded, message.json.jsonBytes)
+        }
     }
 
     func testMalformedServerMessagesNameTheField() {

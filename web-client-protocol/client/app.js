@@ -2,6 +2,7 @@
 // Plain ES module over ./tablecast.js; no build step. Every interaction has a pointer (mouse and touch) and a
 // keyboard path. The view is always drawn from the replica, so a row settles where the server put it.
 import { TablecastClient } from './tablecast.js';
+import { HistoryPanel } from './history.js';
 
 const $ = (selector, root = document) => root.querySelector(selector);
 const TABLE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -117,6 +118,7 @@ function makeClient() {
   const mine = (detail) => detail.table === ui.table;
   c.on('snapshot', (d) => mine(d) && render());
   c.on('update', (d) => mine(d) && render());
+  c.on('update', (d) => mine(d) && historyPanel.changed());
   c.on('subscribed', (d) => mine(d) && render());
   c.on('rules', (d) => mine(d) && render());
   c.on('presence', (d) => {
@@ -163,6 +165,7 @@ function openTable(name) {
     revealed: null, inline: null, drag: null, presence: { you: null, clients: [], viewers: 0 }, confirmSection: null,
   });
   closeMenu();
+  historyPanel.setTable(name);
   $('#home').hidden = name !== null;
   $('#table').hidden = name === null;
   $('#back').hidden = name === null;
@@ -1129,6 +1132,10 @@ function endDrag(event, cancelled) {
 
 // ---------------------------------------------------------------- start
 
+const historyPanel = new HistoryPanel({
+  client: () => client, el, showError, onRestored: (name) => { location.hash = `#/table/${encodeURIComponent(name)}`; },
+});
+historyPanel.mount($('#table .toolbar'), $('#table'), $('#scroller'));
 client = makeClient();
 window.tablecast = { get client() { return client; }, ui }; // for the console and the browser tests
 window.addEventListener('hashchange', route);

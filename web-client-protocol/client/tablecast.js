@@ -808,6 +808,37 @@ export class TablecastClient extends Emitter {
     return this._request('listTables', { type: 'listTables' }).then((msg) => msg.tables);
   }
 
+  // ---- history (read role) ----
+
+  /**
+   * A page of a table's history: the kept changes with versions in `from`…`to` (default: the oldest kept to the
+   * latest), at most `limit` (default 100), `order` 'newest' (default) or 'oldest' first. For the next page, call
+   * again with `to: page.next` (newest first) or `from: page.next` (oldest first); no `next`, no more pages.
+   * Rejects with `pruned` (naming the oldest kept version) for a version the server no longer keeps.
+   * @returns {Promise<{table, epoch, version, oldest, next?, entries: Array<{version, time, origin, ...}>}>}
+   */
+  history(table, { from, to, limit, order } = {}) {
+    const msg = { type: 'history', table };
+    if (from !== undefined) msg.from = from;
+    if (to !== undefined) msg.to = to;
+    if (limit !== undefined) msg.limit = limit;
+    if (order !== undefined) msg.order = order;
+    return this._request('history', msg);
+  }
+
+  /**
+   * The table as it was at `version` (with its current rules), as a new `Replica` that nothing keeps in step:
+   * it does not subscribe and leaves the table's own replica alone. Rejects with `pruned` or `out_of_range`.
+   * @returns {Promise<Replica>}
+   */
+  tableAt(table, version) {
+    return this._request('snapshotAt', { type: 'snapshotAt', table, version }).then((msg) => {
+      const replica = new Replica(table);
+      replica.loadSnapshot(msg);
+      return replica;
+    });
+  }
+
   // ---- presence: fire and forget (the server answers only failures, reported as `error` events) ----
   // Remembered per table and re-sent after a resubscription, since the server clears presence on disconnect.
 
@@ -897,6 +928,11 @@ TablecastClient.prototype._handlers = {
     if (msg.ref === undefined || msg.ref === this._helloRef) this._live(msg);
   },
   snapshot(msg) {
+    // A historical snapshot answers tableAt and never touches the table's replica.
+    if (msg.historical) {
+      this._settle(msg.ref, msg);
+      return;
+    }
     const entry = this._tables.get(msg.table);
     if (!entry) return;
     entry.replica.loadSnapshot(msg);
@@ -933,6 +969,9 @@ TablecastClient.prototype._handlers = {
     this._settle(msg.ref, msg);
   },
   tables(msg) {
+    this._settle(msg.ref, msg);
+  },
+  changes(msg) {
     this._settle(msg.ref, msg);
   },
   ack(msg) {

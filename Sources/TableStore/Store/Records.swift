@@ -11,6 +11,8 @@ public struct CommitRecord: Sendable, Equatable {
     public var batch: String
     /// The client whose intent produced the batch.
     public var originClient: String
+    /// The display name that client gave in its hello (its id when it gave none; empty when unknown).
+    public var originName: String
     /// The client's `ref`, when it sent one: (principal, originClient, originRef) is then stored with `ack` and
     /// `intent` for idempotency.
     public var originRef: String?
@@ -31,8 +33,10 @@ public struct CommitRecord: Sendable, Equatable {
 
     public init(
         table: String, version: Int64, batch: String, originClient: String, originRef: String? = nil, time: Int64,
-        ack: String = "", snapshot: String? = nil, rules: String? = nil, principal: String = "", intent: String = ""
+        ack: String = "", snapshot: String? = nil, rules: String? = nil, principal: String = "", intent: String = "",
+        originName: String = ""
     ) {
+        self.originName = originName
         self.principal = principal
         self.intent = intent
         self.table = table
@@ -75,6 +79,8 @@ public struct LogEntry: Sendable, Equatable {
     public var originRef: String?
     /// Milliseconds since the Unix epoch.
     public var time: Int64
+    /// The origin client's display name; empty for entries stored before schema version 3.
+    public var originName: String = ""
 }
 
 /// What a table actor needs at start-up: its metadata, the latest snapshot, and the log after it in version order.

@@ -3,7 +3,7 @@ enum Schema {
     /// `PRAGMA application_id`: "TBLC" in ASCII, so `file` and SQLite tools can tell a Tablecast database apart.
     static let applicationID: Int32 = 0x5442_4C43
     /// `PRAGMA user_version`: bumped with every change to `script`, with a migration.
-    static let version: Int32 = 2
+    static let version: Int32 = 3
     /// The tables `script` creates; an existing file must have all of them.
     static let tableNames: Set<String> = ["tables", "log", "snapshots", "refs"]
 
@@ -24,6 +24,7 @@ enum Schema {
             origin_client TEXT NOT NULL,
             origin_ref TEXT,
             time INTEGER NOT NULL,
+            origin_name TEXT NOT NULL DEFAULT '',
             PRIMARY KEY (table_name, version)
         ) WITHOUT ROWID;
         CREATE TABLE snapshots (
@@ -69,6 +70,12 @@ enum Schema {
         ALTER TABLE refs_v2 RENAME TO refs;
         CREATE UNIQUE INDEX refs_by_seq ON refs (principal, client, seq);
         PRAGMA user_version = 2;
-        """
+        """,
+        // Version 3 records who made each change by name too, for history. Older entries have no name (empty);
+        // adding a column with a constant default rewrites nothing.
+        2: """
+        ALTER TABLE log ADD COLUMN origin_name TEXT NOT NULL DEFAULT '';
+        PRAGMA user_version = 3;
+        """,
     ]
 }

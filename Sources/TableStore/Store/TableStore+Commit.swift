@@ -80,12 +80,12 @@ extension TableStore {
     private func write(_ record: CommitRecord) throws {
         try connection.run(
             """
-            INSERT INTO log (table_name, version, batch, origin_client, origin_ref, time)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            INSERT INTO log (table_name, version, batch, origin_client, origin_ref, time, origin_name)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
             """,
             [
                 .text(record.table), .integer(record.version), .text(record.batch), .text(record.originClient),
-                SQLiteValue(record.originRef), .integer(record.time),
+                SQLiteValue(record.originRef), .integer(record.time), .text(record.originName),
             ])
         if let ref = record.originRef {
             try storeRef(ref, of: record)
@@ -135,14 +135,15 @@ extension TableStore {
         }
     }
 
-    /// Drops snapshots older than the latest and log entries the retention policy no longer keeps. Returns the
-    /// number of log entries removed.
+    /// Drops snapshots older than the latest and log entries the retention policy no longer keeps (with
+    /// `options.history`, what neither it nor `options.retention` keeps). Returns the number of log entries removed.
     @discardableResult
     private func prune(_ name: String) throws -> Int64 {
         let latest = try connection.firstRow(
             "SELECT max(version) FROM snapshots WHERE table_name = ?1", [.text(name)]
         ) { $0.isNull(at: 0) ? nil : $0.int64(at: 0) }
         guard let snapshotVersion = latest ?? nil else { return 0 }
+        if let history = options.history { return try prune(name, keeping: history, latestSnapshot: snapshotVersion) }
         try connection.run(
             "DELETE FROM snapshots WHERE table_name = ?1 AND version < ?2", [.text(name), .integer(snapshotVersion)])
         guard case .versionsBeforeSnapshot(let kept) = options.retention else { return 0 }

@@ -215,6 +215,29 @@ public final class TablecastClient: Sendable, TransportReceiver {
         return tables
     }
 
+    /// A page of a table's history (read role): the kept changes with versions in `from...to` (nil: from the
+    /// oldest kept, to the latest), at most `limit` of them (nil: the server's default, 100), newest or oldest first.
+    /// When the range has more, `next` says where the next page starts: pass it as `to` (newest first) or `from`
+    /// (oldest first). A version before the oldest kept one is refused with `pruned`.
+    public func history(
+        _ table: String, from: UInt64? = nil, to: UInt64? = nil, limit: Int? = nil, newestFirst: Bool = true
+    ) async throws -> ServerMessage.Changes {
+        let response = try await request { _ in .history(table: table, from: from, to: to, limit: limit, newestFirst: newestFirst) }
+        guard case .changes(let changes) = response else { throw TablecastClientError.unexpectedResponse("\(response)") }
+        return changes
+    }
+
+    /// The table as it was at `version` (read role), with its current rules. It does not subscribe and leaves the
+    /// table's replica alone. A version before the oldest kept one is refused with `pruned`, a future one with
+    /// `out_of_range`.
+    public func table(_ table: String, atVersion version: UInt64) async throws -> Replica {
+        let response = try await request { _ in .snapshotAt(table: table, version: version) }
+        guard case .historicalSnapshot(_, let name, let version, let epoch, let rules, let sections) = response else {
+            throw TablecastClientError.unexpectedResponse("\(response)")
+        }
+        return Replica(name: name, epoch: epoch, table: Table(sections: sections, version: version, rules: rules))
+    }
+
     /// Creates a table (admin); the ack carries its epoch.
     @discardableResult
     public func createTable(_ table: String, sections: [SectionContent] = [], rules: RulesPatch = RulesPatch()) async throws
@@ -518,7 +541,7 @@ public final class TablecastClient: Sendable, TransportReceiver {
             if let presence { emit(.presence(table: delta.table, presence: presence)) }
         case .error(let error):
             if !answer(error.ref, message) { emit(.refusal(error)) }
-        case .ack, .unsubscribed, .tables:
+        case .ack, .unsubscribed, .tables, .changes, .historicalSnapshot:
             answer(message.ref, message)
         }
     }

@@ -61,6 +61,8 @@ extension ClientMessage {
             "editing": ["table", "on"],
             "beginEditingRow": ["table", "row"],
             "endEditingRow": ["table", "row"],
+            "history": ["table", "from", "to", "limit", "order"],
+            "snapshotAt": ["table", "version"],
             "batch": Set(BatchList.allCases.map(\.rawValue)).union(["table", "base"]),
         ]
         for (type, list) in singleChangeIntents { keys[type] = entryKeys[list]!.union(["table", "base"]) }
@@ -109,6 +111,21 @@ extension ClientMessage {
             return .beginEditingRow(table: try tableName(fields), row: try fields.required("row", JSONDecode.string))
         case "endEditingRow":
             return .endEditingRow(table: try tableName(fields), row: try fields.required("row", JSONDecode.string))
+        case "history":
+            let table = try tableName(fields)
+            let limit = try fields.optional("limit", JSONDecode.count)
+            if let limit, !(1...limits.maxHistoryEntries).contains(limit) {
+                throw fields.failure("limit", expected: "1 to \(limits.maxHistoryEntries)")
+            }
+            let order = try fields.optional("order", JSONDecode.string) ?? "newest"
+            guard order == "newest" || order == "oldest" else {
+                throw fields.failure("order", expected: "\"newest\" or \"oldest\"")
+            }
+            return .history(
+                table: table, from: try fields.optional("from", JSONDecode.version),
+                to: try fields.optional("to", JSONDecode.version), limit: limit, newestFirst: order == "newest")
+        case "snapshotAt":
+            return .snapshotAt(table: try tableName(fields), version: try fields.required("version", JSONDecode.version))
         default:
             let table = try tableName(fields)
             let base = try fields.optional("base", JSONDecode.version)

@@ -46,6 +46,12 @@ extension ServerMessage {
                     at: try fields.optionalString("at"), ref: try fields.optionalString("ref")))
         case "snapshot":
             let sections = try fields.optional("sections", JSONDecode.array(Section.init(json:path:))) ?? []
+            if try fields.optionalBool("historical") == true {
+                return .historicalSnapshot(
+                    ref: try fields.optionalString("ref"), table: try fields.string("table"),
+                    version: try fields.version("version"), epoch: try fields.string("epoch"), rules: try fields.rules(),
+                    sections: sections)
+            }
             return .snapshot(
                 table: try fields.string("table"), version: try fields.version("version"), epoch: try fields.string("epoch"),
                 rules: try fields.rules(), sections: sections)
@@ -86,6 +92,17 @@ extension ServerMessage {
                 PresenceDelta(
                     table: try fields.string("table"), joined: try fields.presenceEntries("joined"),
                     changed: try fields.presenceEntries("changed"), left: left, viewers: try fields.int("viewers")))
+        case "changes":
+            let entries = try (fields.optionalArray("entries") ?? []).enumerated().map {
+                (index, value) throws(JSONDecodingError) -> HistoryEntry in
+                try historyEntry(value, path: "entries[\(index)]")
+            }
+            return .changes(
+                Changes(
+                    ref: try fields.optionalString("ref"), table: try fields.string("table"),
+                    epoch: try fields.string("epoch"), version: try fields.version("version"),
+                    oldest: try fields.version("oldest"), entries: entries,
+                    next: try fields.optional("next", JSONDecode.version)))
         case "dropped":
             return .dropped(table: try fields.string("table"))
         case "rules":
@@ -95,13 +112,30 @@ extension ServerMessage {
         }
     }
 
+    private static func historyEntry(_ value: JSONValue, path: String) throws(JSONDecodingError) -> HistoryEntry {
+        guard case .object(var members) = value else { throw JSONDecodingError(path: path, message: "expected an object") }
+        let entry = try JSONObjectReader(lenient: value, path: path)
+        let origin = try JSONObjectReader(lenient: entry.value("origin"), path: path + ".origin")
+        for key in ["version", "time", "origin"] { members[key] = nil }
+        guard case .number(let time) = try entry.value("time") else {
+            throw JSONDecodingError(path: path + ".time", message: "expected a number")
+        }
+        return HistoryEntry(
+            version: try entry.version("version"), time: Int64(time), originClient: try origin.string("client"),
+            originName: try origin.optionalString("name"), originRef: try origin.optionalString("ref"),
+            batch: try Batch(json: .object(members)))
+    }
+
     /// The `ref` the message answers, for the responses that carry one.
     public var ref: String? {
         switch self {
         case .welcome(let welcome): welcome.ref
         case .ack(let ack): ack.ref
         case .error(let error): error.ref
-        case .subscribed(let ref, _), .refreshed(let ref, _), .unsubscribed(let ref, _), .tables(let ref, _): ref
+        case .subscribed(let ref, _), .refreshed(let ref, _), .unsubscribed(let ref, _), .tables(let ref, _),
+            .historicalSnapshot(let ref, _, _, _, _, _):
+            ref
+        case .changes(let changes): changes.ref
         case .snapshot, .update, .presence, .dropped, .rules: nil
         }
     }

@@ -38,6 +38,13 @@ extension ClientMessage {
             members = ["type": "beginEditingRow", "table": .string(table), "row": .string(row)]
         case .endEditingRow(let table, let row):
             members = ["type": "endEditingRow", "table": .string(table), "row": .string(row)]
+        case .history(let table, let from, let to, let limit, let newestFirst):
+            members = ["type": "history", "table": .string(table), "order": newestFirst ? "newest" : "oldest"]
+            members["from"] = from.map { .number(Double($0)) }
+            members["to"] = to.map { .number(Double($0)) }
+            members["limit"] = limit.map { .number(Double($0)) }
+        case .snapshotAt(let table, let version):
+            members = ["type": "snapshotAt", "table": .string(table), "version": .number(Double(version))]
         }
         members["ref"] = ref.map(JSONValue.string)
         return .object(members)

@@ -76,6 +76,21 @@ extension ServerMessage {
             members = ["type": "dropped", "table": .string(table)]
         case .rules(let table, let rules):
             members = ["type": "rules", "table": .string(table), "rules": rules.json]
+        case .historicalSnapshot(let ref, let table, let version, let epoch, let rules, let sections):
+            members = [
+                "type": "snapshot", "table": .string(table), "version": .number(Double(version)),
+                "epoch": .string(epoch), "rules": rules.json, "sections": .array(sections.map(\.json)),
+                "historical": true,
+            ]
+            members["ref"] = ref.map(JSONValue.string)
+        case .changes(let changes):
+            members = [
+                "type": "changes", "table": .string(changes.table), "epoch": .string(changes.epoch),
+                "version": .number(Double(changes.version)), "oldest": .number(Double(changes.oldest)),
+                "entries": .array(changes.entries.map(\.json)),
+            ]
+            members["ref"] = changes.ref.map(JSONValue.string)
+            members["next"] = changes.next.map { .number(Double($0)) }
         }
         return .object(members)
     }
@@ -91,8 +106,43 @@ extension ServerMessage {
             status.encoded(type: "subscribed", ref: ref, you: status.presence!.you, sharedPresence: status.presence!.sharedJSON)
         case .refreshed(let ref, let status) where status.presence != nil:
             status.encoded(type: "refreshed", ref: ref, you: status.presence!.you, sharedPresence: status.presence!.sharedJSON)
+        case .historicalSnapshot(let ref, let table, let version, let epoch, let rules, let sections):
+            Self.historicalSnapshot(ref: ref, table: table, version: version, epoch: epoch, rules: rules, sections: sections)
         default: json.jsonBytes
         }
+    }
+}
+
+extension ServerMessage {
+    /// A historical `snapshot`'s text, members sorted as ``json`` has them, written directly: a past table is
+    /// rebuilt for each request, so its (possibly large) message is not built as a tree first.
+    static func historicalSnapshot(
+        ref: String?, table: String, version: UInt64, epoch: String, rules: TableRules, sections: [Section]
+    ) -> [UInt8] {
+        var writer = JSONWriter(capacity: 4096)
+        writer.beginObject()
+        writer.key("epoch")
+        writer.string(epoch)
+        writer.key("historical")
+        writer.bool(true)
+        if let ref {
+            writer.key("ref")
+            writer.string(ref)
+        }
+        writer.key("rules")
+        writer.value(rules.json)
+        writer.key("sections")
+        writer.beginArray()
+        for section in sections { section.write(to: &writer) }
+        writer.endArray()
+        writer.key("table")
+        writer.string(table)
+        writer.key("type")
+        writer.string("snapshot")
+        writer.key("version")
+        writer.integer(version)
+        writer.endObject()
+        return writer.bytes
     }
 }
 
@@ -123,6 +173,20 @@ extension ServerMessage.Update {
         writer.members(ofObject: batchJSON)
         writer.endObject()
         return writer.bytes
+    }
+}
+
+extension ServerMessage.HistoryEntry {
+    /// The entry as `changes` lists it: version, time and origin, then the batch's eight lists as in `update`.
+    public var json: JSONValue {
+        guard case .object(var members) = batch.json else { preconditionFailure("a batch encodes as an object") }
+        members["version"] = .number(Double(version))
+        members["time"] = .number(Double(time))
+        var origin: [String: JSONValue] = ["client": .string(originClient)]
+        origin["name"] = originName.map(JSONValue.string)
+        origin["ref"] = originRef.map(JSONValue.string)
+        members["origin"] = .object(origin)
+        return .object(members)
     }
 }
 

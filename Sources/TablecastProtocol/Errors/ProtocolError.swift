@@ -14,6 +14,8 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         case invalidBatch = "invalid_batch"
         case conflict
         case stale
+        /// A history request reaches before the oldest version the server keeps.
+        case pruned
         case notEditable = "not_editable"
         case notMovable = "not_movable"
         case limitExceeded = "limit_exceeded"

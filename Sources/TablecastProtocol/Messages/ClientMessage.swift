@@ -35,6 +35,11 @@ public struct ClientMessage: Hashable, Sendable {
         case beginEditingRow(table: String, row: String)
         /// Presence: the swipe or edit on a row ended.
         case endEditingRow(table: String, row: String)
+        /// A page of the table's history: the kept changes with versions in `from...to` (nil: from the oldest
+        /// kept, to the latest), at most `limit` (nil: the server's default), newest or oldest first.
+        case history(table: String, from: UInt64?, to: UInt64?, limit: Int?, newestFirst: Bool)
+        /// The table as it was at `version`, without subscribing.
+        case snapshotAt(table: String, version: UInt64)
     }
 
     /// The table the message is about, if any.
@@ -44,7 +49,7 @@ public struct ClientMessage: Hashable, Sendable {
         case .createTable(let table, _, _), .dropTable(let table), .setRules(let table, _),
             .subscribe(let table, _, _), .refresh(let table, _, _), .unsubscribe(let table),
             .intent(let table, _, _), .editing(let table, _), .beginEditingRow(let table, _),
-            .endEditingRow(let table, _):
+            .endEditingRow(let table, _), .history(let table, _, _, _, _), .snapshotAt(let table, _):
             table
         }
     }

@@ -20,6 +20,11 @@ public enum ServerMessage: Hashable, Sendable {
     case dropped(table: String)
     /// The table's rules changed.
     case rules(table: String, rules: TableRules)
+    /// The table as it was at a past version (answers `snapshotAt`): a `snapshot` flagged `historical`, which
+    /// leaves replicas alone. `rules` are the table's current ones: rules are not versioned.
+    case historicalSnapshot(ref: String?, table: String, version: UInt64, epoch: String, rules: TableRules, sections: [Section])
+    /// A page of a table's history (answers `history`).
+    case changes(Changes)
 
     /// Answers `hello`.
     public struct Welcome: Hashable, Sendable {
@@ -130,6 +135,60 @@ public enum ServerMessage: Hashable, Sendable {
             self.version = version
             self.epoch = epoch
             self.subscribers = subscribers
+        }
+    }
+}
+
+extension ServerMessage {
+    /// A page of a table's history.
+    public struct Changes: Hashable, Sendable {
+        public var ref: String?
+        public var table: String
+        public var epoch: String
+        /// The table's latest version.
+        public var version: UInt64
+        /// The oldest kept version: the table at it can be read, and every change after it.
+        public var oldest: UInt64
+        /// The changes, in the order asked for.
+        public var entries: [HistoryEntry]
+        /// Where the next page starts when the range asked for has more: ask again with `to: next` (newest
+        /// first) or `from: next` (oldest first).
+        public var next: UInt64?
+
+        public init(
+            ref: String?, table: String, epoch: String, version: UInt64, oldest: UInt64, entries: [HistoryEntry],
+            next: UInt64?
+        ) {
+            self.ref = ref
+            self.table = table
+            self.epoch = epoch
+            self.version = version
+            self.oldest = oldest
+            self.entries = entries
+            self.next = next
+        }
+    }
+
+    /// One committed change as the history keeps it: who made it and when.
+    public struct HistoryEntry: Hashable, Sendable {
+        /// The version the change produced.
+        public var version: UInt64
+        /// Commit time, milliseconds since the Unix epoch.
+        public var time: Int64
+        public var originClient: String
+        /// The client's display name; nil for changes stored before names were kept.
+        public var originName: String?
+        public var originRef: String?
+        /// The change, as its `update` carried it.
+        public var batch: Batch
+
+        public init(version: UInt64, time: Int64, originClient: String, originName: String?, originRef: String?, batch: Batch) {
+            self.version = version
+            self.time = time
+            self.originClient = originClient
+            self.originName = originName
+            self.originRef = originRef
+            self.batch = batch
         }
     }
 }

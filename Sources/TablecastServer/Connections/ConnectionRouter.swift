@@ -182,6 +182,20 @@ final class ConnectionRouter {
                 await directory.drop(name, requester: requester, ref: ref)
                 return .done
             }
+        case .history(_, let from, let to, let limit, let newestFirst) where directory.actor(table) != nil:
+            // Read beside the table's work, not through its actor or the committer.
+            let (history, context, ref) = (context.history, context, message.ref)
+            return detach(id) {
+                context.send(
+                    await history.changes(table, from: from, to: to, limit: limit, newestFirst: newestFirst, ref: ref), to: id)
+                return .done
+            }
+        case .snapshotAt(_, let version) where directory.actor(table) != nil:
+            let (history, context, ref) = (context.history, context, message.ref)
+            return detach(id) {
+                context.send(await history.snapshot(table, at: version, ref: ref), to: id)
+                return .done
+            }
         default:
             break
         }
@@ -221,7 +235,7 @@ final class ConnectionRouter {
             actor.enqueue(.presence(requester, ref: message.ref, .beginEditingRow(row)))
         case .endEditingRow(_, let row):
             actor.enqueue(.presence(requester, ref: message.ref, .endEditingRow(row)))
-        case .hello, .listTables, .createTable, .dropTable:
+        case .hello, .listTables, .createTable, .dropTable, .history, .snapshotAt:
             break
         }
     }

@@ -36,7 +36,7 @@ extension ClientMessage {
     /// The role this message needs on its table.
     var neededRole: Role {
         switch body {
-        case .hello, .listTables, .subscribe, .refresh, .unsubscribe: .read
+        case .hello, .listTables, .subscribe, .refresh, .unsubscribe, .history, .snapshotAt: .read
         case .editing, .beginEditingRow, .endEditingRow: .write
         case .createTable, .dropTable, .setRules: .admin
         case .intent(_, _, let intent): intent.setsRowFlags ? .admin : .write

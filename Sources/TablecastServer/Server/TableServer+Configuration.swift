@@ -17,6 +17,9 @@ extension TableServer {
         /// Committed batches kept per table (and the log versions kept behind the latest snapshot): how stale a
         /// base may be, and how far back a client can resume without a snapshot.
         public var historyLimit: Int
+        /// How much history stays readable (`history`, `snapshotAt`): a number of versions per table and/or an age.
+        /// Default: the last 10,000 versions.
+        public var historyRetention: HistoryRetention = HistoryRetention(versions: 10_000)
         /// Who may do what; ``AccessPolicy/open`` (everyone admin) without a tokens file.
         public var policy: AccessPolicy
         /// Listen on a non-loopback address with the open policy anyway.

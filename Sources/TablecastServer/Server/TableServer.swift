@@ -60,6 +60,7 @@ public final class TableServer: Sendable {
         options.retention = .versionsBeforeSnapshot(Int64(configuration.historyLimit))
         options.refsPerClient = Int64(configuration.refsPerClient)
         let lock = try DatabaseLock(database: configuration.databasePath)
+        options.history = configuration.historyRetention
         let store = try TableStore(path: configuration.databasePath, options: options)
         var engines: [(TableInfo, TableEngine)] = []
         for info in try store.listTables() {
@@ -89,8 +90,10 @@ public final class TableServer: Sendable {
             await committer.stop()
             throw error
         }
+        let limits = ProtocolLimits(maxBatchEntries: configuration.maxBatchEntries)
         let context = ServerContext(
-            transport: transport, committer: committer, refs: RefRegistry(limit: configuration.refsPerClient),
+            transport: transport, committer: committer,
+            history: HistoryReader(path: configuration.databasePath, limits: limits), refs: RefRegistry(limit: configuration.refsPerClient),
             metrics: metrics, logger: logger, snapshotInterval: UInt64(max(1, configuration.snapshotInterval)),
             historyLimit: configuration.historyLimit, maxQueuedIntents: configuration.maxQueuedIntents)
         let actors = engines.map { info, engine in
@@ -103,7 +106,7 @@ public final class TableServer: Sendable {
             origins: OriginPolicy(
                 listed: configuration.ownOrigins(port: port) + configuration.allowedOrigins,
                 loopbackOnly: configuration.isLoopback),
-            limits: ProtocolLimits(maxBatchEntries: configuration.maxBatchEntries),
+            limits: limits,
             intentsPerSecond: configuration.intentsPerSecond,
             maxConsecutiveBadMessages: configuration.maxConsecutiveBadMessages,
             maxMessageBytes: configuration.maxMessageBytes, serverVersion: version)

@@ -254,7 +254,7 @@ actor TableActor {
                 batch: String(decoding: batchJSON, as: UTF8.self),
                 originClient: requester.client, originRef: keepsRef ? ref : nil, time: ServerContext.now(),
                 ack: keepsRef ? String(decoding: ackBytes, as: UTF8.self) : "", snapshot: snapshot,
-                principal: requester.principal, intent: keepsRef ? use?.intent ?? "" : ""))
+                principal: requester.principal, intent: keepsRef ? use?.intent ?? "" : "", originName: requester.name ?? ""))
         if let ref { pending.refs[RefKey(owner: requester.refOwner, ref: ref)] = pending.entries.count }
         pending.entries.append(
             .init(

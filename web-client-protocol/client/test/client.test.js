@@ -496,3 +496,42 @@ test('Presence applies deltas in order and keeps its own copies', () => {
   before[0].name = 'mutated copy';
   assert.equal(presence.clients[0].name, 'A');
 });
+
+test('history sends its range and settles with the changes page; the next page is asked with to: next', async (t) => {
+  const { client, conn } = await subscribed(t);
+  const first = client.history('t', { limit: 2 });
+  const request = await conn.next();
+  assert.deepEqual(request, { type: 'history', table: 't', limit: 2, ref: request.ref });
+  const entry = (version, name) => ({
+    ...update(version, {}), time: 1795425355000 + version, origin: { client: `c-${name}`, name },
+  });
+  const strip = ({ type, table, ...rest }) => rest;
+  conn.send({
+    type: 'changes', ref: request.ref, table: 't', epoch: 'e1', version: 5, oldest: 0, next: 3,
+    entries: [strip(entry(5, 'Ana')), strip(entry(4, 'Bo'))],
+  });
+  const page = await first;
+  assert.deepEqual(page.entries.map((e) => [e.version, e.origin.name]), [[5, 'Ana'], [4, 'Bo']]);
+  assert.equal(page.next, 3);
+
+  const second = client.history('t', { to: page.next, limit: 2, order: 'oldest', from: 1 });
+  const again = await conn.next();
+  assert.deepEqual(again, { type: 'history', table: 't', from: 1, to: 3, limit: 2, order: 'oldest', ref: again.ref });
+  conn.send({ type: 'error', ref: again.ref, code: 'pruned', message: "table 't' keeps its history from version 2 on" });
+  await assert.rejects(second, (error) => error instanceof TablecastError && error.code === 'pruned');
+});
+
+test('tableAt resolves with a replica of the past table and leaves the subscribed replica alone', async (t) => {
+  const { client, conn, replica } = await subscribed(t);
+  const past = client.tableAt('t', 3);
+  const request = await conn.next();
+  assert.deepEqual(request, { type: 'snapshotAt', table: 't', version: 3, ref: request.ref });
+  conn.send({ ...snapshot(3, [section('s1', 'Fruit', null, ['apple'])], { table: 't', epoch: 'e1' }), historical: true, ref: request.ref });
+  const then = await past;
+  assert.deepEqual(then.values(), [['apple']]);
+  assert.equal(then.version, 3);
+  assert.notEqual(then, replica);
+  assert.deepEqual(replica.values(), [['apple', 'pear']], 'the live replica is untouched');
+  assert.equal(replica.version, 5);
+  assert.equal(client.replica('t'), replica);
+});
