@@ -46,4 +46,62 @@ static inline void CLibWebSockets_stopTicker(void *loop, void *timer) {
     free(timer);
 }
 
+// TLS (Debian's libwebsockets is built with OpenSSL). The server's certificate and key are checked here, in a
+// context of our own, before lws loads them into its live one: lws loads the certificate first, and a key that
+// then fails to load or match would leave its context without a usable pair (start-up, and a reload on SIGHUP).
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <stdio.h>
+
+static inline uint64_t CLibWebSockets_sslGlobalInitOption(void) { return LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT; }
+
+/// 1 when `cert` (a PEM chain) and `key` (PEM) load and belong together; otherwise 0 with OpenSSL's reason in `error`.
+static inline int CLibWebSockets_checkCertificatePair(const char *cert, const char *key, char *error, size_t length) {
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    int ok = 0;
+    if (!ctx) {
+        snprintf(error, length, "OpenSSL could not create a context");
+        return 0;
+    }
+    ERR_clear_error();
+    if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1) {
+        snprintf(error, length, "certificate %s is not a usable PEM certificate chain (%s)", cert, ERR_reason_error_string(ERR_peek_last_error()));
+    } else if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1) {
+        snprintf(error, length, "private key %s is not usable with certificate %s (%s)", key, cert, ERR_reason_error_string(ERR_peek_last_error()));
+    } else if (SSL_CTX_check_private_key(ctx) != 1) {
+        snprintf(error, length, "private key %s does not match certificate %s", key, cert);
+    } else {
+        ok = 1;
+    }
+    ERR_clear_error();
+    SSL_CTX_free(ctx);
+    return ok;
+}
+
+/// 1 when `path` holds PEM CA certificates OpenSSL can trust; otherwise 0 with the reason in `error`.
+static inline int CLibWebSockets_checkCAFile(const char *path, char *error, size_t length) {
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    int ok = 0;
+    if (!ctx) {
+        snprintf(error, length, "OpenSSL could not create a context");
+        return 0;
+    }
+    ERR_clear_error();
+    if (SSL_CTX_load_verify_locations(ctx, path, NULL) != 1)
+        snprintf(error, length, "cannot use CA certificate %s: %s", path, ERR_reason_error_string(ERR_peek_last_error()));
+    else
+        ok = 1;
+    ERR_clear_error();
+    SSL_CTX_free(ctx);
+    return ok;
+}
+
+/// Why certificate verification failed, from the X509_STORE_CTX lws passes with
+/// LWS_CALLBACK_OPENSSL_PERFORM_SERVER_CERT_VERIFICATION; NULL when it did not.
+static inline const char *CLibWebSockets_verificationError(void *store) {
+    int error = X509_STORE_CTX_get_error((X509_STORE_CTX *)store);
+    return error == X509_V_OK ? NULL : X509_verify_cert_error_string(error);
+}
+
 #endif

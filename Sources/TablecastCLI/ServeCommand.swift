@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import TableStore
 import TablecastServer
+import WebSocketTransport
 
 /// `tablecast serve`: runs the server until SIGINT or SIGTERM.
 struct ServeCommand: AsyncParsableCommand {
@@ -12,7 +13,7 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             With no flags: ws://127.0.0.1:8080/ and ./tablecast.db, everyone admin (loopback only).
             SIGINT/SIGTERM: stop accepting, finish and acknowledge in-flight commits, close connections with 1001,
-            checkpoint the WAL, exit 0. Exit codes: 1 could not start (port taken, bad flags or tokens file),
+            checkpoint the WAL, exit 0. SIGHUP: reload --tls-cert and --tls-key (open connections stay). Exit codes: 1 could not start (port taken, bad flags or tokens file),
             3 the database is not a usable Tablecast database (never replaced by a new one).
             """)
 
@@ -64,6 +65,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Outbound messages queued per connection before a slow reader is closed (4000).")
     var maxQueuedMessages = 16_384
 
+    @Option(help: "PEM certificate chain: serve https/wss (needs --tls-key). Reloaded on SIGHUP.")
+    var tlsCert: String?
+
+    @Option(help: "PEM private key of --tls-cert.")
+    var tlsKey: String?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
@@ -78,6 +85,22 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "tablecast")
+        let tls: ServerTLS?
+        switch (tlsCert, tlsKey) {
+        case (let certificate?, let key?):
+            tls = ServerTLS(certificatePath: certificate, privateKeyPath: key)
+        case (nil, nil):
+            tls = nil
+        default:
+            logger.critical("cannot start: --tls-cert and --tls-key go together")
+            throw ExitCode(1)
+        }
+        do {
+            try tls?.validate()
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(1)
+        }
         let policy: AccessPolicy
         do {
             policy = try tokens.map(TokensFile.load) ?? .open
@@ -91,7 +114,7 @@ struct ServeCommand: AsyncParsableCommand {
             allowedOrigins: allowOrigin.isEmpty ? nil : allowOrigin,
             staticFilesDirectory: staticDir ?? Self.defaultStaticDirectory(), maxMessageBytes: maxMessageBytes,
             maxBatchEntries: maxBatchEntries, intentsPerSecond: intentsPerSecond, maxConnections: maxConnections,
-            maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents)
+            maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents, tls: tls)
         let server: TableServer
         do {
             server = try await TableServer.start(configuration, logger: logger)
@@ -102,8 +125,22 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
         }
-        let signal = await ShutdownSignal.first(of: [SIGINT, SIGTERM])
-        logger.info("shutting down", metadata: ["signal": "\(signal)"])
+        for await signal in ShutdownSignal.stream(of: [SIGINT, SIGTERM, SIGHUP]) {
+            guard signal == SIGHUP else {
+                logger.info("shutting down", metadata: ["signal": "\(signal)"])
+                break
+            }
+            guard tls != nil else {
+                logger.notice("SIGHUP: nothing to reload (no --tls-cert)")
+                continue
+            }
+            do {
+                try await server.reloadCertificates()
+                logger.notice("reloaded the TLS certificate", metadata: ["certificate": "\(tlsCert ?? "")"])
+            } catch {
+                logger.error("kept the current TLS certificate: \(error)")
+            }
+        }
         await server.shutdown()
     }
 

@@ -6,7 +6,7 @@ import TablecastProtocol
 
 /// The options every client subcommand shares.
 struct ConnectionOptions: ParsableArguments {
-    @Option(help: "The server.")
+    @Option(help: "The server (ws:// or wss://).")
     var url = "ws://127.0.0.1:8080/"
 
     @Option(help: "Stable client id (makes retried intents idempotent). Default: a random one.")
@@ -21,14 +21,20 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "Seconds to wait for the server before giving up.")
     var timeout: Double = 10
 
+    @OptionGroup var tls: TLSOptions
+
     func makeClient() throws -> TablecastClient {
-        try TablecastClient(configuration: .init(url: url, clientID: client, name: name, token: token))
+        var configuration = TablecastClient.Configuration(url: url, clientID: client, name: name, token: token)
+        configuration.tls = tls.clientTLS
+        return try TablecastClient(configuration: configuration)
     }
 
     /// Connects, runs `body`, closes. A refusal prints the error as JSON on stderr and exits 1; no answer within
     /// the timeout exits 2.
     func withClient<T: Sendable>(_ body: @escaping @Sendable (TablecastClient) async throws -> T) async throws -> T {
         let client = try makeClient()
+        let tlsWatch = exitOnTLSFailure(of: client, url: url)
+        defer { tlsWatch.cancel() }
         client.connect()
         let timeout = self.timeout
         let outcome: Result<T, any Error> = await withTaskGroup(of: Result<T, any Error>?.self) { group in

@@ -23,6 +23,8 @@ struct WatchCommand: AsyncParsableCommand {
     func run() async throws {
         let client = try connection.makeClient()
         let events = client.events()
+        let tlsWatch = exitOnTLSFailure(of: client, url: connection.url)
+        defer { tlsWatch.cancel() }
         client.connect()
         do {
             // The snapshot (or catch-up) is buffered in `events` meanwhile.

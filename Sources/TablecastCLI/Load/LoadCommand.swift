@@ -19,8 +19,10 @@ struct LoadCommand: AsyncParsableCommand {
             Servers limit intents per connection (default 1,000/s): raise `serve --intents-per-second` for benchmarks.
             """)
 
-    @Option(help: "The server.")
+    @Option(help: "The server (ws:// or wss://).")
     var url = "ws://127.0.0.1:8080/"
+
+    @OptionGroup var tls: TLSOptions
 
     @Option(name: .customLong("table"), help: "A table to load (repeatable). Default: 'load', or load-0… with --tables.")
     var tableNames: [String] = []
@@ -115,10 +117,11 @@ struct LoadCommand: AsyncParsableCommand {
         let tables = self.tables
         let run = String(UInt64.random(in: 0...UInt64.max), radix: 36).prefix(8)
         let stats = LoadStats(refMarker: "\(run).", budget: count ?? Int.max)
+        let clientTLS = tls.clientTLS
         let transport = try TablecastTransport(
             configuration: .init(
                 maxMessageSize: TablecastTransport.defaultMaxMessageSize, maxQueuedBytes: 64 << 20,
-                maxQueuedMessages: 1 << 20, maxConnections: subscribers + writers + 64))
+                maxQueuedMessages: 1 << 20, maxConnections: subscribers + writers + 64, tls: clientTLS))
 
         if create { try await createTables(tables, transport: transport) }
 
@@ -155,6 +158,8 @@ struct LoadCommand: AsyncParsableCommand {
         let everyone = subscriberClients.enumerated().map { ($1, tables[$0 % tables.count]) }
             + views.enumerated().map { ($1, tables[$0 % tables.count]) }
         let connectStart = ContinuousClock.now
+        let tlsWatch = everyone.first.map { exitOnTLSFailure(of: $0.0, url: url) }
+        defer { tlsWatch?.cancel() }
         try await forEach(everyone, concurrency: 200) { client, table in
             client.connect()
             try await client.subscribe(table)
@@ -186,7 +191,7 @@ struct LoadCommand: AsyncParsableCommand {
             for table in tables { shapes[table] = try await snapshot(table, transport: transport).table.sections.map(\.rows.count) }
             try await RawWriters(
                 rowsPerSection: shapes, window: inFlight, stats: stats, clientPrefix: "load-\(run)-raw", deadline: deadline
-            ).run(url: url, tables: tables, count: writers)
+            ).run(url: url, tables: tables, count: writers, tls: clientTLS)
         }
         await withTaskGroup(of: Void.self) { group in
             for (index, client) in writerClients.enumerated() {
@@ -302,6 +307,8 @@ struct LoadCommand: AsyncParsableCommand {
 
     private func createTables(_ tables: [String], transport: TablecastTransport) async throws {
         let admin = try TablecastClient(configuration: .init(url: url, clientID: "load-admin"), transport: transport)
+        let tlsWatch = exitOnTLSFailure(of: admin, url: url)
+        defer { tlsWatch.cancel() }
         admin.connect()
         defer { Task { await admin.close() } }
         let perSection = initialRows / sections

@@ -1,5 +1,6 @@
 import TableStore
 import TablecastProtocol
+import WebSocketTransport
 
 extension TableServer {
     /// Everything `tablecast serve` can be told.
@@ -21,8 +22,8 @@ extension TableServer {
         public var policy: AccessPolicy
         /// Listen on a non-loopback address with the open policy anyway.
         public var allowAnonymous: Bool
-        /// Origins browsers may connect from. Nil: the server's own pages only (`http://host:port`, and
-        /// `localhost` for a loopback host), which stops cross-site WebSocket hijacking.
+        /// Origins browsers may connect from. Nil: the server's own pages only (`http://host:port`, `https://…` with
+        /// TLS, and `localhost` for a loopback host), which stops cross-site WebSocket hijacking.
         public var allowedOrigins: [String]?
         /// Directory served over HTTP (the browser client), or nil.
         public var staticFilesDirectory: String?
@@ -45,6 +46,8 @@ extension TableServer {
         /// Intents a table may have waiting to be resolved; more get `rate_limited`, so that writers faster than
         /// the table cannot grow its queue without bound.
         public var maxQueuedIntents: Int
+        /// Serve https/wss with this certificate and key (reloaded by ``TableServer/reloadCertificates()``).
+        public var tls: ServerTLS?
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, databasePath: String = "tablecast.db",
@@ -53,8 +56,9 @@ extension TableServer {
             staticFilesDirectory: String? = nil, maxMessageBytes: Int = 1 << 20, maxBatchEntries: Int = 1000,
             intentsPerSecond: Int = 1000, maxConsecutiveBadMessages: Int = 100, maxConnections: Int = 10_000,
             maxQueuedBytes: Int = 8 << 20, maxQueuedMessages: Int = 16_384, refsPerClient: Int = 10_000,
-            maxQueuedIntents: Int = 10_000
+            maxQueuedIntents: Int = 10_000, tls: ServerTLS? = nil
         ) {
+            self.tls = tls
             self.host = host
             self.port = port
             self.databasePath = databasePath
@@ -83,11 +87,12 @@ extension TableServer {
 
         /// The origins of the server's own pages, served on `port`: the default for ``allowedOrigins``.
         func ownOrigins(port: Int) -> [String] {
-            var origins = ["http://\(host):\(port)"]
-            if isLoopback {
-                origins += ["http://localhost:\(port)", "http://127.0.0.1:\(port)", "http://[::1]:\(port)"]
-            }
-            return origins
+            var hosts = [host]
+            if isLoopback { hosts += ["localhost", "127.0.0.1", "[::1]"] }
+            // With TLS, pages come from https://; libwebsockets' client sends http:// whatever the scheme, and no
+            // page can be served as http:// from a port that only speaks TLS, so that origin is as much our own.
+            let schemes = tls == nil ? ["http"] : ["https", "http"]
+            return schemes.flatMap { scheme in hosts.map { "\(scheme)://\($0):\(port)" } }
         }
     }
 }

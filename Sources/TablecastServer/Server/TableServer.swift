@@ -78,7 +78,8 @@ public final class TableServer: Sendable {
                     maxUnconsumedMessages: ConnectionRouter.maxUnconsumedMessages,
                     maxUnconsumedBytes: ConnectionRouter.maxUnconsumedBytes,
                     maxConnections: configuration.maxConnections,
-                    staticFilesDirectory: configuration.staticFilesDirectory, metricsRegistry: registry),
+                    staticFilesDirectory: configuration.staticFilesDirectory, metricsRegistry: registry,
+                    tls: configuration.tls),
                 logger: logger, onEvent: { continuation.yield(.transport($0)) })
         } catch {
             await committer.stop()
@@ -106,10 +107,16 @@ public final class TableServer: Sendable {
         logger.info(
             "serving",
             metadata: [
-                "url": "ws://\(configuration.host):\(port)/", "database": "\(configuration.databasePath)",
+                "url": "\(configuration.tls == nil ? "ws" : "wss")://\(configuration.host):\(port)/", "database": "\(configuration.databasePath)",
                 "tables": "\(actors.count)", "synchronous": "\(configuration.synchronous.rawValue)",
             ])
         return TableServer(port: port, context: context, directory: directory, events: continuation, router: router)
+    }
+
+    /// Loads the TLS certificate and key again from their files (after a renewal) for new connections; open
+    /// connections keep theirs. Throws, keeping the current pair, when the new one is unreadable or mismatched.
+    public func reloadCertificates() async throws {
+        try await context.transport.reloadCertificates()
     }
 
     /// Graceful shutdown: stops taking requests, lets every table finish and acknowledge what it was given,

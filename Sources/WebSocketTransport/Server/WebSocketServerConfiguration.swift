@@ -20,6 +20,8 @@ extension WebSocketServer {
         public var shutdownFlushTimeout: Duration
         public var staticFilesDirectory: String?
         public var metricsRegistry: PrometheusCollectorRegistry
+        /// Serve https/wss with this certificate and key; `nil` serves plain http/ws.
+        public var tls: ServerTLS?
 
         /// - Parameters:
         ///   - host: Address to listen on, e.g. `"127.0.0.1"`; `nil` listens on all IPv4 interfaces.
@@ -47,6 +49,8 @@ extension WebSocketServer {
         ///   - staticFilesDirectory: Directory served for other GET paths (`/` → `index.html`); `nil` serves none.
         ///   - metricsRegistry: Registry the transport's metrics are added to and that `/metrics` renders, so the
         ///     application's own metrics registered there are served too.
+        ///   - tls: Certificate and key to serve TLS with (everything on the port: WebSocket, `/healthz`,
+        ///     `/metrics`, files); `nil` (default) serves plain text.
         public init(
             host: String? = nil,
             port: Int = 8080,
@@ -63,8 +67,10 @@ extension WebSocketServer {
             hangUpAfterIdle: Duration = .seconds(60),
             shutdownFlushTimeout: Duration = .seconds(5),
             staticFilesDirectory: String? = nil,
-            metricsRegistry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
+            metricsRegistry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+            tls: ServerTLS? = nil
         ) {
+            self.tls = tls
             self.host = host
             self.port = port
             self.subprotocols = subprotocols

@@ -32,6 +32,9 @@ final class Connection {
     private var inboundKind = WebSocketMessageKind.text
     private var assembling = false
 
+    /// Client role: why the server's certificate did not verify, when it did not.
+    var certificateError: String?
+
     /// Client role: the request's C strings, which lws reads until the connection ends.
     var clientRequest: ClientRequestStrings?
 
