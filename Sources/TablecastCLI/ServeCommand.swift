@@ -74,14 +74,23 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
+    @Option(help: "Log format on stderr: text, or json (one object per line: time, level, message, label and fields).")
+    var logFormat: LogFormat = .text
+
+    enum LogFormat: String, ExpressibleByArgument, CaseIterable {
+        case text, json
+    }
+
     enum Synchronous: String, ExpressibleByArgument, CaseIterable {
         case full, normal
     }
 
     func run() async throws {
+        let (format, level) = (logFormat, logLevel)
         LoggingSystem.bootstrap { label in
+            guard format == .text else { return JSONLogHandler(label: label, level: level) }
             var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = logLevel
+            handler.logLevel = level
             return handler
         }
         let logger = Logger(label: "tablecast")

@@ -57,7 +57,8 @@ final class ConnectionRouter {
     private func opened(_ info: WebSocketConnectionInfo) {
         if let allowed = settings.allowedOrigins, let origin = info.origin, !allowed.contains(origin) {
             context.logger.notice(
-                "refused a connection from a foreign origin", metadata: ["origin": "\(origin)", "remote": "\(info.remoteAddress)"])
+                "refused a connection from a foreign origin",
+                metadata: ["origin": "\(origin)", "remote": "\(info.remoteAddress)", "connection": "\(info.id.rawValue)"])
             context.transport.close(info.id, code: WebSocketCloseCode(rawValue: 1008), reason: "origin \(origin) is not allowed")
             return
         }
@@ -102,7 +103,9 @@ final class ConnectionRouter {
             reply(id, .error(error))
             session.consecutiveBadMessages += 1
             if session.consecutiveBadMessages >= settings.maxConsecutiveBadMessages {
-                context.logger.notice("closing a connection after too many bad messages", metadata: ["client": "\(session.client)"])
+                context.logger.notice(
+                    "closing a connection after too many bad messages",
+                    metadata: ["client": "\(session.client)", "connection": "\(id.rawValue)"])
                 context.transport.close(
                     id, code: WebSocketCloseCode(rawValue: 1008),
                     reason: "\(settings.maxConsecutiveBadMessages) bad messages in a row")
@@ -197,7 +200,12 @@ final class ConnectionRouter {
         do {
             try settings.policy.authenticate(token: token)
         } catch {
-            return refuse(session.id, ProtocolError(error), ref: ref)
+            let refusal = ProtocolError(error)
+            // Who and why, never the token itself.
+            context.logger.notice(
+                "refused a hello",
+                metadata: ["client": "\(client)", "connection": "\(session.id.rawValue)", "code": "\(refusal.code)"])
+            return refuse(session.id, refusal, ref: ref)
         }
         if !context.refs.isLoaded(client) {
             do {
