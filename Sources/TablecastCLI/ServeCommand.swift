@@ -65,6 +65,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Outbound messages queued per connection before a slow reader is closed (4000).")
     var maxQueuedMessages = 16_384
 
+    @Flag(help: "Count intents per table and outcome in /metrics (one series per table: off by default).")
+    var perTableMetrics = false
+
+    @Flag(help: "Serve /healthz and /metrics only to loopback peers (see --metrics-token-file).")
+    var metricsLoopbackOnly = false
+
+    @Option(help: "File holding a token: /healthz and /metrics are served to loopback, and to others sending 'Authorization: Bearer TOKEN'.")
+    var metricsTokenFile: String?
+
     @Option(help: "PEM certificate chain: serve https/wss (needs --tls-key). Reloaded on SIGHUP.")
     var tlsCert: String?
 
@@ -111,8 +120,11 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let policy: AccessPolicy
+        let endpointAccess: EndpointAccess
         do {
             policy = try tokens.map(TokensFile.load) ?? .open
+            endpointAccess = try metricsTokenFile.map { .loopbackOrToken(try Self.readToken($0)) }
+                ?? (metricsLoopbackOnly ? .loopback : .everyone)
         } catch {
             logger.critical("\(error)")
             throw ExitCode(1)
@@ -123,7 +135,8 @@ struct ServeCommand: AsyncParsableCommand {
             allowedOrigins: allowOrigin.isEmpty ? nil : allowOrigin,
             staticFilesDirectory: staticDir ?? Self.defaultStaticDirectory(), maxMessageBytes: maxMessageBytes,
             maxBatchEntries: maxBatchEntries, intentsPerSecond: intentsPerSecond, maxConnections: maxConnections,
-            maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents, tls: tls)
+            maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents, tls: tls,
+            metricsPage: PrometheusBackend.bootstrap(), perTableMetrics: perTableMetrics, endpointAccess: endpointAccess)
         let server: TableServer
         do {
             server = try await TableServer.start(configuration, logger: logger)
@@ -151,6 +164,16 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         await server.shutdown()
+    }
+
+    /// The token in `path`, without surrounding whitespace.
+    private static func readToken(_ path: String) throws -> String {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ValidationError("cannot read --metrics-token-file \(path)")
+        }
+        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !token.isEmpty else { throw ValidationError("--metrics-token-file \(path) is empty") }
+        return token
     }
 
     private static func defaultStaticDirectory() -> String? {

@@ -157,13 +157,13 @@ final class ConnectionRouter {
             actor.enqueue(.setRules(requester, ref: message.ref, rules))
         case .intent(_, let base, let intent):
             guard session.bucket.take(now: Self.seconds()) else {
-                context.metrics.intent(.rejected)
+                context.metrics.intent(.rejected, table: table)
                 return refuse(
                     id, ProtocolError(.rateLimited, "more than \(settings.intentsPerSecond) intents per second"),
                     ref: message.ref)
             }
             guard actor.enqueueIntent(requester, ref: message.ref, base: base, intent) else {
-                context.metrics.intent(.rejected)
+                context.metrics.intent(.rejected, table: table)
                 return refuse(
                     id,
                     ProtocolError(

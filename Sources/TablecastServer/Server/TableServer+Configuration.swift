@@ -1,3 +1,4 @@
+import CoreMetrics
 import TableStore
 import TablecastProtocol
 import WebSocketTransport
@@ -46,6 +47,15 @@ extension TableServer {
         /// Intents a table may have waiting to be resolved; more get `rate_limited`, so that writers faster than
         /// the table cannot grow its queue without bound.
         public var maxQueuedIntents: Int
+        /// Where the server records its metrics (swift-metrics); default: the process' `MetricsSystem.factory`.
+        public var metricsFactory: any MetricsFactory
+        /// What `GET /metrics` answers, rendered by the metrics backend; `nil` answers 404.
+        public var metricsPage: (@Sendable () -> [UInt8])?
+        /// Per-table intent counters (`tablecast_table_intents_total{table,outcome}`): one series per table and
+        /// outcome, so off by default.
+        public var perTableMetrics: Bool
+        /// Who may read `/healthz` and `/metrics`.
+        public var endpointAccess: EndpointAccess
         /// Serve https/wss with this certificate and key (reloaded by ``TableServer/reloadCertificates()``).
         public var tls: ServerTLS?
 
@@ -56,8 +66,14 @@ extension TableServer {
             staticFilesDirectory: String? = nil, maxMessageBytes: Int = 1 << 20, maxBatchEntries: Int = 1000,
             intentsPerSecond: Int = 1000, maxConsecutiveBadMessages: Int = 100, maxConnections: Int = 10_000,
             maxQueuedBytes: Int = 8 << 20, maxQueuedMessages: Int = 16_384, refsPerClient: Int = 10_000,
-            maxQueuedIntents: Int = 10_000, tls: ServerTLS? = nil
+            maxQueuedIntents: Int = 10_000, tls: ServerTLS? = nil,
+            metricsFactory: any MetricsFactory = MetricsSystem.factory, metricsPage: (@Sendable () -> [UInt8])? = nil,
+            perTableMetrics: Bool = false, endpointAccess: EndpointAccess = .everyone
         ) {
+            self.metricsFactory = metricsFactory
+            self.metricsPage = metricsPage
+            self.perTableMetrics = perTableMetrics
+            self.endpointAccess = endpointAccess
             self.tls = tls
             self.host = host
             self.port = port

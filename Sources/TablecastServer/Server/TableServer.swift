@@ -1,5 +1,5 @@
 import Logging
-import Prometheus
+import CoreMetrics
 import TableModel
 import TableStore
 import TablecastProtocol
@@ -61,11 +61,11 @@ public final class TableServer: Sendable {
             engines.append((info, try TableEngine(loaded: store.load(info.name), historyLimit: configuration.historyLimit)))
         }
 
-        let registry = PrometheusCollectorRegistry()
-        let metrics = ServerMetrics(registry: registry)
+        let metrics = ServerMetrics(factory: configuration.metricsFactory, perTable: configuration.perTableMetrics)
         let committer = Committer(store: store) { turn in
-            metrics.commitGroupSize.record(Double(turn.records))
-            metrics.commitSeconds.record(turn.duration)
+            metrics.commitGroupSize.record(turn.records)
+            let (seconds, attoseconds) = turn.duration.components
+            metrics.commitSeconds.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         }
         let (stream, continuation) = AsyncStream.makeStream(of: RouterEvent.self)
         let transport: WebSocketServer
@@ -78,8 +78,9 @@ public final class TableServer: Sendable {
                     maxUnconsumedMessages: ConnectionRouter.maxUnconsumedMessages,
                     maxUnconsumedBytes: ConnectionRouter.maxUnconsumedBytes,
                     maxConnections: configuration.maxConnections,
-                    staticFilesDirectory: configuration.staticFilesDirectory, metricsRegistry: registry,
-                    tls: configuration.tls),
+                    staticFilesDirectory: configuration.staticFilesDirectory,
+                    metricsFactory: configuration.metricsFactory, metricsPage: configuration.metricsPage,
+                    endpointAccess: configuration.endpointAccess, tls: configuration.tls),
                 logger: logger, onEvent: { continuation.yield(.transport($0)) })
         } catch {
             await committer.stop()

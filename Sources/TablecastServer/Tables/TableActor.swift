@@ -152,7 +152,7 @@ actor TableActor {
 
     private func handleIntent(_ requester: Requester, ref: String?, base: UInt64?, _ intent: Intent) async {
         if let refusal = unavailability {
-            context.metrics.intent(.rejected)
+            context.metrics.intent(.rejected, table: name)
             return refuse(requester, ref: ref, refusal)
         }
         if let ref {
@@ -160,12 +160,12 @@ actor TableActor {
             let key = PendingGroup.key(requester.client, ref)
             if let index = inFlight?.refs[key] {
                 inFlight!.duplicates.append((requester.connection, index))
-                context.metrics.intent(.duplicate)
+                context.metrics.intent(.duplicate, table: name)
                 return
             }
             if let index = pending.refs[key] {
                 pending.duplicates.append((requester.connection, index))
-                context.metrics.intent(.duplicate)
+                context.metrics.intent(.duplicate, table: name)
                 return
             }
             // The registry is complete only while the client's refs are loaded: an intent still queued here when
@@ -175,7 +175,7 @@ actor TableActor {
                 requester.stable
                 && (context.refs.contains(requester.client, ref) || !context.refs.isLoaded(requester.client))
             if known, await resendStoredAck(requester, ref: ref) {
-                context.metrics.intent(.duplicate)
+                context.metrics.intent(.duplicate, table: name)
                 return
             }
         }
@@ -183,12 +183,12 @@ actor TableActor {
         do {
             resolution = try engine.resolve(intent, base: base)
         } catch {
-            context.metrics.intent(.rejected)
+            context.metrics.intent(.rejected, table: name)
             return refuse(requester, ref: ref, ProtocolError(error))
         }
         let ack = ServerMessage.ack(.init(ref: ref, table: name, resolution: resolution))
         if resolution.isNoop {
-            context.metrics.intent(.noop)
+            context.metrics.intent(.noop, table: name)
             pending.deferred.append((requester.connection, ref, ack))
             return
         }
@@ -281,7 +281,7 @@ actor TableActor {
 
     private func refuseAll(_ group: PendingGroup, _ refusal: ProtocolError) {
         for entry in group.entries {
-            context.metrics.intent(.unavailable)
+            context.metrics.intent(.unavailable, table: name)
             refuse(entry.requester, ref: entry.ref, refusal)
         }
         for (connection, index) in group.duplicates {
@@ -300,7 +300,7 @@ actor TableActor {
             }
             context.transport.send(WebSocketMessage(kind: .text, bytes: entry.ack), to: entry.requester.connection)
             if entry.requester.stable, let ref = entry.ref { context.refs.record(entry.requester.client, ref) }
-            context.metrics.intent(.committed)
+            context.metrics.intent(.committed, table: name)
         }
         for (connection, index) in group.duplicates {
             context.transport.send(WebSocketMessage(kind: .text, bytes: group.entries[index].ack), to: connection)

@@ -32,7 +32,9 @@ public final class WebSocketServer: Sendable {
         let directory = configuration.staticFilesDirectory.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         loop = try ServiceLoop(
             role: .server(
-                HTTPRouter(registry: configuration.metricsRegistry, staticDirectory: directory)),
+                HTTPRouter(
+                    metricsPage: configuration.metricsPage, access: configuration.endpointAccess,
+                    staticDirectory: directory)),
             settings: ContextSettings(
                 port: configuration.port, host: configuration.host, subprotocols: configuration.subprotocols,
                 handshakeTimeoutSeconds: configuration.handshakeTimeout.wholeSeconds,
@@ -45,7 +47,7 @@ public final class WebSocketServer: Sendable {
                 maxQueuedMessages: configuration.maxQueuedMessages,
                 maxUnconsumedMessages: configuration.maxUnconsumedMessages,
                 maxUnconsumedBytes: configuration.maxUnconsumedBytes),
-            metrics: TransportMetrics(registry: configuration.metricsRegistry),
+            metrics: TransportMetrics(factory: configuration.metricsFactory),
             logger: logger, handler: onEvent)
         flushTimeout = configuration.shutdownFlushTimeout
     }

@@ -260,7 +260,7 @@ final class ServiceLoop: @unchecked Sendable {
         connection.isOpen = false
         let frame = connection.closeFrame ?? WebSocketCloseFrame(code: .abnormalClosure, reason: detail)
         if let metrics, wasOpen {
-            metrics.connectionsOpen.set(Int64(connections.count))
+            metrics.connectionsOpen.record(Int64(connections.count))
             metrics.recordClose(frame.code)
         }
         handler(.closed(connection.id, frame))
