@@ -32,7 +32,7 @@ let package = Package(
         .systemLibrary(
             name: "CLibWebSockets",
             pkgConfig: "libwebsockets",
-            providers: [.apt(["libwebsockets-dev", "libwebsockets-evlib-ev", "libev-dev", "libcap-dev"])]
+            providers: [.apt(["libwebsockets-dev", "libwebsockets-evlib-ev", "libev-dev", "libcap-dev", "libssl-dev"])]
         ),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
 

@@ -133,6 +133,13 @@ def test_the_cli_over_wss_with_ca_cert_and_its_certificate_errors(tls_server, ce
         assert len(lines) == 1, refused.stderr
         assert "certificate did not verify" in lines[0] and "self-signed certificate" in lines[0], lines
 
+    # watch and load give up the same way rather than retrying for ever.
+    for command in (["watch", "cli-tls"], ["load", "--table", "cli-tls", "--subscribers", "2", "--writers", "1",
+                                            "--count", "10", "--quiet"]):
+        refused = cli(*command, "--url", url, "--ca-cert", certs["other"][0])
+        assert refused.returncode == 1, (command, refused)
+        assert "certificate did not verify" in refused.stderr.strip().splitlines()[-1], refused.stderr
+
     # --insecure connects, and says loudly that nothing was verified.
     insecure = cli("tables", "list", "--url", url, "--insecure")
     assert insecure.returncode == 0, insecure.stderr
