@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
@@ -32,7 +33,7 @@ let package = Package(
         .systemLibrary(
             name: "CLibWebSockets",
             pkgConfig: "libwebsockets",
-            providers: [.apt(["libwebsockets-dev", "libwebsockets-evlib-ev", "libev-dev", "libcap-dev"])]
+            providers: [.apt(["libwebsockets-dev", "libwebsockets-evlib-ev", "libev-dev", "libcap-dev", "libssl-dev"])]
         ),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // OpenSSL's libcrypto, which libwebsockets' TLS already brings: SHA-256 for token principals.
@@ -64,7 +65,7 @@ let package = Package(
                 "CLibWebSockets",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -96,7 +97,7 @@ let package = Package(
                 "TableModel", "TablecastProtocol", "TableStore", "WebSocketTransport", "CLibCrypto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -116,7 +117,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TablecastClientTests",
-            dependencies: ["TablecastClient", "TablecastServer"],
+            dependencies: ["TablecastClient", "TablecastServer", .product(name: "Prometheus", package: "swift-prometheus")],
             swiftSettings: swiftSettings
         ),
 
@@ -143,6 +144,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: swiftSettings
         ),

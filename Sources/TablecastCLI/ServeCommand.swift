@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import TableStore
 import TablecastServer
+import WebSocketTransport
 
 /// `tablecast serve`: runs the server until SIGINT or SIGTERM.
 struct ServeCommand: AsyncParsableCommand {
@@ -13,11 +14,11 @@ struct ServeCommand: AsyncParsableCommand {
             With no flags: ws://127.0.0.1:8080/ and ./tablecast.db, everyone admin (loopback only).
 
             SIGINT/SIGTERM: stop accepting, finish and acknowledge in-flight commits, close connections with 1001, \
-            checkpoint the WAL, exit 0.
+            checkpoint the WAL, exit 0. SIGHUP: reload --tls-cert and --tls-key (open connections stay).
 
             Exit codes: 1 could not start (port taken, bad flags or tokens file, database in use by another \
-            server, unreadable or read-only), 3 the database is not a usable Tablecast database (never replaced by \
-            a new one).
+            server, unreadable or read-only, a missing or mismatched certificate), 3 the database is not a usable \
+            Tablecast database (never replaced by a new one).
             """)
 
     @Option(help: "Address to listen on.")
@@ -74,8 +75,30 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Outbound messages queued per connection before a slow reader is closed (4000).")
     var maxQueuedMessages = 16_384
 
+    @Flag(help: "Count intents per table and outcome in /metrics (one series per table: off by default).")
+    var perTableMetrics = false
+
+    @Flag(help: "Serve /healthz and /metrics only to loopback peers (see --metrics-token-file).")
+    var metricsLoopbackOnly = false
+
+    @Option(help: "File holding a token: /healthz and /metrics are served to loopback, and to others sending 'Authorization: Bearer TOKEN'.")
+    var metricsTokenFile: String?
+
+    @Option(help: "PEM certificate chain: serve https/wss (needs --tls-key). Reloaded on SIGHUP.")
+    var tlsCert: String?
+
+    @Option(help: "PEM private key of --tls-cert.")
+    var tlsKey: String?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
+
+    @Option(help: "Log format on stderr: text, or json (one object per line: time, level, message, label and fields).")
+    var logFormat: LogFormat = .text
+
+    enum LogFormat: String, ExpressibleByArgument, CaseIterable {
+        case text, json
+    }
 
     enum Synchronous: String, ExpressibleByArgument, CaseIterable {
         case full, normal
@@ -86,15 +109,36 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let (format, level) = (logFormat, logLevel)
         LoggingSystem.bootstrap { label in
+            guard format == .text else { return JSONLogHandler(label: label, level: level) }
             var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = logLevel
+            handler.logLevel = level
             return handler
         }
         let logger = Logger(label: "tablecast")
+        let tls: ServerTLS?
+        switch (tlsCert, tlsKey) {
+        case (let certificate?, let key?):
+            tls = ServerTLS(certificatePath: certificate, privateKeyPath: key)
+        case (nil, nil):
+            tls = nil
+        default:
+            logger.critical("cannot start: --tls-cert and --tls-key go together")
+            throw ExitCode(1)
+        }
+        do {
+            try tls?.validate()
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(1)
+        }
         let policy: AccessPolicy
+        let endpointAccess: EndpointAccess
         do {
             policy = try tokens.map(TokensFile.load) ?? .open
+            endpointAccess = try metricsTokenFile.map { .loopbackOrToken(try Self.readToken($0)) }
+                ?? (metricsLoopbackOnly ? .loopback : .everyone)
         } catch {
             logger.critical("\(error)")
             throw ExitCode(1)
@@ -105,7 +149,8 @@ struct ServeCommand: AsyncParsableCommand {
             allowedOrigins: allowOrigin,
             staticFilesDirectory: staticDir ?? Self.defaultStaticDirectory(), maxMessageBytes: maxMessageBytes,
             maxBatchEntries: maxBatchEntries, intentsPerSecond: intentsPerSecond, maxConnections: maxConnections,
-            maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents)
+            maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents, tls: tls,
+            metricsPage: PrometheusBackend.bootstrap(), perTableMetrics: perTableMetrics, endpointAccess: endpointAccess)
         configuration.historyRetention = historyRetention
         let server: TableServer
         do {
@@ -120,9 +165,33 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
         }
-        let signal = await ShutdownSignal.first(of: [SIGINT, SIGTERM])
-        logger.info("shutting down", metadata: ["signal": "\(signal)"])
+        for await signal in ShutdownSignal.stream(of: [SIGINT, SIGTERM, SIGHUP]) {
+            guard signal == SIGHUP else {
+                logger.info("shutting down", metadata: ["signal": "\(signal)"])
+                break
+            }
+            guard tls != nil else {
+                logger.notice("SIGHUP: nothing to reload (no --tls-cert)")
+                continue
+            }
+            do {
+                try await server.reloadCertificates()
+                logger.notice("reloaded the TLS certificate", metadata: ["certificate": "\(tlsCert ?? "")"])
+            } catch {
+                logger.error("kept the current TLS certificate: \(error)")
+            }
+        }
         await server.shutdown()
+    }
+
+    /// The token in `path`, without surrounding whitespace.
+    private static func readToken(_ path: String) throws -> String {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ValidationError("cannot read --metrics-token-file \(path)")
+        }
+        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !token.isEmpty else { throw ValidationError("--metrics-token-file \(path) is empty") }
+        return token
     }
 
     private static func defaultStaticDirectory() -> String? {

@@ -9,7 +9,7 @@ struct Tablecast: AsyncParsableCommand {
         abstract: "A server for shared, live-edited tables that behave like iOS table views.",
         version: "1.0.0",
         subcommands: [
-            ServeCommand.self, CompactCommand.self, WatchCommand.self, InsertCommand.self, DeleteCommand.self,
+            ServeCommand.self, CompactCommand.self, BackupCommand.self, WatchCommand.self, InsertCommand.self, DeleteCommand.self,
             MoveCommand.self, EditCommand.self, BatchCommand.self, TablesCommand.self, ExportCommand.self,
             ImportCommand.self, LoadCommand.self, HistoryCommand.self,
         ])

@@ -36,23 +36,28 @@ struct ConnectionOptions: ParsableArguments {
 
     /// A client on `transport` (its caller shuts it down), or else on a transport of its own that `close()` shuts
     /// down; `defaultName` is its presence name when `--name` is not given.
+    @OptionGroup var tls: TLSOptions
+
     func makeClient(transport: TablecastTransport? = nil, defaultName: String? = nil) throws -> TablecastClient {
-        try TablecastClient(
-            configuration: .init(url: url, clientID: client, name: name ?? defaultName, token: token), transport: transport)
+        var configuration = TablecastClient.Configuration(url: url, clientID: client, name: name ?? defaultName, token: token)
+        configuration.tls = tls.clientTLS
+        return try TablecastClient(configuration: configuration, transport: transport)
     }
 
     /// The transport of one command's client, kept apart from the client so that a command that gave up can exit
     /// without shutting it down: a connection still in its handshake would hold the shutdown for its flush timeout.
-    static func makeTransport() throws -> TablecastTransport {
+    func makeTransport() throws -> TablecastTransport {
         try TablecastTransport(
-            configuration: .init(maxMessageSize: TablecastTransport.defaultMaxMessageSize, maxConnections: 16))
+            configuration: .init(maxMessageSize: TablecastTransport.defaultMaxMessageSize, maxConnections: 16, tls: tls.clientTLS))
     }
 
     /// Connects, runs `body`, closes. A refusal prints the error as JSON on stderr and exits 1; no answer within
     /// the timeout exits 2 with the reason on stderr (connection refused, no such host, no answer).
     func withClient<T: Sendable>(_ body: @escaping @Sendable (TablecastClient) async throws -> T) async throws -> T {
-        let transport = try Self.makeTransport()
+        let transport = try makeTransport()
         let client = try makeClient(transport: transport)
+        let tlsWatch = exitOnTLSFailure(of: client, url: url)
+        defer { tlsWatch.cancel() }
         client.connect()
         let outcome = await within(client) { try await body(client) }
         await client.close()

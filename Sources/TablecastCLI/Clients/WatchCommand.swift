@@ -21,9 +21,11 @@ struct WatchCommand: AsyncParsableCommand {
     var updates: Int?
 
     func run() async throws {
-        let transport = try ConnectionOptions.makeTransport()
+        let transport = try connection.makeTransport()
         let client = try connection.makeClient(transport: transport)
         let events = client.events()
+        let tlsWatch = exitOnTLSFailure(of: client, url: connection.url)
+        defer { tlsWatch.cancel() }
         client.connect()
         let table = table
         // The snapshot (or catch-up) is buffered in `events` meanwhile. Only the first subscribe has a deadline:

@@ -228,6 +228,9 @@ struct EditCommand: AsyncParsableCommand {
                     break loop
                 case .refusal(let error):
                     editor.failed(label: "server", message: error.description)
+                case .tlsFailed(let reason):
+                    failure = "cannot connect to \(connection.url): \(reason)"
+                    break loop
                 default:
                     break
                 }

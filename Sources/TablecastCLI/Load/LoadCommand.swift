@@ -26,6 +26,8 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the server while setting up (creating tables, connecting, subscribing) and for the final snapshots; exit 2 when it does not answer.")
     var timeout: Double = 30
 
+    @OptionGroup var tls: TLSOptions
+
     @Option(name: .customLong("table"), help: "A table to load (repeatable). Default: 'load', or load-0… with --tables.")
     var tableNames: [String] = []
 
@@ -123,13 +125,16 @@ struct LoadCommand: AsyncParsableCommand {
         let tables = self.tables
         let run = String(UInt64.random(in: 0...UInt64.max), radix: 36).prefix(8)
         let stats = LoadStats(refMarker: "\(run).", budget: count ?? Int.max)
+        let clientTLS = tls.clientTLS
         let transport = try TablecastTransport(
             configuration: .init(
                 maxMessageSize: TablecastTransport.defaultMaxMessageSize, maxQueuedBytes: 64 << 20,
-                maxQueuedMessages: 1 << 20, maxConnections: subscribers + writers + 64))
+                maxQueuedMessages: 1 << 20, maxConnections: subscribers + writers + 64, tls: clientTLS))
 
         // Everything before the run answers within --timeout, or the run stops with exit 2 and the reason.
         let admin = try TablecastClient(configuration: .init(url: url, clientID: "load-\(run)-admin"), transport: transport)
+        let adminTLSWatch = exitOnTLSFailure(of: admin, url: url)
+        defer { adminTLSWatch.cancel() }
         admin.connect()
         try await setUp(diagnosing: admin) {
             _ = try await admin.listTables()
@@ -170,6 +175,8 @@ struct LoadCommand: AsyncParsableCommand {
         let everyone = subscriberClients.enumerated().map { ($1, tables[$0 % tables.count]) }
             + views.enumerated().map { ($1, tables[$0 % tables.count]) }
         let connectStart = ContinuousClock.now
+        let tlsWatch = everyone.first.map { exitOnTLSFailure(of: $0.0, url: url) }
+        defer { tlsWatch?.cancel() }
         let subscribing = everyone
         try await setUp(diagnosing: everyone.first?.0 ?? writerClients[0]) {
             try await self.forEach(subscribing, concurrency: 200) { client, table in
@@ -205,7 +212,7 @@ struct LoadCommand: AsyncParsableCommand {
         }
         if ContinuousClock.now - quietSince >= .milliseconds(Int(settle * 1000)) {
             progress(
-                "presence of the joins: \(presenceSeen) message(s), the last \(format(seconds(since: settleStart) - seconds(since: lastPresence)))s "
+                "presence of the joins: \(presenceSeen) message(s), the last \(format(seconds(lastPresence - settleStart)))s "
                     + "after connecting; then none for \(format(settle))s\n")
         } else {
             progress("presence still arriving after \(format(timeout))s (\(presenceSeen) message(s)); starting anyway\n")
@@ -222,7 +229,7 @@ struct LoadCommand: AsyncParsableCommand {
             for table in tables { shapes[table] = try await snapshot(table, transport: transport).table.sections.map(\.rows.count) }
             try await RawWriters(
                 rowsPerSection: shapes, window: inFlight, stats: stats, clientPrefix: "load-\(run)-raw", deadline: deadline
-            ).run(url: url, tables: tables, count: writers)
+            ).run(url: url, tables: tables, count: writers, tls: clientTLS)
         }
         await withTaskGroup(of: Void.self) { group in
             for (index, client) in writerClients.enumerated() {
@@ -410,9 +417,10 @@ struct LoadCommand: AsyncParsableCommand {
     /// Seconds to the millisecond.
     private func format(_ seconds: Double) -> String { String(format: "%.3f", seconds) }
 
-    private func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    private func seconds(since start: ContinuousClock.Instant) -> Double { seconds(ContinuousClock.now - start) }
+
+    private func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Runs `body` for each element with at most `concurrency` at once.

@@ -51,9 +51,9 @@ final class RawWriters: Sendable {
     }
 
     /// Runs `count` writers, spread over `tables`, until the deadline (or the stats' budget) and every answer.
-    func run(url: String, tables: [String], count: Int) async throws {
+    func run(url: String, tables: [String], count: Int, tls: ClientTLS) async throws {
         let request = try TablecastClient.parse(url)
-        let client = try WebSocketClient(configuration: .init(maxConnections: count + 8)) { [self] event in
+        let client = try WebSocketClient(configuration: .init(maxConnections: count + 8, tls: tls)) { [self] event in
             handle(event)
         }
         self.client.withLock { $0 = client }

@@ -1,7 +1,9 @@
+import WebSocketTransport
+
 extension TablecastClient {
     /// Where to connect and who the client is.
     public struct Configuration: Sendable {
-        /// `ws://host[:port][/path]`; the port defaults to 80.
+        /// `ws://host[:port][/path]` (the port defaults to 80) or `wss://…` (TLS; 443).
         public var url: String
         /// The stable client id (1–64 characters) the server deduplicates retried intents by; keep it across
         /// runs to make retries idempotent across restarts.
@@ -24,6 +26,9 @@ extension TablecastClient {
         /// which costs a fraction of decoding, and is reported at once on the transport's thread (the handler must
         /// return quickly); snapshots still arrive. For load generators counting deliveries.
         public var keepsReplicas: Bool
+        /// How a `wss://` server's certificate is verified (default: against the system's CA store). Used when
+        /// the client makes its own transport; a shared ``TablecastTransport`` has its own.
+        public var tls: ClientTLS
 
         /// - Parameters:
         ///   - url: the server, e.g. `ws://127.0.0.1:8080/`.
@@ -43,6 +48,7 @@ extension TablecastClient {
             self.refPrefix = String(random.prefix(6)) + "-"
             self.observesPresence = true
             self.keepsReplicas = true
+            self.tls = ClientTLS()
         }
     }
 
@@ -64,6 +70,10 @@ extension TablecastClient {
         case presence(table: String, presence: PresenceState)
         /// A table's rules changed.
         case rules(table: String, rules: TableRules)
+        /// A `wss://` connection attempt failed because the server's certificate did not verify (untrusted CA,
+        /// expired, another name); `reason` says which. The client keeps retrying with backoff, as for any lost
+        /// connection, since the server's certificate may be replaced; a script may rather give up.
+        case tlsFailed(reason: String)
         /// A subscribed table was dropped; its subscription ended.
         case dropped(table: String)
         /// An `error` that answers no pending request (e.g. a refused presence message).

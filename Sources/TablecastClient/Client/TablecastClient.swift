@@ -80,7 +80,8 @@ public final class TablecastClient: Sendable, TransportReceiver {
             self.transport = transport
             ownsTransport = false
         } else {
-            self.transport = try TablecastTransport()
+            self.transport = try TablecastTransport(
+                configuration: .init(maxMessageSize: TablecastTransport.defaultMaxMessageSize, tls: configuration.tls))
             ownsTransport = true
         }
         queue = DispatchQueue(label: "tablecast.client.\(configuration.clientID)")
@@ -421,6 +422,9 @@ public final class TablecastClient: Sendable, TransportReceiver {
             }
             handle(decoded)
         case .closed(let id, let frame):
+            if frame.code == .tlsHandshakeFailed, state.withLock({ $0.socket == id }) {
+                emit(.tlsFailed(reason: frame.reason))
+            }
             lost(id, frame)
         }
     }
@@ -612,15 +616,17 @@ public final class TablecastClient: Sendable, TransportReceiver {
 
     // MARK: - URL
 
-    /// The WebSocket request for a server URL (`ws://host:port/path`), with the protocol's subprotocol.
+    /// The WebSocket request for a server URL (`ws://host:port/path` or `wss://…`), with the protocol's
+    /// subprotocol.
     public static func parse(_ url: String) throws -> WebSocketConnectRequest {
-        guard url.hasPrefix("ws://") else { throw TablecastClientError.invalidURL(url) }
-        let rest = url.dropFirst(5)
+        let usesTLS = url.hasPrefix("wss://")
+        guard usesTLS || url.hasPrefix("ws://") else { throw TablecastClientError.invalidURL(url) }
+        let rest = url.dropFirst(usesTLS ? 6 : 5)
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
         let authority = rest[..<slash]
         let path = rest[slash...].isEmpty ? "/" : String(rest[slash...])
         var host = String(authority)
-        var port = 80
+        var port = usesTLS ? 443 : 80
         if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") {
             guard let number = Int(authority[authority.index(after: colon)...]), (1...65535).contains(number) else {
                 throw TablecastClientError.invalidURL(url)
@@ -630,6 +636,7 @@ public final class TablecastClient: Sendable, TransportReceiver {
         }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         guard !host.isEmpty else { throw TablecastClientError.invalidURL(url) }
-        return WebSocketConnectRequest(host: host, port: port, path: path, subprotocol: "tablecast.v1")
+        return WebSocketConnectRequest(
+            host: host, port: port, path: path, subprotocol: "tablecast.v1", usesTLS: usesTLS)
     }
 }

@@ -72,7 +72,8 @@ final class ConnectionRouter {
     private func opened(_ info: WebSocketConnectionInfo) {
         if !settings.origins.allows(origin: info.origin, host: info.host), let origin = info.origin {
             context.logger.notice(
-                "refused a connection from a foreign origin", metadata: ["origin": "\(origin)", "remote": "\(info.remoteAddress)"])
+                "refused a connection from a foreign origin",
+                metadata: ["origin": "\(origin)", "remote": "\(info.remoteAddress)", "connection": "\(info.id.rawValue)"])
             context.transport.close(info.id, code: WebSocketCloseCode(rawValue: 1008), reason: "origin \(origin) is not allowed")
             return
         }
@@ -143,7 +144,9 @@ final class ConnectionRouter {
             reply(id, .error(error))
             session.consecutiveBadMessages += 1
             if session.consecutiveBadMessages >= settings.maxConsecutiveBadMessages {
-                context.logger.notice("closing a connection after too many bad messages", metadata: ["client": "\(session.client)"])
+                context.logger.notice(
+                    "closing a connection after too many bad messages",
+                    metadata: ["client": "\(session.client)", "connection": "\(id.rawValue)"])
                 context.transport.close(
                     id, code: WebSocketCloseCode(rawValue: 1008),
                     reason: "\(settings.maxConsecutiveBadMessages) bad messages in a row")
@@ -215,13 +218,13 @@ final class ConnectionRouter {
             actor.enqueue(.setRules(requester, ref: message.ref, rules))
         case .intent(_, let base, let intent):
             guard session.bucket.take(now: Self.seconds()) else {
-                context.metrics.intent(.rejected)
+                context.metrics.intent(.rejected, table: table)
                 return refuse(
                     id, ProtocolError(.rateLimited, "more than \(settings.intentsPerSecond) intents per second"),
                     ref: message.ref)
             }
             guard actor.enqueueIntent(requester, ref: message.ref, base: base, intent) else {
-                context.metrics.intent(.rejected)
+                context.metrics.intent(.rejected, table: table)
                 return refuse(
                     id,
                     ProtocolError(
@@ -258,7 +261,12 @@ final class ConnectionRouter {
         do {
             try settings.policy.authenticate(token: hello.token)
         } catch {
-            return refuse(session.id, ProtocolError(error), ref: hello.ref)
+            let refusal = ProtocolError(error)
+            // Who and why, never the token itself.
+            context.logger.notice(
+                "refused a hello",
+                metadata: ["client": "\(hello.client)", "connection": "\(session.id.rawValue)", "code": "\(refusal.code)"])
+            return refuse(session.id, refusal, ref: hello.ref)
         }
         let owner = RefOwner(principal: settings.policy.principal(token: hello.token), client: hello.client)
         guard !context.refs.isLoaded(owner) else { return completeHello(&session, hello, refs: .success([:])) }

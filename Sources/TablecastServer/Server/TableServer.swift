@@ -1,5 +1,5 @@
 import Logging
-import Prometheus
+import CoreMetrics
 import TableModel
 import TableStore
 import TablecastProtocol
@@ -67,11 +67,11 @@ public final class TableServer: Sendable {
             engines.append((info, try TableEngine(loaded: store.load(info.name), historyLimit: configuration.historyLimit)))
         }
 
-        let registry = PrometheusCollectorRegistry()
-        let metrics = ServerMetrics(registry: registry)
+        let metrics = ServerMetrics(factory: configuration.metricsFactory, perTable: configuration.perTableMetrics)
         let committer = Committer(store: store, logger: logger) { turn in
-            metrics.commitGroupSize.record(Double(turn.records))
-            metrics.commitSeconds.record(turn.duration)
+            metrics.commitGroupSize.record(turn.records)
+            let (seconds, attoseconds) = turn.duration.components
+            metrics.commitSeconds.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         }
         let (stream, continuation) = AsyncStream.makeStream(of: RouterEvent.self)
         let transport: WebSocketServer
@@ -84,7 +84,9 @@ public final class TableServer: Sendable {
                     maxUnconsumedMessages: ConnectionRouter.maxUnconsumedMessages,
                     maxUnconsumedBytes: ConnectionRouter.maxUnconsumedBytes,
                     maxConnections: configuration.maxConnections,
-                    staticFilesDirectory: configuration.staticFilesDirectory, metricsRegistry: registry),
+                    staticFilesDirectory: configuration.staticFilesDirectory,
+                    metricsFactory: configuration.metricsFactory, metricsPage: configuration.metricsPage,
+                    endpointAccess: configuration.endpointAccess, tls: configuration.tls),
                 logger: logger, onEvent: { continuation.yield(.transport($0)) })
         } catch {
             await committer.stop()
@@ -116,11 +118,17 @@ public final class TableServer: Sendable {
         logger.info(
             "serving",
             metadata: [
-                "url": "ws://\(configuration.host):\(port)/", "database": "\(configuration.databasePath)",
+                "url": "\(configuration.tls == nil ? "ws" : "wss")://\(configuration.host):\(port)/", "database": "\(configuration.databasePath)",
                 "tables": "\(actors.count)", "synchronous": "\(configuration.synchronous.rawValue)",
             ])
         return TableServer(
             port: port, context: context, directory: directory, events: continuation, router: router, lock: lock)
+    }
+
+    /// Loads the TLS certificate and key again from their files (after a renewal) for new connections; open
+    /// connections keep theirs. Throws, keeping the current pair, when the new one is unreadable or mismatched.
+    public func reloadCertificates() async throws {
+        try await context.transport.reloadCertificates()
     }
 
     /// Graceful shutdown: stops taking requests, lets every table finish and acknowledge what it was given,

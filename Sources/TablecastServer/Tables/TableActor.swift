@@ -187,7 +187,7 @@ actor TableActor {
 
     private func handleIntent(_ requester: Requester, ref: String?, base: UInt64?, _ intent: Intent) async {
         if let refusal = unavailability {
-            context.metrics.intent(.rejected)
+            context.metrics.intent(.rejected, table: name)
             return refuse(requester, ref: ref, refusal)
         }
         let use = ref.map { _ in RefUse(table: name, intent: fingerprint(intent)) }
@@ -197,21 +197,21 @@ actor TableActor {
                 // A retry of an intent not committed yet is answered with the original's ack once it is.
                 if let index = try inFlight?.retried(key, use) {
                     inFlight!.duplicates.append((requester.connection, index))
-                    context.metrics.intent(.duplicate)
+                    context.metrics.intent(.duplicate, table: name)
                     return
                 }
                 if let index = try pending.retried(key, use) {
                     pending.duplicates.append((requester.connection, index))
-                    context.metrics.intent(.duplicate)
+                    context.metrics.intent(.duplicate, table: name)
                     return
                 }
                 // Anonymous clients' refs are never stored, so neither the registry nor the store knows them.
                 if requester.stable, try await answeredRetry(requester, key, use) {
-                    context.metrics.intent(.duplicate)
+                    context.metrics.intent(.duplicate, table: name)
                     return
                 }
             } catch {
-                context.metrics.intent(.rejected)
+                context.metrics.intent(.rejected, table: name)
                 return refuse(requester, ref: ref, error)
             }
         }
@@ -219,19 +219,19 @@ actor TableActor {
         do {
             resolution = try engine.resolve(intent, base: base)
         } catch {
-            context.metrics.intent(.rejected)
+            context.metrics.intent(.rejected, table: name)
             return refuse(requester, ref: ref, ProtocolError(error))
         }
         let ack = ServerMessage.ack(.init(ref: ref, table: name, resolution: resolution))
         if resolution.isNoop {
-            context.metrics.intent(.noop)
+            context.metrics.intent(.noop, table: name)
             pending.deferred.append((requester.connection, ref, ack))
             return
         }
         let keepsRef = requester.stable && ref != nil
         if keepsRef, let ref, let use, let prior = context.refs.claim(requester.refOwner, ref, for: use), !prior.admits(use) {
             // Claimed meanwhile by the same client on another table (the check above found it free).
-            context.metrics.intent(.rejected)
+            context.metrics.intent(.rejected, table: name)
             return refuse(requester, ref: ref, Self.reused(ref, of: requester.client, by: prior))
         }
         let editedRowsDeleted = presence.anyRowEdited ? deletedRows(resolution.batch).filter(presence.isEdited) : []
@@ -352,7 +352,7 @@ actor TableActor {
 
     private func refuseAll(_ group: PendingGroup, _ refusal: ProtocolError) {
         for entry in group.entries {
-            context.metrics.intent(.unavailable)
+            context.metrics.intent(.unavailable, table: name)
             refuse(entry.requester, ref: entry.ref, refusal)
         }
         for (connection, index) in group.duplicates {
@@ -373,7 +373,7 @@ actor TableActor {
             context.transport.send(WebSocketMessage(kind: .text, bytes: entry.ack), to: entry.requester.connection)
             // Claimed when resolved; claimed again in case the owner's last connection closed meanwhile.
             if let ref = entry.ref, let claim = entry.claim { _ = context.refs.claim(entry.requester.refOwner, ref, for: claim) }
-            context.metrics.intent(.committed)
+            context.metrics.intent(.committed, table: name)
         }
         for (connection, index) in group.duplicates {
             context.transport.send(WebSocketMessage(kind: .text, bytes: group.entries[index].ack), to: connection)

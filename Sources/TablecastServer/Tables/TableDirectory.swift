@@ -15,7 +15,7 @@ final class TableDirectory: Sendable {
         tables.withLock { tables in
             for actor in loaded { tables[actor.name] = actor }
         }
-        context.metrics.tables.set(Double(loaded.count))
+        context.metrics.tables.record(loaded.count)
     }
 
     func actor(_ name: String) -> TableActor? {
@@ -61,7 +61,7 @@ final class TableDirectory: Sendable {
             tables[name] = actor
             return tables.count
         }
-        context.metrics.tables.set(Double(count))
+        context.metrics.tables.record(count)
         context.logger.info("table created", metadata: ["table": "\(name)"])
         return .ack(.init(ref: ref, table: name, version: 0, epoch: Epoch.text(epoch)))
     }
@@ -79,7 +79,7 @@ final class TableDirectory: Sendable {
             return tables.count
         }
         context.logger.info("table dropped", metadata: ["table": "\(name)"])
-        context.metrics.tables.set(Double(count))
+        context.metrics.tables.record(count)
     }
 
     /// Checks initial content against the table's limits, as the engine would for an insert.

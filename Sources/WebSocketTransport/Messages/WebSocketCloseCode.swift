@@ -15,6 +15,9 @@ public struct WebSocketCloseCode: RawRepresentable, Sendable, Hashable, CustomSt
     /// 1006: reported, never sent: the connection ended without a close frame (reset, failed connect,
     /// keepalive timeout).
     public static let abnormalClosure = WebSocketCloseCode(rawValue: 1006)
+    /// 1015: reported, never sent: the TLS handshake failed; the reason says why (e.g. the server's certificate
+    /// did not verify against the trusted CAs, or is for another name).
+    public static let tlsHandshakeFailed = WebSocketCloseCode(rawValue: 1015)
     /// 1002: the peer broke the protocol (e.g. a close frame with a code no endpoint may send).
     public static let protocolError = WebSocketCloseCode(rawValue: 1002)
     /// 1007: a text message (or a close frame's reason) was not valid UTF-8.

@@ -35,7 +35,7 @@ extension ServiceLoop {
         connection.startReading(wsi)
         if let metrics {
             metrics.connectionsAccepted.increment()
-            metrics.connectionsOpen.set(Int64(connections.count))
+            metrics.connectionsOpen.record(Int64(connections.count))
         }
         let requested = Self.header(wsi, WSI_TOKEN_PROTOCOL)
         let info = WebSocketConnectionInfo(

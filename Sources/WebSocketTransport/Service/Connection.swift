@@ -43,6 +43,8 @@ final class Connection {
     /// Server role: the answer to the peer's close frame; the connection closes once it is written.
     private var closeReply: WebSocketCloseFrame?
     private var closeReplyWritten = false
+    /// Client role: why the server's certificate did not verify, when it did not.
+    var certificateError: String?
 
     /// Client role: the request's C strings, which lws reads until the connection ends.
     var clientRequest: ClientRequestStrings?
@@ -183,15 +185,26 @@ final class Connection {
     /// Takes reading over from lws once the connection is established: lws 4.1 acts on a frame header before any
     /// callback sees it, accepting unmasked frames and non-minimal lengths and dropping the connection without a
     /// close frame for an oversized control frame or a length with its top bit set. A libev watcher on the socket
-    /// reads it instead, `FrameParser` applies RFC 6455 §5, and lws keeps the handshake, the writing, its idle
-    /// pings and closing the socket.
+    /// reads it instead (through OpenSSL on a TLS connection), `FrameParser` applies RFC 6455 §5, and lws keeps the
+    /// handshake, the writing, its idle pings and closing the socket.
     func startReading(_ wsi: OpaquePointer) {
         lws_rx_flow_control(wsi, 0)
         reader = CLibWebSockets_newReader(lws_get_socket_fd(wsi), { context in
             guard let context else { return }
             Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().readable()
         }, Unmanaged.passUnretained(self).toOpaque())
-        if let reader { CLibWebSockets_startReader(loop.eventLoop, reader) }
+        guard let reader else { return }
+        CLibWebSockets_startReader(loop.eventLoop, reader)
+        // OpenSSL may already hold decrypted bytes that arrived with the end of the handshake.
+        feedIfTLSPending(wsi, reader)
+    }
+
+    /// A TLS connection whose OpenSSL object holds decrypted bytes is read on the next loop iteration: the socket
+    /// need not become readable again for them.
+    private func feedIfTLSPending(_ wsi: OpaquePointer, _ reader: UnsafeMutableRawPointer) {
+        if let tls = CLibWebSockets_tlsConnection(wsi), CLibWebSockets_tlsPending(tls) > 0 {
+            CLibWebSockets_feedReader(loop.eventLoop, reader)
+        }
     }
 
     /// Stops and frees the watcher; the connection is closing.
@@ -206,16 +219,24 @@ final class Connection {
     private func readable() {
         guard let wsi, let reader else { return }
         let fd = lws_get_socket_fd(wsi)
+        let tls = CLibWebSockets_tlsConnection(wsi)
         let buffer = loop.readBuffer
         var budget = Self.readBudget
         while budget > 0 {
-            let count = recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
-            if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                return peerGone(wsi)
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return
+            let count: Int
+            if let tls {
+                count = CLibWebSockets_tlsRead(tls, buffer.baseAddress, Int32(buffer.count))
+                if count == 0 || count == -2 { return peerGone(wsi) }
+                if count < 0 { return }
+            } else {
+                count = recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+                if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                    return peerGone(wsi)
+                }
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
             }
             budget -= count
             // After a violation or the peer's close, what else it sends is dropped unread.
@@ -227,6 +248,8 @@ final class Connection {
                 return
             }
         }
+        // Out of budget: a plain socket is still readable, but decrypted bytes need a nudge.
+        feedIfTLSPending(wsi, reader)
     }
 
     static let readBudget = 256 * 1024
@@ -360,7 +383,10 @@ final class Connection {
             return
         }
         handleFrames(wsi)
-        if !receivingPaused { CLibWebSockets_startReader(loop.eventLoop, reader) }
+        if !receivingPaused {
+            CLibWebSockets_startReader(loop.eventLoop, reader)
+            feedIfTLSPending(wsi, reader)
+        }
     }
 
     /// The peer's close frame as lws hands it over (client role): lws echoes it; a frame the RFC forbids is

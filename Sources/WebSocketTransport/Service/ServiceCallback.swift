@@ -60,9 +60,20 @@ extension ServiceLoop {
         case LWS_CALLBACK_CLIENT_ESTABLISHED:
             clientEstablished(wsi)
 
+        case LWS_CALLBACK_OPENSSL_PERFORM_SERVER_CERT_VERIFICATION:
+            // `user` is OpenSSL's X509_STORE_CTX, `length` its preverify_ok: remember why verification failed so
+            // that the close says so (lws' own message only has the error number).
+            if length == 0, let user, let error = CLibWebSockets_verificationError(user) {
+                connection(for: wsi)?.certificateError = String(cString: error)
+            }
+
         case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
             if let connection = connection(for: wsi) {
                 let detail = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) }
+                if let error = connection.certificateError {
+                    connection.closeFrame = WebSocketCloseFrame(
+                        code: .tlsHandshakeFailed, reason: "the server's certificate did not verify: \(error)")
+                }
                 finish(connection, detail: detail ?? "connection failed")
             }
 

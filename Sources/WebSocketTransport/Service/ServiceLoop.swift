@@ -27,6 +27,8 @@ final class ServiceLoop: @unchecked Sendable {
     let handler: WebSocketEventHandler
     let metrics: TransportMetrics?
     let logger: Logger
+    /// Client role: how `wss://` connections verify servers.
+    let clientTLS: ClientTLS
     /// Set once in `init`, before the service thread starts; never reassigned.
     private(set) var context: OpaquePointer!
     /// The libev loop lws runs on (the server's readers too); destroyed by the service thread after the context.
@@ -68,6 +70,7 @@ final class ServiceLoop: @unchecked Sendable {
         self.metrics = metrics
         self.logger = logger
         self.handler = handler
+        clientTLS = settings.clientTLS
         LibWebSocketsLog.install(logger)
         storage = ContextStorage(settings: settings, isServer: settings.port != nil)
 
@@ -111,7 +114,10 @@ final class ServiceLoop: @unchecked Sendable {
     /// Hands `command` to the service thread; callable from any thread. Ignored once the loop stopped.
     func submit(_ command: ServiceCommand) {
         inbox.withLock { inbox in
-            guard inbox.open else { return }
+            guard inbox.open else {
+                if case .reloadCertificates(_, let done) = command { done() }
+                return
+            }
             inbox.commands.append(command)
             if inbox.commands.count == 1 { lws_cancel_service(context) }
         }
@@ -146,10 +152,12 @@ final class ServiceLoop: @unchecked Sendable {
         if let ticker { CLibWebSockets_stopTicker(eventLoop, ticker) }
         // Commands that arrive from now on, or were not processed yet, are dropped: nothing may start while the
         // context is being destroyed.
-        inbox.withLock { inbox in
+        let dropped = inbox.withLock { inbox in
             inbox.open = false
-            inbox.commands = []
+            defer { inbox.commands = [] }
+            return inbox.commands
         }
+        for case .reloadCertificates(_, let done) in dropped { done() }
         // Destroying the context closes what is left; their CLOSED callbacks report them as usual.
         lws_context_destroy(context)
         CLibWebSockets_destroyLoop(eventLoop)
@@ -184,6 +192,10 @@ final class ServiceLoop: @unchecked Sendable {
                 connect(id, request)
             case .drain(let frame):
                 drain(closingWith: frame)
+            case .reloadCertificates(let tls, let done):
+                // Existing connections keep the certificate their handshake used; new handshakes get the new one.
+                _ = lws_tls_cert_updated(context, tls.certificatePath, tls.privateKeyPath, nil, 0, nil, 0)
+                done()
             case .stop:
                 stopLoop()
             }
@@ -252,7 +264,7 @@ final class ServiceLoop: @unchecked Sendable {
         connection.isOpen = false
         let frame = connection.closeFrame ?? WebSocketCloseFrame(code: .abnormalClosure, reason: detail)
         if let metrics, wasOpen {
-            metrics.connectionsOpen.set(Int64(connections.count))
+            metrics.connectionsOpen.record(Int64(connections.count))
             metrics.recordClose(frame.code)
         }
         handler(.closed(connection.id, frame))
