@@ -17,12 +17,14 @@ let package = Package(
         .executable(name: "tablecast", targets: ["TablecastCLI"]),
         .executable(name: "table-model-bench", targets: ["TableModelBenchmark"]),
         .executable(name: "store-bench", targets: ["TableStoreBenchmark"]),
+        .executable(name: "history-bench", targets: ["HistoryBenchmark"]),
         .executable(name: "websocket-bench", targets: ["WebSocketBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
@@ -31,10 +33,12 @@ let package = Package(
         .systemLibrary(
             name: "CLibWebSockets",
             pkgConfig: "libwebsockets",
-            providers: [.apt(["libwebsockets-dev", "libwebsockets-evlib-ev", "libev-dev", "libcap-dev"])]
+            providers: [.apt(["libwebsockets-dev", "libwebsockets-evlib-ev", "libev-dev", "libcap-dev", "libssl-dev"])]
         ),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // OpenSSL's libcrypto, which libwebsockets' TLS already brings: SHA-256 for token principals.
+        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // Layer 2: the table and its editing semantics as pure values.
         // libm: Double.rounded() needs it on Linux, where only Foundation would pull it in otherwise.
@@ -42,9 +46,11 @@ let package = Package(
             name: "TableModel", swiftSettings: swiftSettings,
             linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
         .testTarget(name: "TableModelTests", dependencies: ["TableModel", "TablecastTesting"], swiftSettings: swiftSettings),
-        // Prints the model's timings (swift run -c release table-model-bench); a figure, not a pass/fail test.
+        // Prints the model's timings (swift run -c release table-model-bench); a figure, not a pass/fail test. Its
+        // `json` group times the protocol's messages, hence TablecastProtocol.
         .executableTarget(
-            name: "TableModelBenchmark", dependencies: ["TableModel", "TablecastTesting"], swiftSettings: swiftSettings),
+            name: "TableModelBenchmark", dependencies: ["TableModel", "TablecastTesting", "TablecastProtocol"],
+            swiftSettings: swiftSettings),
         // The seeded random generator that randomized tests and benchmarks share.
         .target(name: "TablecastTesting", swiftSettings: swiftSettings),
 
@@ -61,7 +67,7 @@ let package = Package(
                 "CLibWebSockets",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -90,14 +96,17 @@ let package = Package(
         .target(
             name: "TablecastServer",
             dependencies: [
-                "TableModel", "TablecastProtocol", "TableStore", "WebSocketTransport",
+                "TableModel", "TablecastProtocol", "TableStore", "WebSocketTransport", "CLibCrypto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "TablecastServerTests", dependencies: ["TablecastServer"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "TablecastServerTests",
+            dependencies: ["TablecastServer", "TableStore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings),
 
         // Layer 4: the Swift client library: replicas, intents as async calls, reconnect and resume.
         .target(
@@ -110,13 +119,25 @@ let package = Package(
         ),
         .testTarget(
             name: "TablecastClientTests",
-            dependencies: ["TablecastClient", "TablecastServer", "TablecastTesting"],
+            dependencies: [
+                "TablecastClient", "TablecastServer", "TablecastTesting", .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
             swiftSettings: swiftSettings
         ),
 
         // Layer 5: the live terminal editor's pure logic (screen model, keys, layout, widths), tested without a terminal.
         .target(name: "TablecastEditor", dependencies: ["TableModel", "TablecastProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "TablecastEditorTests", dependencies: ["TablecastEditor"], swiftSettings: swiftSettings),
+
+        // Prints how fast the table at a past version is answered, and history's disk cost (swift run -c release
+        // history-bench); a figure, not a pass/fail test.
+        .executableTarget(
+            name: "HistoryBenchmark",
+            dependencies: [
+                "TablecastServer", "TablecastClient", "TableStore", "TableModel", "TablecastProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
 
         // Layer 5: the `tablecast` executable: serve, compact and the clients.
         .executableTarget(
@@ -127,6 +148,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: swiftSettings
         ),

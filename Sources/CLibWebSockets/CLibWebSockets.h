@@ -4,6 +4,10 @@
 #define CLIBWEBSOCKETS_H
 
 #include <libwebsockets.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <stdio.h>
 
 // Outbound buffers are allocated with this headroom so lws can write frame headers in place.
 _Static_assert(LWS_PRE >= 14, "LWS_PRE must cover the largest WebSocket frame header");
@@ -44,6 +48,126 @@ static inline void *CLibWebSockets_startTicker(void *loop, struct lws_context *c
 static inline void CLibWebSockets_stopTicker(void *loop, void *timer) {
     ev_timer_stop((struct ev_loop *)loop, (ev_timer *)timer);
     free(timer);
+}
+
+// The server reads its WebSocket connections itself (see Connection's frame reader): lws 4.1 acts on a frame
+// header before any callback can see it, and neither refuses unmasked frames nor non-minimal lengths. One libev
+// watcher per connection, on the connection's socket, calls `callback(context)` when it is readable.
+typedef void (*CLibWebSockets_ReadableCallback)(void *context);
+
+typedef struct {
+    ev_io io;
+    CLibWebSockets_ReadableCallback callback;
+    void *context;
+} CLibWebSockets_Reader;
+
+static void CLibWebSockets_readable(struct ev_loop *loop, ev_io *io, int revents) {
+    (void)loop;
+    (void)revents;
+    CLibWebSockets_Reader *reader = (CLibWebSockets_Reader *)io;
+    reader->callback(reader->context);
+}
+
+static inline void *CLibWebSockets_newReader(int fd, CLibWebSockets_ReadableCallback callback, void *context) {
+    CLibWebSockets_Reader *reader = (CLibWebSockets_Reader *)malloc(sizeof(CLibWebSockets_Reader));
+    if (!reader) return NULL;
+    ev_io_init(&reader->io, CLibWebSockets_readable, fd, EV_READ);
+    reader->callback = callback;
+    reader->context = context;
+    return reader;
+}
+
+static inline void CLibWebSockets_startReader(void *loop, void *reader) {
+    ev_io_start((struct ev_loop *)loop, &((CLibWebSockets_Reader *)reader)->io);
+}
+
+static inline void CLibWebSockets_stopReader(void *loop, void *reader) {
+    ev_io_stop((struct ev_loop *)loop, &((CLibWebSockets_Reader *)reader)->io);
+}
+
+// Reading a TLS connection goes through its OpenSSL object, which decrypts (and may hold decrypted bytes the socket
+// no longer shows as readable: see CLibWebSockets_tlsPending and CLibWebSockets_feedReader).
+static inline void *CLibWebSockets_tlsConnection(struct lws *wsi) { return (void *)lws_get_ssl(wsi); }
+
+/// Reads up to `length` bytes of application data: > 0 bytes read, 0 the peer closed, -1 nothing to read now,
+/// -2 the connection failed.
+static inline long CLibWebSockets_tlsRead(void *tls, void *buffer, int length) {
+    ERR_clear_error();
+    int count = SSL_read((SSL *)tls, buffer, length);
+    if (count > 0) return count;
+    switch (SSL_get_error((SSL *)tls, count)) {
+    case SSL_ERROR_WANT_READ:
+    case SSL_ERROR_WANT_WRITE: return -1;
+    case SSL_ERROR_ZERO_RETURN: return 0;
+    default: ERR_clear_error(); return -2;
+    }
+}
+
+/// Decrypted bytes OpenSSL holds that a read would return at once.
+static inline int CLibWebSockets_tlsPending(void *tls) { return SSL_pending((SSL *)tls); }
+
+/// Runs the reader's callback on the next loop iteration, whether or not the socket is readable.
+static inline void CLibWebSockets_feedReader(void *loop, void *reader) {
+    ev_feed_event((struct ev_loop *)loop, &((CLibWebSockets_Reader *)reader)->io, EV_READ);
+}
+
+static inline void CLibWebSockets_freeReader(void *loop, void *reader) {
+    ev_io_stop((struct ev_loop *)loop, &((CLibWebSockets_Reader *)reader)->io);
+    free(reader);
+}
+
+// TLS (Debian's libwebsockets is built with OpenSSL). The server's certificate and key are checked here, in a
+// context of our own, before lws loads them into its live one: lws loads the certificate first, and a key that
+// then fails to load or match would leave its context without a usable pair (start-up, and a reload on SIGHUP).
+
+static inline uint64_t CLibWebSockets_sslGlobalInitOption(void) { return LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT; }
+
+/// 1 when `cert` (a PEM chain) and `key` (PEM) load and belong together; otherwise 0 with OpenSSL's reason in `error`.
+static inline int CLibWebSockets_checkCertificatePair(const char *cert, const char *key, char *error, size_t length) {
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    int ok = 0;
+    if (!ctx) {
+        snprintf(error, length, "OpenSSL could not create a context");
+        return 0;
+    }
+    ERR_clear_error();
+    if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1) {
+        snprintf(error, length, "certificate %s is not a usable PEM certificate chain (%s)", cert, ERR_reason_error_string(ERR_peek_last_error()));
+    } else if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1) {
+        snprintf(error, length, "private key %s is not usable with certificate %s (%s)", key, cert, ERR_reason_error_string(ERR_peek_last_error()));
+    } else if (SSL_CTX_check_private_key(ctx) != 1) {
+        snprintf(error, length, "private key %s does not match certificate %s", key, cert);
+    } else {
+        ok = 1;
+    }
+    ERR_clear_error();
+    SSL_CTX_free(ctx);
+    return ok;
+}
+
+/// 1 when `path` holds PEM CA certificates OpenSSL can trust; otherwise 0 with the reason in `error`.
+static inline int CLibWebSockets_checkCAFile(const char *path, char *error, size_t length) {
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    int ok = 0;
+    if (!ctx) {
+        snprintf(error, length, "OpenSSL could not create a context");
+        return 0;
+    }
+    ERR_clear_error();
+    if (SSL_CTX_load_verify_locations(ctx, path, NULL) != 1)
+        snprintf(error, length, "cannot use CA certificate %s: %s", path, ERR_reason_error_string(ERR_peek_last_error()));
+    else
+        ok = 1;
+    ERR_clear_error();
+    SSL_CTX_free(ctx);
+    return ok;
+}
+
+/// Why certificate verification failed, from the X509_STORE_CTX lws passes with
+/// LWS_CALLBACK_OPENSSL_PERFORM_SERVER_CERT_VERIFICATION; NULL when it did not.
+static inline const char *CLibWebSockets_verificationError(void *store) {
+    int error = X509_STORE_CTX_get_error((X509_STORE_CTX *)store);
+    return error == X509_V_OK ? NULL : X509_verify_cert_error_string(error);
 }
 
 #endif

@@ -1,8 +1,8 @@
 // Timings of the table model's hot paths, printed as figures: applying a 100-entry batch to a 100,000-row
 // section, rebasing an intent 1,000 versions behind, and rebasing single-row intents 250 versions behind in
-// small tables (the server under load). Build with `swift build -c release --product table-model-bench` and run
-// `.build/release/table-model-bench`, or `.build/release/table-model-bench rebase-small` for one group (groups:
-// apply, rebase-deep, rebase-small).
+// small tables (the server under load), and our JSON against Foundation's on the server's messages (JSONBenchmark).
+// Build with `swift build -c release --product table-model-bench` and run `.build/release/table-model-bench`, or
+// `.build/release/table-model-bench rebase-small` for one group (groups: apply, rebase-deep, rebase-small, json).
 
 import TableModel
 import TablecastTesting
@@ -37,7 +37,7 @@ extension String {
 enum Benchmark {
     static func main() throws {
         let groups: [(name: String, run: () throws -> Void)] = [
-            ("apply", applyBatches), ("rebase-deep", rebaseDeep), ("rebase-small", rebaseSmall),
+            ("apply", applyBatches), ("rebase-deep", rebaseDeep), ("rebase-small", rebaseSmall), ("json", json),
         ]
         let selected = CommandLine.arguments.dropFirst()
         for group in groups where selected.isEmpty || selected.contains(group.name) { try group.run() }

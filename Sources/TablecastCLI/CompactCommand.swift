@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import TableStore
 
 /// `tablecast compact`: prunes every table's log back to the retention behind its latest snapshot.
@@ -6,7 +7,7 @@ struct CompactCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compact",
         abstract: "Prune the log of every table to the updates kept behind its latest snapshot.",
-        discussion: "The server also prunes automatically whenever it stores a snapshot; run this on a stopped server's file.")
+        discussion: "The server also prunes automatically whenever it stores a snapshot; run this on a stopped server's file (it refuses a file a server holds).")
 
     @Option(help: "The SQLite database file.")
     var db = "tablecast.db"
@@ -14,17 +15,41 @@ struct CompactCommand: ParsableCommand {
     @Option(help: "Log versions to keep behind each table's latest snapshot.")
     var history = 10_000
 
+    @Option(
+        help: ArgumentHelp(
+            "History kept readable per table, as `serve --history-retention` (versions, an age such as 30d, both, or all).",
+            valueName: "retention"))
+    var historyRetention = HistoryRetention(versions: 10_000)
+
     func run() throws {
         var options = TableStoreOptions()
         options.retention = .versionsBeforeSnapshot(Int64(history))
+        options.history = historyRetention
+        guard !db.hasPrefix("postgresql://") && !db.hasPrefix("postgres://") else {
+            throw fail("compact works on SQLite files; a PostgreSQL store prunes with every snapshot it commits", exit: 1)
+        }
+        // A mistyped path must not become a new, empty database.
+        guard FileManager.default.fileExists(atPath: db) else { throw fail("no database at \(db)", exit: 1) }
+        let lock: DatabaseLock
+        do {
+            lock = try DatabaseLock(database: db)
+        } catch {
+            throw fail("\(error)", exit: 1)
+        }
+        defer { lock.release() }
         do {
             let store = try TableStore(path: db, options: options)
             let removed = try store.compactAll()
             try store.close()
             print("removed \(removed) log entries from \(db)")
         } catch let error as StoreError {
-            print("tablecast compact: \(error)")
-            throw ExitCode(3)
+            let unusable = [.notADatabase, .foreign, .corrupt].contains(error.kind)
+            throw fail(unusable ? "\(error)" : error.message, exit: unusable ? 3 : 1)
         }
+    }
+
+    private func fail(_ message: String, exit code: Int32) -> ExitCode {
+        FileHandle.standardError.write(Data("tablecast compact: \(message)\n".utf8))
+        return ExitCode(code)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import TableStore
 import TablecastServer
+import WebSocketTransport
 
 /// `tablecast serve`: runs the server until SIGINT or SIGTERM.
 struct ServeCommand: AsyncParsableCommand {
@@ -11,10 +12,15 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Serve shared tables over WebSocket (protocol tablecast.v1), stored in a SQLite file or PostgreSQL.",
         discussion: """
             With no flags: ws://127.0.0.1:8080/ and ./tablecast.db, everyone admin (loopback only).
-            SIGINT/SIGTERM: stop accepting, finish and acknowledge in-flight commits, close connections with 1001,
-            checkpoint the WAL, exit 0. Exit codes: 1 could not start (port taken, bad flags or tokens file),
-            3 the database is not a usable Tablecast database (never replaced by a new one).
-            --db postgresql://USER@HOST:PORT/DB (or TABLECAST_DB in the environment) stores everything in PostgreSQL,
+
+            SIGINT/SIGTERM: stop accepting, finish and acknowledge in-flight commits, close connections with 1001, \
+            checkpoint the WAL, exit 0. SIGHUP: reload --tls-cert and --tls-key (open connections stay).
+
+            Exit codes: 1 could not start (port taken, bad flags or tokens file, database in use by another \
+            server, unreadable or read-only, a missing or mismatched certificate), 3 the database is not a usable \
+            Tablecast database (never replaced by a new one).
+
+            --db postgresql://USER@HOST:PORT/DB (or TABLECAST_DB in the environment) stores everything in PostgreSQL, \
             which several nodes may share: any node accepts any table's intents.
             """)
 
@@ -36,13 +42,19 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Updates kept per table for stale bases and resuming clients (older base: 'stale').")
     var history = 10_000
 
+    @Option(
+        help: ArgumentHelp(
+            "History kept readable per table: a number of versions, an age (30d, 12h, 90m), both (10000,30d: whichever keeps more) or all.",
+            valueName: "retention"))
+    var historyRetention = HistoryRetention(versions: 10_000)
+
     @Option(help: "JSON file of tokens with roles per table pattern; without it only loopback is served and everyone is admin.")
     var tokens: String?
 
     @Flag(help: "Serve a non-loopback address without a tokens file (everyone admin).")
     var allowAnonymous = false
 
-    @Option(help: "An Origin browsers may connect from (repeatable). Default: the server's own pages only.")
+    @Option(help: "Another Origin browsers may connect from (repeatable), besides the server's own pages.")
     var allowOrigin: [String] = []
 
     @Option(help: "Directory served over HTTP at / (the browser client). Default: web-client-protocol/client if present.")
@@ -66,50 +78,123 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Outbound messages queued per connection before a slow reader is closed (4000).")
     var maxQueuedMessages = 16_384
 
+    @Flag(help: "Count intents per table and outcome in /metrics (one series per table: off by default).")
+    var perTableMetrics = false
+
+    @Flag(help: "Serve /healthz and /metrics only to loopback peers (see --metrics-token-file).")
+    var metricsLoopbackOnly = false
+
+    @Option(help: "File holding a token: /healthz and /metrics are served to loopback, and to others sending 'Authorization: Bearer TOKEN'.")
+    var metricsTokenFile: String?
+
+    @Option(help: "PEM certificate chain: serve https/wss (needs --tls-key). Reloaded on SIGHUP.")
+    var tlsCert: String?
+
+    @Option(help: "PEM private key of --tls-cert.")
+    var tlsKey: String?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
+
+    @Option(help: "Log format on stderr: text, or json (one object per line: time, level, message, label and fields).")
+    var logFormat: LogFormat = .text
+
+    enum LogFormat: String, ExpressibleByArgument, CaseIterable {
+        case text, json
+    }
 
     enum Synchronous: String, ExpressibleByArgument, CaseIterable {
         case full, normal
     }
 
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535, not \(port)") }
+    }
+
     func run() async throws {
+        let (format, level) = (logFormat, logLevel)
         LoggingSystem.bootstrap { label in
+            guard format == .text else { return JSONLogHandler(label: label, level: level) }
             var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = logLevel
+            handler.logLevel = level
             return handler
         }
         let logger = Logger(label: "tablecast")
-        let policy: AccessPolicy
-        do {
-            policy = try tokens.map(TokensFile.load) ?? .open
-        } catch {
-            logger.critical("\(error)")
+        let tls: ServerTLS?
+        switch (tlsCert, tlsKey) {
+        case (let certificate?, let key?):
+            tls = ServerTLS(certificatePath: certificate, privateKeyPath: key)
+        case (nil, nil):
+            tls = nil
+        default:
+            logger.critical("cannot start: --tls-cert and --tls-key go together")
             throw ExitCode(1)
         }
-        let configuration = TableServer.Configuration(
-            host: host, port: port, databasePath: db, synchronous: sync == .full ? .full : .normal,
-            snapshotInterval: snapshotEvery, historyLimit: history, policy: policy, allowAnonymous: allowAnonymous,
-            allowedOrigins: allowOrigin.isEmpty ? nil : allowOrigin,
-            staticFilesDirectory: staticDir ?? Self.defaultStaticDirectory(), maxMessageBytes: maxMessageBytes,
-            maxBatchEntries: maxBatchEntries, intentsPerSecond: intentsPerSecond, maxConnections: maxConnections,
-            maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents)
-        let server: TableServer
         do {
-            server = try await TableServer.start(configuration, logger: logger)
-        } catch let error as StoreError where error.kind == .unreachable {
-            logger.critical("cannot reach the database: \(error)")
-            throw ExitCode(1)
-        } catch let error as StoreError {
-            logger.critical("cannot use the database: \(error)")
-            throw ExitCode(3)
+            try tls?.validate()
         } catch {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
         }
-        let signal = await ShutdownSignal.first(of: [SIGINT, SIGTERM])
-        logger.info("shutting down", metadata: ["signal": "\(signal)"])
+        let policy: AccessPolicy
+        let endpointAccess: EndpointAccess
+        do {
+            policy = try tokens.map(TokensFile.load) ?? .open
+            endpointAccess = try metricsTokenFile.map { .loopbackOrToken(try Self.readToken($0)) }
+                ?? (metricsLoopbackOnly ? .loopback : .everyone)
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode(1)
+        }
+        var configuration = TableServer.Configuration(
+            host: host, port: port, databasePath: db, synchronous: sync == .full ? .full : .normal,
+            snapshotInterval: snapshotEvery, historyLimit: history, policy: policy, allowAnonymous: allowAnonymous,
+            allowedOrigins: allowOrigin,
+            staticFilesDirectory: staticDir ?? Self.defaultStaticDirectory(), maxMessageBytes: maxMessageBytes,
+            maxBatchEntries: maxBatchEntries, intentsPerSecond: intentsPerSecond, maxConnections: maxConnections,
+            maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents, tls: tls,
+            metricsPage: PrometheusBackend.bootstrap(), perTableMetrics: perTableMetrics, endpointAccess: endpointAccess)
+        configuration.historyRetention = historyRetention
+        let server: TableServer
+        do {
+            server = try await TableServer.start(configuration, logger: logger)
+        } catch let error as StoreError where [.notADatabase, .foreign, .corrupt].contains(error.kind) {
+            logger.critical("cannot use the database: \(error)")
+            throw ExitCode(3)
+        } catch let error as StoreError {
+            logger.critical("cannot use the database: \(error.message)")
+            throw ExitCode(1)
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(1)
+        }
+        for await signal in ShutdownSignal.stream(of: [SIGINT, SIGTERM, SIGHUP]) {
+            guard signal == SIGHUP else {
+                logger.info("shutting down", metadata: ["signal": "\(signal)"])
+                break
+            }
+            guard tls != nil else {
+                logger.notice("SIGHUP: nothing to reload (no --tls-cert)")
+                continue
+            }
+            do {
+                try await server.reloadCertificates()
+                logger.notice("reloaded the TLS certificate", metadata: ["certificate": "\(tlsCert ?? "")"])
+            } catch {
+                logger.error("kept the current TLS certificate: \(error)")
+            }
+        }
         await server.shutdown()
+    }
+
+    /// The token in `path`, without surrounding whitespace.
+    private static func readToken(_ path: String) throws -> String {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ValidationError("cannot read --metrics-token-file \(path)")
+        }
+        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !token.isEmpty else { throw ValidationError("--metrics-token-file \(path) is empty") }
+        return token
     }
 
     private static func defaultStaticDirectory() -> String? {
@@ -121,3 +206,8 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+extension HistoryRetention: ExpressibleByArgument {
+    public init?(argument: String) { self.init(argument) }
+    public var defaultValueDescription: String { description }
+}

@@ -9,25 +9,34 @@ private func forwardSignal(_ signal: Int32) {
     _ = write(signalPipeWriteEnd, &byte, 1)
 }
 
-/// Waits for a termination signal with the self-pipe trick: a C handler writes the signal number into a pipe
-/// and a dedicated thread reads it. This works whichever thread the kernel delivers the signal to, which
-/// libdispatch's signal sources on Linux did not reliably do (a SIGTERM could be consumed without waking them).
+/// Receives signals with the self-pipe trick: a C handler writes the signal number into a pipe and a dedicated
+/// thread reads it. This works whichever thread the kernel delivers the signal to, which libdispatch's signal
+/// sources on Linux did not reliably do (a SIGTERM could be consumed without waking them).
 enum ShutdownSignal {
-    /// Installs handlers for `signals` and returns the first one received.
-    static func first(of signals: [Int32]) async -> Int32 {
+    /// Installs handlers for `signals` (once per process) and yields each one received, in order.
+    static func stream(of signals: [Int32]) -> AsyncStream<Int32> {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { fatalError("cannot create the signal pipe: errno \(errno)") }
         signalPipeWriteEnd = ends[1]
         for signal in signals { _ = Foundation.signal(signal, forwardSignal) }
         let readEnd = ends[0]
-        return await withCheckedContinuation { continuation in
-            let thread = Thread {
-                var byte: UInt8 = 0
-                while read(readEnd, &byte, 1) < 0 && errno == EINTR {}
-                continuation.resume(returning: Int32(byte))
+        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
+        let thread = Thread {
+            var byte: UInt8 = 0
+            while true {
+                let count = read(readEnd, &byte, 1)
+                if count == 1 {
+                    continuation.yield(Int32(byte))
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else {
+                    break
+                }
             }
-            thread.name = "tablecast-signals"
-            thread.start()
+            continuation.finish()
         }
+        thread.name = "tablecast-signals"
+        thread.start()
+        return stream
     }
 }

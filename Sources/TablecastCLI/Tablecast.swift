@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `tablecast`: the shared-table server and its tools.
 @main
@@ -8,8 +9,49 @@ struct Tablecast: AsyncParsableCommand {
         abstract: "A server for shared, live-edited tables that behave like iOS table views.",
         version: "1.0.0",
         subcommands: [
-            ServeCommand.self, CompactCommand.self, WatchCommand.self, InsertCommand.self, DeleteCommand.self,
+            ServeCommand.self, CompactCommand.self, BackupCommand.self, WatchCommand.self, InsertCommand.self, DeleteCommand.self,
             MoveCommand.self, EditCommand.self, BatchCommand.self, TablesCommand.self, ExportCommand.self,
-            ImportCommand.self, LoadCommand.self,
+            ImportCommand.self, LoadCommand.self, HistoryCommand.self,
         ])
+
+    /// ArgumentParser's own `main`, except that a `ValidationError` thrown by a subcommand's `run` shows that
+    /// subcommand's usage, as one thrown while parsing does, rather than the top-level one.
+    static func main() async {
+        let command: any ParsableCommand
+        do {
+            command = try await asyncParseAsRoot()
+        } catch {
+            exit(withError: error)
+        }
+        do {
+            var command = command
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as ValidationError {
+            let type = Swift.type(of: command)
+            let name = commandPath(to: type, from: self)?.joined(separator: " ") ?? "tablecast"
+            FileHandle.standardError.write(Data("""
+                Error: \(error.message)
+                Usage: \(usageString(for: type))
+                  See '\(name) --help' for more information.
+
+                """.utf8))
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    /// The command names from `root` down to `type`, e.g. `["tablecast", "tables", "create"]`.
+    private static func commandPath(to type: any ParsableCommand.Type, from root: any ParsableCommand.Type) -> [String]? {
+        let name = root.configuration.commandName ?? "\(root)"
+        if root == type { return [name] }
+        for subcommand in root.configuration.subcommands {
+            if let path = commandPath(to: type, from: subcommand) { return [name] + path }
+        }
+        return nil
+    }
 }

@@ -17,10 +17,7 @@ enum TokensFile {
     }
 
     static func load(_ path: String) throws -> AccessPolicy {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw Problem(description: "cannot read the tokens file \(path)")
-        }
-        return try parse(Array(data), path: path)
+        return try parse(readFile(path, what: "the tokens file"), path: path)
     }
 
     static func parse(_ bytes: [UInt8], path: String) throws -> AccessPolicy {

@@ -5,17 +5,17 @@ extension Editor {
     /// Every key, as `?` shows it and the README lists it.
     public static let keyTable: [(keys: String, action: String)] = [
         ("↑ ↓  k j", "move the cursor (g G: first, last)"),
-        ("a  +", "add a row after the cursor (insertion control / Add)"),
+        ("a  +", "add a row after the cursor (insertion control / Add; on a ⊕ row: before it)"),
         ("A", "add a new section after the cursor's section"),
-        ("Enter  e", "edit the row's value in place (on a section line: its header)"),
+        ("Enter  e", "edit the row's value in place (on a section line: its header; on a ⊕ row: add a row)"),
         ("h  f", "edit the section's header / footer"),
-        ("d  Del", "delete the row (swipe-to-delete); y confirms, any other key cancels"),
-        ("K  J", "move the row up / down (reorder control)"),
+        ("d  Del", "delete the row (swipe-to-delete), or on a section line the section; y confirms"),
+        ("K  J", "move the row up / down (reorder control), or on a section line the section"),
         ("[  ]", "move the row into the previous / next section"),
         ("E", "editing mode on/off (delete & reorder controls, multi-select)"),
-        ("Space", "in editing mode: select / unselect the row"),
+        ("Space", "in editing mode: select / unselect the row (the cursor stays)"),
         ("D", "in editing mode: delete all selected rows in one batch"),
-        ("c  p", "copy the row / paste a copy after the cursor"),
+        ("c  p", "copy the row's value / paste it as a new row after the cursor"),
         ("r", "refresh (pull-to-refresh): resync from the server"),
         ("Esc", "cancel input, clear the status line"),
         ("?", "this help (any key closes it)"),
@@ -26,11 +26,12 @@ extension Editor {
     /// The screen for a terminal of `width` × `height`. Scrolls so the cursor's line is visible.
     public mutating func frame(width: Int, height: Int) -> Frame {
         var lines: [String] = []
-        let others = presence.filter { $0.client != me }
+        let others = presence.filter { $0.key != me }
+        let watching = viewers > 0 ? " · \(viewers) watching" : ""
         let version = loaded ? "v\(table.version)" : "v–"
         lines.append(" \(tableName) · \(version) · \(connection.text)\(refreshing ? " · refreshing…" : "")\(editing ? " · EDITING" : "") · you: \(myName)")
         if others.isEmpty {
-            lines.append(" here: only you")
+            lines.append(" here: only you" + watching)
         } else {
             lines.append(
                 " here: "
@@ -42,7 +43,7 @@ extension Editor {
                             text += " ✎ \(value)"
                         }
                         return text
-                    }.joined(separator: ", "))
+                    }.joined(separator: ", ") + watching)
         }
         lines.append(String(repeating: "─", count: max(0, width)))
 
@@ -68,15 +69,23 @@ extension Editor {
                 if onSection { cursorLine = body.count }
                 body.append((onSection ? "▶ " : "  ") + "▼ " + (section.header ?? "Section \(s + 1)"))
                 if section.rows.isEmpty { body.append("      (no rows)") }
-                for row in section.rows {
+                for (r, row) in section.rows.enumerated() {
                     let here = cursor == .row(row.id)
                     if here { cursorLine = body.count }
                     var left = here ? "▶   " : "    "
-                    if editing { left += (selection.contains(row.id) ? "[x] " : "[ ] ") + "⊖ " }
+                    let path = RowPath(section: s, row: r)
+                    let placeholder = row.editingStyle == .insert || isReserved(path)
+                    if editing {
+                        // The row's editing control: ⊖ delete, ⊕ insertion (add-item placeholder), none.
+                        let deletable = deleteRefusal(row, at: path) == nil
+                        left += deletable ? (selection.contains(row.id) ? "[x] ⊖ " : "[ ] ⊖ ") : placeholder ? "    ⊕ " : "      "
+                    } else if placeholder {
+                        left += "⊕ "
+                    }
                     left += Self.display(row.value)
                     if !row.editable { left += "  (locked)" }
                     var right = editors[row.id].map { "✎ " + $0.joined(separator: ", ") } ?? ""
-                    if editing && row.movable { right += right.isEmpty ? "≡" : "  ≡" }
+                    if editing && moveRefusal(row, at: path) == nil { right += right.isEmpty ? "≡" : "  ≡" }
                     body.append(Self.join(left, right, width: width))
                 }
                 if let footer = section.footer { body.append("    └ " + footer) }
@@ -98,6 +107,11 @@ extension Editor {
         switch mode {
         case .input(let input):
             lines.append(" \(input.prompt): " + Self.tail(input.text, width: max(1, width - DisplayWidth.of(input.prompt) - 5)) + "█")
+        case .confirmDeleteSection(let id):
+            let section = index(ofSection: id).map { table.sections[$0] }
+            let name = section.map { $0.header.map { "“\($0)”" } ?? "this section" } ?? "this section"
+            let count = section?.rows.count ?? 0
+            lines.append(" Section \(name) and its \(count) row\(count == 1 ? "" : "s"): [y] \(table.rules.deleteConfirmationTitle)   [any other key] Cancel")
         case .confirmDelete(let ids):
             let title = table.rules.deleteConfirmationTitle
             let what: String

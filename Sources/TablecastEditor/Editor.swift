@@ -46,6 +46,8 @@ public struct Editor: Sendable {
         case input(Input)
         /// Waiting for the one-key confirmation of deleting these rows (in this order).
         case confirmDelete([String])
+        /// Waiting for the one-key confirmation of deleting this section and its rows.
+        case confirmDeleteSection(String)
         case help
     }
 
@@ -70,17 +72,20 @@ public struct Editor: Sendable {
     }
 
     public let tableName: String
+    /// This connection's presence key (`presence.you` of the catch-up), so that "here" leaves it out.
     public var me: String
     public var myName: String
     public var table = Table()
     public var loaded = false
     public var connection = ConnectionDisplay.connecting
+    /// Who is listed on the table (this connection included), and how many more only watch.
     public var presence: [PresenceEntry] = []
+    public var viewers = 0
     public private(set) var cursor: CursorItem?
     /// The cursor's line number, kept so a deleted cursor row hands the cursor to its neighbour.
     private var cursorIndex = 0
-    /// A row created by this editor that the cursor goes to once it shows up.
-    private var pendingCursor: String?
+    /// A row or section created by this editor that the cursor goes to once it shows up.
+    private var pendingCursor: CursorItem?
     public var mode = Mode.browse
     /// Editing mode (`setEditing:`): delete and reorder controls, multi-select.
     public private(set) var editing = false
@@ -129,8 +134,8 @@ public struct Editor: Sendable {
         table = newTable
         loaded = true
         let items = self.items
-        if let pending = pendingCursor, items.contains(.row(pending)) {
-            cursor = .row(pending)
+        if let pending = pendingCursor, items.contains(pending) {
+            cursor = pending
             pendingCursor = nil
         }
         if let cursor, let i = items.firstIndex(of: cursor) {
@@ -147,6 +152,15 @@ public struct Editor: Sendable {
         }
         let rowIDs = Set(items.compactMap { if case .row(let id) = $0 { id } else { nil } })
         selection.formIntersection(rowIDs)
+        // A selected row that can no longer be deleted (an admin locked it) leaves the selection.
+        if !selection.isEmpty {
+            for (s, section) in table.sections.enumerated() {
+                for (r, row) in section.rows.enumerated()
+                where selection.contains(row.id) && deleteRefusal(row, at: RowPath(section: s, row: r)) != nil {
+                    selection.remove(row.id)
+                }
+            }
+        }
         switch mode {
         case .input(let input):
             switch input.purpose {
@@ -163,6 +177,9 @@ public struct Editor: Sendable {
             } else if left != ids {
                 mode = .confirmDelete(left)
             }
+        case .confirmDeleteSection(let id) where index(ofSection: id) == nil:
+            mode = .browse
+            status = Status(text: "already deleted", isError: false)
         default: break
         }
     }
@@ -188,10 +205,16 @@ public struct Editor: Sendable {
 
     // MARK: - Results from the server
 
-    /// An intent was acknowledged: a created row gets the cursor; a move the server retargeted says so.
+    /// An intent was acknowledged: a created row or section gets the cursor; a move the server retargeted says so.
     public mutating func acked(label: String, ack: ServerMessage.Ack, requested: RowPath?) {
-        if label == "insert" || label == "paste", let id = ack.created.first {
-            if path(ofRow: id) != nil { setCursor(.row(id)) } else { pendingCursor = id }
+        let created: CursorItem? =
+            switch label {
+            case "insert", "paste": ack.created.first.map(CursorItem.row)
+            case "new section": ack.created.first.map(CursorItem.section)
+            default: nil
+            }
+        if let created {
+            if items.contains(created) { setCursor(created) } else { pendingCursor = created }
         }
         var text = "\(label): done (v\(ack.version))"
         if ack.noop { text = "\(label): nothing to do" }
@@ -229,6 +252,8 @@ public struct Editor: Sendable {
             return handleInput(key, input)
         case .confirmDelete(let ids):
             return handleConfirm(key, ids)
+        case .confirmDeleteSection(let id):
+            return handleConfirmSection(key, id)
         case .browse:
             return handleBrowse(key)
         }
@@ -259,6 +284,11 @@ public struct Editor: Sendable {
             switch cursor {
             case .row(let id):
                 guard let path = path(ofRow: id), let row = table.row(at: path) else { return [] }
+                if row.editingStyle == .insert || isReserved(path) {
+                    // The insertion control: a new row goes just above the placeholder.
+                    mode = .input(Input(purpose: .addRow(after: cursor), text: "", prompt: "New row"))
+                    return []
+                }
                 if !row.editable {
                     status = Status(text: "this row is not editable", isError: true)
                     return []
@@ -274,12 +304,19 @@ public struct Editor: Sendable {
         case .character("f"):
             if let s = cursorSection { return startHeaderFooter(header: false, table.sections[s].id) }
         case .character("d"), .delete:
-            guard let id = cursorRow else {
-                status = Status(text: "put the cursor on a row to delete it", isError: true)
-                return []
+            switch cursor {
+            case .row(let id):
+                if let refusal = deleteRefusal(id) {
+                    status = Status(text: refusal, isError: true)
+                    return []
+                }
+                mode = .confirmDelete([id])
+                return [.beginEditingRow(id)]
+            case .section(let id):
+                mode = .confirmDeleteSection(id)
+            case nil:
+                status = Status(text: "nothing to delete", isError: true)
             }
-            mode = .confirmDelete([id])
-            return [.beginEditingRow(id)]
         case .character("D"):
             guard editing, !selection.isEmpty else {
                 status = Status(text: "select rows with space in editing mode (E) first", isError: true)
@@ -290,8 +327,12 @@ public struct Editor: Sendable {
             }
             mode = .confirmDelete(ids)
             if ids.count == 1 { return [.beginEditingRow(ids[0])] }
-        case .character("K"): return move(.up)
-        case .character("J"): return move(.down)
+        case .character("K"):
+            if case .section(let id) = cursor { return moveSection(id, by: -1) }
+            return move(.up)
+        case .character("J"):
+            if case .section(let id) = cursor { return moveSection(id, by: 1) }
+            return move(.down)
         case .character("["): return move(.previousSection)
         case .character("]"): return move(.nextSection)
         case .character("E"):
@@ -300,15 +341,23 @@ public struct Editor: Sendable {
             status = Status(text: editing ? "editing mode: space selects, D deletes the selected rows" : "done editing", isError: false)
             return [.setEditing(editing)]
         case .character(" "):
-            guard editing else { return [] }
-            if let id = cursorRow {
-                if selection.contains(id) { selection.remove(id) } else { selection.insert(id) }
-                moveCursor(by: 1, items)
+            // Selects in place, as a tap on a row's checkbox does: the cursor stays on the row.
+            guard editing, let id = cursorRow else { return [] }
+            if selection.contains(id) {
+                selection.remove(id)
+            } else if let refusal = deleteRefusal(id) {
+                status = Status(text: refusal, isError: true)
+            } else {
+                selection.insert(id)
             }
         case .character("c"), .character("y"):
-            guard let id = cursorRow, let path = path(ofRow: id), let row = table.row(at: path) else { return [] }
-            clipboard = RowContent(value: row.value, editable: row.editable, movable: row.movable)
-            status = Status(text: "copied \(Self.display(row.value))", isError: false)
+            guard let id = cursorRow, let path = path(ofRow: id), let row = table.row(at: path) else {
+                status = Status(text: "put the cursor on a row to copy it", isError: true)
+                return []
+            }
+            // The value only: the row's flags are an admin's decision, and a paste makes an ordinary row.
+            clipboard = RowContent(value: row.value)
+            status = Status(text: "copied “\(Self.display(row.value))”: p pastes it after the cursor", isError: false)
         case .character("p"), .character("v"):
             guard let clipboard else {
                 status = Status(text: "nothing copied yet (c copies a row)", isError: true)
@@ -340,12 +389,14 @@ public struct Editor: Sendable {
         cursor = items[cursorIndex]
     }
 
-    /// Where a new row goes: after the cursor's row, or first in the cursor's section.
+    /// Where a new row goes: after the cursor's row (before it when it is an add-item placeholder, whose
+    /// insertion control adds above it), or first in the cursor's section.
     func insertionPath(after item: CursorItem?) -> RowPath? {
         switch item {
         case .row(let id):
-            guard let path = path(ofRow: id) else { return nil }
-            return RowPath(section: path.section, row: path.row + 1)
+            guard let path = path(ofRow: id), let row = table.row(at: path) else { return nil }
+            let placeholder = row.editingStyle == .insert || isReserved(path)
+            return RowPath(section: path.section, row: placeholder ? path.row : path.row + 1)
         case .section(let id):
             return index(ofSection: id).map { RowPath(section: $0, row: 0) }
         case nil:
@@ -358,8 +409,12 @@ public struct Editor: Sendable {
     /// The reorder control: proposes a destination; the server may retarget it, and the row shows up where the
     /// server put it.
     private mutating func move(_ direction: Direction) -> [EditorCommand] {
-        guard let id = cursorRow, let from = path(ofRow: id) else {
+        guard let id = cursorRow, let from = path(ofRow: id), let row = table.row(at: from) else {
             status = Status(text: "put the cursor on a row to move it", isError: true)
+            return []
+        }
+        if let refusal = moveRefusal(row, at: from) {
+            status = Status(text: refusal, isError: true)
             return []
         }
         let count = table.sections[from.section].rows.count
@@ -385,6 +440,41 @@ public struct Editor: Sendable {
             to = RowPath(section: from.section + 1, row: 0)
         }
         return [.send(.move(from: RowRef(from, id: id), to: to), base: table.version, label: "move", requested: to)]
+    }
+
+    /// The section control: moves the section one place up (-1) or down (+1), as `moveSection:toSection:`.
+    private mutating func moveSection(_ id: String, by step: Int) -> [EditorCommand] {
+        guard let from = index(ofSection: id) else { return [] }
+        let to = from + step
+        guard table.sections.indices.contains(to) else { return [] }
+        return [.send(.moveSection(from: SectionRef(from, id: id), to: to), base: table.version, label: "move section", requested: nil)]
+    }
+
+    /// Why the row with this id cannot be deleted, as the server would refuse it, or nil when it can.
+    func deleteRefusal(_ id: String) -> String? {
+        guard let path = path(ofRow: id), let row = table.row(at: path) else { return nil }
+        return deleteRefusal(row, at: path)
+    }
+
+    /// Why `row`, at `path`, cannot be deleted, or nil when it can.
+    func deleteRefusal(_ row: Row, at path: RowPath) -> String? {
+        if !row.editable { return "this row is locked: it cannot be deleted" }
+        if row.editingStyle == .insert || isReserved(path) { return "this row is an add-item placeholder: it cannot be deleted" }
+        if row.editingStyle == .none { return "this row cannot be deleted" }
+        return nil
+    }
+
+    /// Why the row cannot be moved, as the server would refuse it, or nil when it can.
+    func moveRefusal(_ row: Row, at path: RowPath) -> String? {
+        if table.rules.moves == .none { return "rows cannot be moved in this table" }
+        if !row.movable { return "this row cannot be moved" }
+        if row.editingStyle == .insert || isReserved(path) { return "this row is an add-item placeholder: it cannot be moved" }
+        return nil
+    }
+
+    /// The table-wide placeholder: the last row of its section when the rules reserve it.
+    func isReserved(_ path: RowPath) -> Bool {
+        table.rules.reserveLastRow && path.row == table.sections[path.section].rows.count - 1
     }
 
     private mutating func handleInput(_ key: Key, _ input: Input) -> [EditorCommand] {
@@ -458,6 +548,16 @@ public struct Editor: Sendable {
         }
         if ids.count == 1 { commands.append(.endEditingRow(ids[0])) }
         return commands
+    }
+
+    private mutating func handleConfirmSection(_ key: Key, _ id: String) -> [EditorCommand] {
+        mode = .browse
+        guard key == .character("y") || key == .character("Y") else {
+            status = Status(text: "delete cancelled", isError: false)
+            return []
+        }
+        guard let s = index(ofSection: id) else { return [] }
+        return [.send(.deleteSection(SectionRef(s, id: id)), base: table.version, label: "delete section", requested: nil)]
     }
 
     /// Typed text is a string; text starting with `=` is JSON (`=42`, `=true`, `={"a":1}`, `="=x"`).

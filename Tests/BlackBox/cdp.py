@@ -31,7 +31,7 @@ class CDPError(Exception):
 class Browser:
     """One headless chromium process with its DevTools endpoint."""
 
-    def __init__(self):
+    def __init__(self, extra_args=()):
         binary = chromium_binary()
         if binary is None:
             raise CDPError("no chromium on PATH (.ci/install installs Debian's chromium)")
@@ -40,7 +40,7 @@ class Browser:
             [binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
              "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
              "--disable-renderer-backgrounding", "--disable-background-timer-throttling",
-             "--remote-debugging-port=0", f"--user-data-dir={self.profile}", "about:blank"],
+             "--remote-debugging-port=0", f"--user-data-dir={self.profile}", *extra_args, "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         url = None
         deadline = time.time() + 30

@@ -65,7 +65,9 @@ def free_port():
 class Server:
     """One `tablecast serve` process with its own database file, stopped with SIGTERM at the end."""
 
-    def __init__(self, *args, db_dir=None):
+    def __init__(self, *args, db_dir=None, ssl_context=None):
+        """`ssl_context`: the server serves TLS (pass --tls-cert/--tls-key in `args`); health is checked with it."""
+        self.ssl_context = ssl_context
         self.dir = db_dir or tempfile.mkdtemp(prefix="tablecast-bb-")
         self.db = os.path.join(self.dir, "tablecast.db")
         self.args = list(args)
@@ -83,7 +85,7 @@ class Server:
         while time.time() < deadline:
             assert self.process.poll() is None, f"server exited early: {self.read_log()}"
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1) as r:
+                with urllib.request.urlopen(f"{self.http_url}healthz", timeout=1, context=self.ssl_context) as r:
                     if r.status == 200:
                         return self
             except OSError:
@@ -92,7 +94,11 @@ class Server:
 
     @property
     def url(self):
-        return f"ws://127.0.0.1:{self.port}/"
+        return f"{'wss' if self.ssl_context else 'ws'}://127.0.0.1:{self.port}/"
+
+    @property
+    def http_url(self):
+        return f"{'https' if self.ssl_context else 'http'}://127.0.0.1:{self.port}/"
 
     def read_log(self):
         if not self.log.closed:
@@ -107,16 +113,18 @@ class Server:
         self.log.close()
 
     def client(self, **kwargs):
-        return Client(self.url, **kwargs)
+        return Client(self.url, ssl_context=self.ssl_context, **kwargs)
 
 
 class Client:
     """A protocol client over the `websockets` package: sends dicts, receives validated dicts."""
 
-    def __init__(self, url, client_id=None, name="tester", hello=True, token=None, subprotocol="tablecast.v1"):
+    def __init__(self, url, client_id=None, name="tester", hello=True, token=None, subprotocol="tablecast.v1",
+                 ssl_context=None):
         # The sync client is a context manager; entering it by hand keeps one connection per Client object.
+        # max_queue=None: a client that reads nothing (there to be counted) still reads its close frame promptly.
         self._connection = connect(url, subprotocols=[subprotocol] if subprotocol else None, open_timeout=10,
-                                   max_size=None)
+                                   max_size=None, max_queue=None, ssl=ssl_context)
         self.ws = self._connection.__enter__()
         self.client_id = client_id or f"bb-{uuid.uuid4().hex[:12]}"
         self.pending = []

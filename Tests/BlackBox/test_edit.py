@@ -102,7 +102,8 @@ def test_two_editors_see_each_others_edits_live(setup):
     server, tmux = setup
     table = f"t-{uuid.uuid4().hex[:8]}"
     admin = server.client()
-    admin.ok({"type": "createTable", "table": table, "rules": {"deleteConfirmationTitle": "Remove"}, "sections": [
+    admin.ok({"type": "createTable", "table": table, "rules": {"deleteConfirmationTitle": "Remove", "maxSections": 2},
+              "sections": [
         {"header": "Fruit", "footer": "fresh today", "rows": [
             {"value": "apple"}, {"value": "banana"}, {"value": "pinned", "editable": False, "movable": False}]},
         {"header": "Dairy", "footer": None, "rows": [{"value": "milk"}]},
@@ -163,12 +164,20 @@ def test_two_editors_see_each_others_edits_live(setup):
     for window in ("alice", "bob"):
         tmux.wait(window, lambda s: "banana" not in s, "banana deleted")
 
-    # A refused intent: the server's error reaches the status line and the table stays as it is.
+    # What the editor knows the server refuses it refuses at once: moving or deleting the locked row.
     tmux.keys("alice", "g", "j", "j")
     tmux.wait("alice", lambda s: "▶" in line_with(s, "pinned"), "cursor on pinned")
     tmux.keys("alice", "K")
-    screen = tmux.wait_for("alice", "move failed: not_movable")
-    assert body(screen)[1:3] == ["apricot", "pinned  (locked)"]
+    tmux.wait_for("alice", "✗ this row cannot be moved")
+    tmux.keys("alice", "d")
+    screen = tmux.wait_for("alice", "✗ this row is locked: it cannot be deleted")
+    assert "[y] Remove" not in screen
+    # A refused intent: the server's error reaches the status line and the table stays as it is.
+    tmux.keys("alice", "A")
+    tmux.type("alice", "Bakery")
+    tmux.keys("alice", "Enter")
+    screen = tmux.wait_for("alice", "new section failed: limit_exceeded")
+    assert body(screen)[1:3] == ["apricot", "pinned  (locked)"] and "Bakery" not in screen
 
     # Refresh shows refreshing… until refreshed.
     tmux.keys("bob", "r")
@@ -249,7 +258,10 @@ def test_wide_characters_resize_and_reconnect(setup):
 
     # A narrower terminal: everything is redrawn to the new width; long lines are cut with an ellipsis.
     tmux.run("resize-window", "-t", f"{tmux.session}:alice", "-x", "30", "-y", "12")
-    screen = tmux.wait(window="alice", predicate=lambda s: s.split("\n")[2] == "─" * 30, what="a 30-column redraw")
+    # capture-pane may catch a frame half written: wait for the separator and the row both redrawn.
+    screen = tmux.wait(
+        window="alice", predicate=lambda s: s.split("\n")[2] == "─" * 30 and line_with(s, "苹果").endswith("✎ tester"),
+        what="a 30-column redraw")
     line = line_with(screen, "苹果")
     assert width(line) == 30 and line.endswith("✎ tester"), line
     assert all(width(l) <= 30 for l in screen.split("\n"))
@@ -267,3 +279,95 @@ def test_wide_characters_resize_and_reconnect(setup):
     assert "clair" in screen
     tmux.keys("alice", "q")
     tmux.wait("alice", lambda s: s.rstrip().endswith("READY$"), "the shell prompt")
+
+
+TOKENS = {"tokens": [{"token": "writer", "role": "write", "tables": ["*"]},
+                     {"token": "admin", "role": "admin", "tables": ["*"]}]}
+
+
+def test_sections_placeholders_and_copy_paste_as_a_writer(tmp_path):
+    """A writer's editor: rows it cannot delete are refused at once and show their editing control, a copied
+    locked row pastes as a plain row (a writer may not send flags), `A` puts the cursor on the new section so
+    that `f` edits its footer, and sections are moved and deleted from their line."""
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(__import__("json").dumps(TOKENS))
+    server = Server("--tokens", str(tokens)).start()
+    tmux = Tmux()
+    try:
+        admin = server.client(token="admin")
+        admin.ok({"type": "createTable", "table": "styled", "sections": [
+            {"header": "Fruit", "footer": None, "rows": [
+                {"value": "apple"}, {"value": "Add fruit…", "editingStyle": "insert"},
+                {"value": "water", "editingStyle": "none"}, {"value": "pinned", "editable": False}]},
+            {"header": "Dairy", "footer": None, "rows": [{"value": "milk"}]}]})
+        tmux.type("alice", f"{tablecast_binary()} edit styled --url {server.url} --name alice --token writer")
+        tmux.keys("alice", "Enter")
+        screen = tmux.wait_for("alice", "▼ Dairy")
+        assert line_with(screen, "Add fruit").strip() == "⊕ Add fruit…"
+
+        # c on a section line says why nothing was copied.
+        tmux.keys("alice", "c")
+        tmux.wait_for("alice", "✗ put the cursor on a row to copy it")
+        # The placeholder and the none row: d is refused at once, with no confirmation prompt.
+        tmux.keys("alice", "j", "j", "d")
+        screen = tmux.wait_for("alice", "✗ this row is an add-item placeholder: it cannot be deleted")
+        assert "[y] Delete" not in screen
+        tmux.keys("alice", "j", "d")
+        tmux.wait_for("alice", "✗ this row cannot be deleted")
+        # Copy the locked row and paste it after milk: the paste is a plain row, accepted for a writer.
+        tmux.keys("alice", "j", "c")
+        tmux.wait_for("alice", "copied “pinned”: p pastes it after the cursor")
+        tmux.keys("alice", "G", "p")
+        screen = tmux.wait_for("alice", "paste: done")
+        assert body(screen)[-3:] == ["▼ Dairy", "milk", "pinned"]
+        assert body(screen)[4] == "pinned  (locked)"
+
+        # Editing mode: ⊖ only on deletable rows, ⊕ on the placeholder, nothing on the none and locked rows;
+        # Space selects without moving the cursor.
+        tmux.keys("alice", "E", "g", "j", "Space")
+        screen = tmux.wait("alice", lambda s: "[x] ⊖ apple" in s, "apple selected")
+        assert "▶" in line_with(screen, "apple")
+        assert line_with(screen, "Add fruit").strip() == "⊕ Add fruit…"
+        assert line_with(screen, "water").split() == ["water", "≡"]
+        assert line_with(screen, "pinned  (locked)").split() == ["pinned", "(locked)", "≡"]
+        tmux.keys("alice", "Space", "E")
+
+        # A new section after Fruit gets the cursor: f edits its footer, not Fruit's.
+        tmux.keys("alice", "A")
+        tmux.type("alice", "Bakery")
+        tmux.keys("alice", "Enter")
+        tmux.wait("alice", lambda s: "▶" in line_with(s, "▼ Bakery"), "the cursor on the new section")
+        tmux.keys("alice", "f")
+        tmux.type("alice", "baked daily")
+        tmux.keys("alice", "Enter")
+        screen = tmux.wait_for("alice", "└ baked daily")
+        assert body(screen)[4:8] == ["pinned  (locked)", "▼ Bakery", "(no rows)", "└ baked daily"]
+
+        # K on a section line moves the section; d deletes it after a confirmation naming it.
+        tmux.keys("alice", "K")
+        screen = tmux.wait("alice", lambda s: body(s)[0] == "▼ Bakery", "Bakery moved up")
+        assert [line for line in body(screen) if line.startswith("▼")] == ["▼ Bakery", "▼ Fruit", "▼ Dairy"]
+        tmux.keys("alice", "d")
+        tmux.wait_for("alice", "Section “Bakery” and its 0 rows: [y] Delete")
+        tmux.keys("alice", "y")
+        screen = tmux.wait("alice", lambda s: "Bakery" not in s and "delete section: done" in s, "Bakery deleted")
+
+        # Enter on the placeholder is its insertion control: the new row goes just above it.
+        tmux.keys("alice", "g", "j", "j")
+        tmux.wait("alice", lambda s: "▶" in line_with(s, "Add fruit"), "the cursor on the placeholder")
+        tmux.keys("alice", "Enter")
+        tmux.wait_for("alice", "New row:")
+        tmux.type("alice", "kiwi")
+        tmux.keys("alice", "Enter")
+        tmux.wait("alice", lambda s: body(s)[1:4] == ["apple", "kiwi", "⊕ Add fruit…"], "kiwi above the placeholder")
+
+        catch_up, _ = admin.subscribe("styled")
+        rows = [[(r["value"], r.get("editable", True)) for r in sec["rows"]] for sec in catch_up[0]["sections"]]
+        assert rows == [[("apple", True), ("kiwi", True), ("Add fruit…", True), ("water", True), ("pinned", False)],
+                        [("milk", True), ("pinned", True)]]
+        admin.close()
+        tmux.keys("alice", "q")
+        tmux.wait("alice", lambda s: s.rstrip().endswith("READY$"), "the shell prompt")
+    finally:
+        tmux.kill()
+        server.stop()

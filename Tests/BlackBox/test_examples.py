@@ -1,7 +1,8 @@
 """Every transcript in web-client-protocol/examples/ replays against a real server message for message.
 
 A transcript line is `name> message` (client `name` sends) or `name< message` (client `name` receives). Epochs are
-random per table, so a recorded epoch stands for whatever the live server chose in the same place.
+random per table and commit times are the clock's, so a recorded epoch or `time` stands for whatever the live server
+chose in the same place.
 """
 import json
 
@@ -20,10 +21,13 @@ def parse(path):
         yield number, head[:-1], head[-1], json.loads(body)
 
 
+LIVE_KEYS = ("epoch", "time")
+
+
 def substitute(value, epochs):
-    """The recorded message with recorded epochs replaced by the live ones."""
+    """The recorded message with recorded epochs (and times) replaced by the live ones."""
     if isinstance(value, dict):
-        return {k: (epochs.get(v, v) if k == "epoch" else substitute(v, epochs)) for k, v in value.items()}
+        return {k: (epochs.get((k, v), v) if k in LIVE_KEYS else substitute(v, epochs)) for k, v in value.items()}
     if isinstance(value, list):
         return [substitute(v, epochs) for v in value]
     return value
@@ -31,10 +35,14 @@ def substitute(value, epochs):
 
 def learn_epochs(recorded, live, epochs):
     if isinstance(recorded, dict) and isinstance(live, dict):
-        if "epoch" in recorded and "epoch" in live:
-            epochs.setdefault(recorded["epoch"], live["epoch"])
+        for key in LIVE_KEYS:
+            if key in recorded and key in live:
+                epochs.setdefault((key, recorded[key]), live[key])
         for key in recorded.keys() & live.keys():
             learn_epochs(recorded[key], live[key], epochs)
+    if isinstance(recorded, list) and isinstance(live, list):
+        for r, l in zip(recorded, live):
+            learn_epochs(r, l, epochs)
 
 
 def test_there_are_examples():

@@ -95,6 +95,42 @@ def test_a_retry_on_another_node_gets_the_original_ack(postgres):
         nodes.stop()
 
 
+def test_a_ref_reused_on_another_node_for_another_intent_is_refused(postgres):
+    nodes = Nodes(postgres, 2)
+    table = f"t-{uuid.uuid4().hex[:8]}"
+    try:
+        first = nodes.nodes[0].client(client_id="reuser")
+        first.ok({"type": "createTable", "table": table, "sections": [section()]})
+        other = nodes.nodes[1].client(client_id="reuser")
+        # Stored by the first node after the second loaded the client's refs: only the store knows it.
+        first.ok({"type": "insert", "table": table, "at": [0, 0], "value": "one", "ref": "r-1"})
+        error = other.fails({"type": "insert", "table": table, "at": [0, 0], "value": "two", "ref": "r-1"}, "ref_reused")
+        assert "r-1" in error["message"]
+        assert snapshot_values(other, table) == (1, [["one"]])
+    finally:
+        nodes.stop()
+
+
+def test_history_is_read_from_postgresql_on_every_node(postgres):
+    nodes = Nodes(postgres, 2)
+    table = f"t-{uuid.uuid4().hex[:8]}"
+    try:
+        writer = nodes.nodes[0].client(client_id="historian", name="Hedda")
+        writer.ok({"type": "createTable", "table": table, "sections": [section("seed")]})
+        acks = [writer.ok({"type": "insert", "table": table, "at": [0, 0], "value": v, "ref": f"h-{v}"}) for v in "ab"]
+        # The other node never served the table: it adopts it and reads its history from the shared database.
+        reader = nodes.nodes[1].client()
+        page = reader.ok({"type": "history", "table": table, "order": "oldest"}, expect="changes")
+        assert page["oldest"] == 0 and page["version"] == 2
+        assert [e["version"] for e in page["entries"]] == [a["version"] for a in acks]
+        assert page["entries"][0]["origin"] == {"client": "historian", "name": "Hedda", "ref": "h-a"}
+        past = reader.ok({"type": "snapshotAt", "table": table, "version": 1}, expect="snapshot")
+        assert past["historical"] is True and [r["value"] for r in past["sections"][0]["rows"]] == ["a", "seed"]
+        reader.fails({"type": "snapshotAt", "table": table, "version": 3}, "out_of_range")
+    finally:
+        nodes.stop()
+
+
 def test_a_retry_racing_its_original_on_another_node_is_applied_once(postgres):
     nodes = Nodes(postgres, 2)
     table = f"t-{uuid.uuid4().hex[:8]}"
@@ -141,32 +177,32 @@ def test_tables_created_changed_and_dropped_on_one_node_are_seen_on_the_other(po
 def test_presence_spans_nodes_and_a_dead_node_is_cleared_within_seconds(postgres):
     import signal
     import time
+    from test_presence import subscribe_with_view
     nodes = Nodes(postgres, 2)
     table = f"t-{uuid.uuid4().hex[:8]}"
     try:
         ana = nodes.nodes[0].client(name="Ana")
         ana.ok({"type": "createTable", "table": table, "sections": [section("x")]})
-        ana.subscribe(table)
+        ana_view = subscribe_with_view(ana, table)
         bo = nodes.nodes[1].client(name="Bo")
-        bo.subscribe(table)
+        bo_view = subscribe_with_view(bo, table)
 
-        def names(client, want):
-            while True:
-                message = client.next("presence", table=table, keep_others=False, timeout=10)
-                if sorted(c["name"] for c in message["clients"]) == want:
-                    return message
+        def until(client, view, condition):
+            """Applies `client`'s deltas to `view` until `condition(view)` holds."""
+            while not condition(view):
+                view.apply(client.next("presence", table=table, keep_others=False, timeout=10))
 
-        names(ana, ["Ana", "Bo"])
-        names(bo, ["Ana", "Bo"])
+        until(ana, ana_view, lambda v: v.names() == ["Ana", "Bo"])
+        until(bo, bo_view, lambda v: v.names() == ["Ana", "Bo"])
+        # Keys stay unique across nodes: each node's are prefixed with its id.
+        assert len(set(ana_view.clients)) == 2 and ana_view.you in ana_view.clients
         bo.send({"type": "editing", "table": table, "on": True})
-        seen = names(ana, ["Ana", "Bo"])
-        while not any(c["name"] == "Bo" and c["editing"] for c in seen["clients"]):
-            seen = names(ana, ["Ana", "Bo"])
+        until(ana, ana_view, lambda v: any(c["name"] == "Bo" and c["editing"] for c in v.clients.values()))
         # The second node dies without a word: its people leave everyone's list within a few seconds.
         killed = time.time()
         nodes.nodes[1].process.send_signal(signal.SIGKILL)
         nodes.nodes[1].process.wait()
-        names(ana, ["Ana"])
+        until(ana, ana_view, lambda v: v.names() == ["Ana"])
         assert time.time() - killed < 6
     finally:
         nodes.stop()
@@ -291,3 +327,12 @@ def test_kill_9_of_a_node_mid_load_loses_nothing_acked_and_subscribers_resume_el
         assert set(acked) <= set(values), "nothing acknowledged is lost"
     finally:
         nodes.stop()
+
+
+def test_compact_and_backup_say_they_work_on_sqlite_files_only():
+    import subprocess
+    from conftest import tablecast_binary
+    url = "postgresql://nobody@127.0.0.1:1/none"
+    for args, hint in ((["compact", "--db", url], "SQLite files"), (["backup", "--db", url, "--to", "/tmp/x.db"], "pg_dump")):
+        done = subprocess.run([tablecast_binary(), *args], capture_output=True, text=True, timeout=30)
+        assert done.returncode == 1 and hint in done.stderr, (args, done.stderr)

@@ -191,6 +191,80 @@ def test_tokens_grant_roles_per_table(tmp_path):
     server.stop()
 
 
+def test_refs_are_kept_per_token_so_one_token_cannot_take_or_read_anothers(tmp_path):
+    """A write token for team-* says hello with the admin's client id: it must neither pre-empt the admin's refs
+    nor read the admin's acks by replaying them, before and after a restart (refs then come from the store)."""
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps(TOKENS))
+    server = Server("--tokens", str(tokens)).start()
+    admin = server.client(client_id="laptop", token="admin")
+    admin.ok({"type": "createTable", "table": "team-a", "sections": rows("a1", "a2", "a3")})
+    admin.ok({"type": "createTable", "table": "private", "sections": rows("p1", "p2")})
+    attacker = server.client(client_id="laptop", token="writer")
+    # Attack 1: the attacker uses a ref first; the admin's later intent with it must be applied and acked.
+    attacker_ack = attacker.ok({"type": "delete", "table": "team-a", "at": [0, 0], "ref": "del-1"})
+    admin_ack = admin.ok({"type": "delete", "table": "private", "at": [0, 0], "ref": "del-1"})
+    assert admin_ack["table"] == "private" and admin_ack != attacker_ack
+    assert values(snapshot(admin, "private")) == [["p2"]]
+    # Attack 2: the admin inserts with a ref; the attacker replaying it must not get the admin's ack.
+    secret = admin.ok({"type": "insert", "table": "private", "at": [0, 0], "value": "secret", "ref": "ins-9"})
+    replay = attacker.request({"type": "insert", "table": "team-a", "at": [0, 0], "value": "x", "ref": "ins-9"})
+    assert replay.get("table") != "private" and replay.get("created") != secret["created"], replay
+    attacker.close()
+    admin.close()
+    server.stop()
+
+    server.start()
+    admin = server.client(client_id="laptop", token="admin")
+    attacker = server.client(client_id="laptop", token="writer")
+    assert admin.ok({"type": "delete", "table": "private", "at": [0, 0], "ref": "del-1"}) == admin_ack
+    assert admin.ok({"type": "insert", "table": "private", "at": [0, 0], "value": "secret", "ref": "ins-9"}) == secret
+    assert attacker.ok({"type": "delete", "table": "team-a", "at": [0, 0], "ref": "del-1"}) == attacker_ack
+    again = attacker.request({"type": "insert", "table": "team-a", "at": [0, 0], "value": "x", "ref": "ins-9"})
+    assert again == replay, "the attacker's own retry gets its own answer"
+    admin.fails({"type": "delete", "table": "team-a", "at": [0, 0], "ref": "del-1"}, "ref_reused")
+    assert values(snapshot(admin, "private")) == [["secret", "p2"]]
+    for c in (admin, attacker):
+        c.close()
+    server.stop()
+
+
+def test_a_busy_store_holds_up_only_the_connections_waiting_for_it():
+    """While another process holds the database's write lock, a createTable waits for the store, and so do the
+    reconnecting clients' hellos queued behind it; every other connection is still answered meanwhile, and the
+    waiting connection's next message (an insert into the new table) is handled after its createTable."""
+    server = Server().start()
+    watcher = server.client()
+    watcher.ok({"type": "createTable", "table": "live", "sections": rows("x")})
+    creator = server.client()
+    lock = sqlite3.connect(server.db, isolation_level=None)
+    lock.execute("BEGIN IMMEDIATE")
+    try:
+        creator.send({"type": "createTable", "table": "slow", "sections": rows(), "ref": "create"})
+        creator.send({"type": "insert", "table": "slow", "at": [0, 0], "value": "after", "ref": "insert"})
+        hellos = [server.client(hello=False) for _ in range(20)]
+        for n, c in enumerate(hellos):
+            c.send({"type": "hello", "client": f"bb-returning-{n}-{time.time_ns()}", "ref": "h"})
+        for _ in range(5):
+            assert watcher.ok({"type": "listTables"}, expect="tables")["tables"]
+            watcher.ok({"type": "refresh", "table": "live"}, expect="refreshed")
+        with pytest.raises(TimeoutError):
+            answer = creator.recv(timeout=0.5)
+            pytest.fail(f"the createTable was answered while the store was locked: {answer}")
+    finally:
+        lock.execute("COMMIT")
+        lock.close()
+    assert creator.next("ack", ref="create")["table"] == "slow"
+    assert creator.next("ack", ref="insert")["created"]
+    for c in hellos:
+        assert c.next("welcome", ref="h")
+        c.close()
+    assert values(snapshot(watcher, "slow")) == [["after"]]
+    watcher.close()
+    creator.close()
+    server.stop()
+
+
 def run_serve(*args, timeout=20):
     return subprocess.run([tablecast_binary(), "serve", *args], capture_output=True, text=True, timeout=timeout)
 

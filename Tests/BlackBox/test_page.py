@@ -499,3 +499,178 @@ def test_rules_changes_and_a_dropped_table(server, browser, admin, table_name):
         assert "dropped" in a.page.eval("document.querySelector('#banners').textContent")
     finally:
         a.close()
+
+
+def right_click(view, expression):
+    x, y = view.center(expression)
+    for kind in ("mousePressed", "mouseReleased"):
+        view.page.send("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "right",
+                                                    "buttons": 2 if kind == "mousePressed" else 0, "clickCount": 1})
+
+
+def long_press(view, expression):
+    x, y = view.center(expression)
+    view.page.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    view.page.wait_for("!document.querySelector('#row-menu').hidden", timeout=3, message="no menu after a long press")
+    view.page.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+
+
+def test_rows_show_the_control_of_their_editing_style(server, browser, admin, table_name):
+    admin.ok({"type": "createTable", "table": table_name, "sections": [{"header": "List", "footer": None, "rows": [
+        {"value": "apple"}, {"value": "Add item…", "editingStyle": "insert"}, {"value": "water", "editingStyle": "none"},
+        {"value": "pinned", "editable": False}]}]})
+    a = View(browser, server, table_name)
+    try:
+        # The insert row is an add-item placeholder, in and out of editing mode.
+        assert a.page.eval("document.querySelector('.row.placeholder .insert')?.textContent") == "+Add item…"
+        a.click("document.querySelector('#edit-toggle')")
+        a.page.wait_for("document.querySelector('#edit-toggle').getAttribute('aria-pressed') === 'true'")
+        controls = a.page.eval("""Object.fromEntries(__t.rows().map((r) => [r.querySelector('.value').textContent,
+            [!!r.querySelector('.select'), !!r.querySelector('.minus'), !!r.querySelector('.swipe-delete')]]))""")
+        assert controls == {"apple": [True, True, True], "water": [False, False, False], "pinned": [False, False, False]}
+        # A selected row that an admin locks leaves the selection (and loses its controls).
+        a.click("__t.row('apple').querySelector('.select')")
+        a.page.wait_for("document.querySelector('#delete-selected').textContent === 'Delete selected (1)'")
+        admin.ok({"type": "edit", "table": table_name, "at": [0, 0], "value": "apple", "editable": False})
+        a.page.wait_for("document.querySelector('#delete-selected').textContent === 'Delete selected'")
+        assert a.page.eval("__t.row('apple').querySelector('.select') === null")
+        admin.ok({"type": "edit", "table": table_name, "at": [0, 0], "value": "apple", "editable": True})
+        a.page.wait_for("__t.row('apple').querySelector('.select') !== null")
+        # Dragged below the last row, a row goes to the end: a placeholder in the middle does not catch it.
+        a.page.wait_for("document.querySelector('#presence .badge.editing') !== null")
+        handle = a.center("__t.row('apple').querySelector('.handle')")
+        _, bottom = a.page.eval("(() => { const r = __t.row('pinned').getBoundingClientRect(); return [0, r.bottom - 4]; })()")
+        a.page.mouse_drag(handle, (handle[0], bottom))
+        a.wait_values([["water", "pinned", "apple"]])
+        # The none row cannot be swiped (nor is the drag taken for a tap that edits it), nor deleted from the
+        # keyboard.
+        a.click("document.querySelector('#edit-toggle')")
+        x, y = a.row_center("water")
+        a.page.mouse_drag((x + 100, y), (x - 80, y))
+        time.sleep(0.3)
+        assert a.page.eval("document.querySelector('[data-inline]') === null")
+        a.focus_row("water")
+        a.page.key("Delete")
+        time.sleep(0.3)
+        assert a.page.eval("document.querySelector('.row.revealed') === null")
+        # The placeholder's insertion control adds a row just before it.
+        a.click("document.querySelector('.row.placeholder .insert')")
+        a.page.wait_for("document.activeElement?.dataset.inline === 'new'")
+        assert a.page.eval("document.querySelector('.new-row').nextElementSibling.classList.contains('placeholder')")
+        a.page.type_text("pear")
+        a.page.key("Enter", text="\r")
+        a.wait_values([["pear", "water", "pinned", "apple"]])
+        assert server_values(admin, table_name) == [["pear", "Add item…", "water", "pinned", "apple"]]
+    finally:
+        a.close()
+
+
+def test_sections_are_moved_and_deleted_in_editing_mode(server, browser, admin, table_name):
+    admin.ok({"type": "createTable", "table": table_name, "sections": [
+        {"header": "Fruit", "footer": None, "rows": [{"value": "apple"}, {"value": "pear"}]},
+        {"header": "Dairy", "footer": None, "rows": [{"value": "milk"}]}]})
+    a = View(browser, server, table_name)
+    b = View(browser, server, table_name)
+    try:
+        a.click("document.querySelector('#edit-toggle')")
+        a.page.wait_for("document.querySelectorAll('.section-tools').length === 2")
+        # Presence redraws the list: let it settle before aiming.
+        for view in (a, b):
+            view.page.wait_for("document.querySelectorAll('#presence .badge').length === 2 && "
+                               "document.querySelector('#presence .badge.editing') !== null")
+        assert a.page.eval("document.querySelector('[aria-label=\"Move Fruit up\"]').disabled")
+        a.click("document.querySelector('[aria-label=\"Move Fruit down\"]')")
+        b.wait_values([["milk"], ["apple", "pear"]])
+        # Fruit is last now: its "down" is off, and focus goes to its "up".
+        a.page.wait_for("document.activeElement?.getAttribute('aria-label') === 'Move Fruit up'",
+                        message="focus stays on the section's controls")
+        assert a.page.eval("document.querySelector('[aria-label=\"Move Fruit down\"]').disabled")
+        a.click("document.querySelector('[aria-label=\"Delete Fruit\"]')")
+        a.page.wait_for("document.querySelector('.section-tools.confirm .confirm-text')?.textContent === "
+                        "'Delete “Fruit” and its 2 rows?'")
+        a.click("[...document.querySelectorAll('.section-tools.confirm button')].find((e) => e.textContent === 'Cancel')")
+        a.page.wait_for("document.querySelector('.section-tools.confirm') === null")
+        a.click("document.querySelector('[aria-label=\"Delete Fruit\"]')")
+        a.click("document.querySelector('.section-tools.confirm button.danger')")
+        b.wait_values([["milk"]])
+        assert server_values(admin, table_name) == [["milk"]]
+    finally:
+        a.close()
+        b.close()
+
+
+def test_row_menu_copies_and_pastes_with_right_click_long_press_and_keys(server, browser, admin, table_name):
+    admin.ok({"type": "createTable", "table": table_name, "sections": [
+        {"header": None, "footer": None, "rows": [{"value": "Apples"}, {"value": "locked", "editable": False}]},
+        {"header": None, "footer": None, "rows": [{"value": "Milk"}]}]})
+    a = View(browser, server, table_name)
+    try:
+        # Right click: Copy and Paste; nothing copied yet, so Paste is off.
+        right_click(a, "__t.row('Apples')")
+        a.page.wait_for("!document.querySelector('#row-menu').hidden")
+        assert a.page.eval("document.activeElement.textContent") == "Copy"
+        assert a.page.eval("document.querySelector('[data-menu=paste]').disabled")
+        a.click("document.querySelector('[data-menu=copy]')")
+        a.page.wait_for("document.querySelector('#row-menu').hidden")
+        # Long press with a finger on Milk: Paste puts the copy after it.
+        long_press(a, "__t.row('Milk')")
+        assert a.page.eval("document.querySelector('[data-menu=paste]').textContent") == "Paste “Apples”"
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / "page-phone-row-menu.png"
+        a.page.screenshot(path)
+        print(f"\nscreenshot: {path}")
+        a.click("document.querySelector('[data-menu=paste]')")
+        a.wait_values([["Apples", "locked"], ["Milk", "Apples"]])
+        # The keyboard: Shift+F10 on a row opens the menu, arrows move, Enter picks, Escape closes.
+        a.focus_row("locked")
+        a.page.key("F10", modifiers=8)
+        a.page.wait_for("!document.querySelector('#row-menu').hidden && document.activeElement.dataset.menu === 'copy'")
+        a.page.key("Enter", text="\r")
+        a.page.wait_for("document.querySelector('#row-menu').hidden && document.activeElement === __t.row('locked')")
+        a.focus_row("Apples")
+        a.page.key("F10", modifiers=8)
+        a.page.wait_for("!document.querySelector('#row-menu').hidden")
+        a.page.key("ArrowDown")
+        a.page.key("Enter", text="\r")
+        # A copied locked row is pasted (after Apples) as a plain row: the value, not the admin's flags.
+        a.wait_values([["Apples", "locked", "locked"], ["Milk", "Apples"]])
+        catch_up, _ = admin.subscribe(table_name)
+        assert [row.get("editable", True) for row in catch_up[0]["sections"][0]["rows"]] == [True, True, False]
+        right_click(a, "__t.row('Milk')")
+        a.page.wait_for("!document.querySelector('#row-menu').hidden")
+        a.page.key("Escape")
+        a.page.wait_for("document.querySelector('#row-menu').hidden && document.activeElement === __t.row('Milk')")
+    finally:
+        a.close()
+
+
+def test_an_empty_section_and_many_people_at_phone_width(server, browser, admin, table_name):
+    admin.ok({"type": "createTable", "table": table_name, "sections": [
+        {"header": "Fruit", "footer": None, "rows": [{"value": "Apples"}]},
+        {"header": "Empty", "footer": "Nothing here yet", "rows": []}]})
+    others = [server.client(name=name) for name in
+              ("Bartholomew Longname", "Christabel Evenlongername", "Dmitri", "Eve", "Fitzgerald Q. Whitworth")]
+    for other in others:
+        other.subscribe(table_name)
+    view = View(browser, server, table_name, name="Ana")
+    try:
+        view.page.wait_for("document.querySelectorAll('#presence .badge').length === 6")
+        empty = view.page.eval("""(() => { const e = document.querySelector('[data-section] .empty-section');
+            const r = e.getBoundingClientRect(); return [e.textContent, r.height]; })()""")
+        assert empty[0] == "No rows" and empty[1] >= 40, empty
+        # Every chip is inside the screen: they share the line, each cut with an ellipsis when it must be.
+        overflow = view.page.eval("""[...document.querySelectorAll('#presence .badge')]
+            .filter((b) => { const r = b.getBoundingClientRect(); return r.left < 0 || r.right > innerWidth; }).length""")
+        assert overflow == 0
+        hidden = view.page.eval("""(() => { const box = document.querySelector('#presence').getBoundingClientRect();
+            return [...document.querySelectorAll('#presence .badge')]
+                .filter((b) => b.getBoundingClientRect().bottom > box.bottom).length; })()""")
+        assert hidden == 0, "the chips stay on their one line"
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / "page-phone-empty-section-presence.png"
+        view.page.screenshot(path)
+        print(f"\nscreenshot: {path}")
+    finally:
+        view.close()
+        for other in others:
+            other.close()

@@ -1,6 +1,8 @@
-"""A full disk: the server refuses what it cannot store, acknowledges nothing else, keeps serving reads, and
-recovers when space returns. The database lives on a real 4 MiB tmpfs that the test fills."""
+"""Storage failures. A full disk: the server refuses what it cannot store, acknowledges nothing else, keeps serving
+reads, and recovers when space returns (the database lives on a real 4 MiB tmpfs that the test fills). A damaged
+page: a retry whose stored ack cannot be read is refused, never applied again."""
 import os
+import sqlite3
 import subprocess
 import tempfile
 
@@ -125,4 +127,52 @@ def test_disk_full_under_pipelined_bursts_acks_only_what_was_stored(small_disk):
     d = server.client()
     assert sorted(rows_of(d, "burst")) == sorted(acked), "after a restart: everything acked, nothing else"
     d.close()
+    server.stop()
+
+
+def overflow_pages(db, table):
+    """The numbers of the overflow pages of `table`'s b-tree, and the page size (read through SQLite's dbstat)."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+        pages = [row[0] for row in c.execute("SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'overflow'", (table,))]
+        return pages, c.execute("PRAGMA page_size").fetchone()[0]
+
+
+def test_a_retry_whose_ref_cannot_be_read_is_refused_not_applied_again():
+    """The stored ack of a retried intent cannot be read (its pages are damaged on disk): the retry is answered
+    `unavailable` and not applied a second time, and others' intents are unaffected."""
+    server = Server().start()
+    c = server.client(client_id="bb-damaged-ref")
+    c.ok({"type": "createTable", "table": "d", "sections": [{"rows": []}]})
+    # 800 rows make an ack of several KB, whose end lies on overflow pages of the refs table.
+    batch = {"type": "batch", "table": "d", "insertRows": [{"at": [0, i], "value": i} for i in range(800)], "ref": "big"}
+    first = c.ok(batch)
+    c.close()
+    server.stop()  # checkpoints: every page is in the database file now
+    server.start()
+    # The client's refs are loaded when it says hello, before the damage: its retry is known, and its stored ack
+    # must be read from the store.
+    retry = server.client(client_id="bb-damaged-ref")
+    pages, page_size = overflow_pages(server.db, "refs")
+    assert pages, "the ack should span overflow pages"
+    with open(server.db, "r+b") as f:
+        for page in pages:
+            f.seek((page - 1) * page_size)
+            f.write(b"\xff" * page_size)
+        f.flush()
+        os.fsync(f.fileno())
+    # A write by another connection makes the server drop its page cache, so it reads the damaged pages.
+    with sqlite3.connect(server.db, isolation_level=None) as other:
+        other.execute("INSERT INTO snapshots (table_name, version, body) VALUES ('zz-other', 0, '')")
+        other.execute("DELETE FROM snapshots WHERE table_name = 'zz-other'")
+
+    bystander = server.client(hello=False)  # anonymous: its refs are not stored, so it needs no refs page
+    retry.send(batch)
+    bystander.send({"type": "insert", "table": "d", "at": [0, 0], "value": "other", "ref": "o"})
+    refused = retry.next("error", ref="big")
+    assert refused["code"] == "unavailable" and "could not be looked up" in refused["message"], refused
+    assert bystander.next("ack", ref="o")["version"] == first["version"] + 1
+    rows = rows_of(bystander, "d")
+    assert len(rows) == 801 and rows.count("other") == 1, "the batch was applied once, the bystander's insert once"
+    retry.close()
+    bystander.close()
     server.stop()

@@ -153,13 +153,16 @@ enum RandomTables {
             let rows = sectionCount == 0 ? 0 : table.sections[section].rows.count
             return RowPath(section: section, row: Int.random(in: 0..<max(rows + extra, 1), using: &generator))
         }
-        switch Int.random(in: 0..<10, using: &generator) {
+        switch Int.random(in: 0..<11, using: &generator) {
         case 0, 1: return .insert(at: randomPath(extra: 1), row: RowContent(value: .string("i\(table.nextID)")))
         case 2, 3: return .delete(RowRef(randomPath(extra: 0)))
         case 4, 5: return .move(from: RowRef(randomPath(extra: 0)), to: randomPath(extra: 0))
         case 6: return .edit(RowRef(randomPath(extra: 0)), value: .string("e\(table.version)"))
         case 7: return .insertSection(at: Int.random(in: 0...sectionCount, using: &generator), section: SectionContent(rows: [RowContent(value: "n")]))
         case 8: return .deleteSection(SectionRef(Int.random(in: 0..<max(sectionCount, 1), using: &generator)))
+        case 9:
+            let rows = (0..<Int.random(in: 0...3, using: &generator)).map { RowContent(value: .string("s\(table.nextID)-\($0)")) }
+            return .editSection(SectionRef(Int.random(in: 0..<max(sectionCount, 1), using: &generator)), rows: rows)
         default:
             return .moveSection(from: SectionRef(Int.random(in: 0..<max(sectionCount, 1), using: &generator)), to: Int.random(in: 0..<max(sectionCount, 1), using: &generator))
         }

@@ -247,6 +247,57 @@ final class TableEngineTests: XCTestCase {
         XCTAssertEqual(engine.table.sections[0].rows.map(\.value), ["a"])
     }
 
+    /// editingStyleForRow: `none` has no delete control, so deletes are refused; `insert` is an add-item
+    /// placeholder wherever it is: neither deleted nor moved, while rows are inserted and moved next to it.
+    func testEditingStyleNoneAndInsertRefuseDeletesAndInsertRefusesMoves() throws {
+        var table = makeTable([["a", "add", "b", "keep"]])
+        table.sections[0].rows[1].editingStyle = .insert
+        table.sections[0].rows[3].editingStyle = .none
+        var engine = TableEngine(table: table)
+        assertError(
+            try engine.resolve(.delete(RowRef(path(0, 1)))), .notEditable,
+            "delete: row [0,1] is an add-item placeholder (editingStyle insert)")
+        assertError(
+            try engine.resolve(.batch(ClientBatch(deleteRows: [RowRef(path(0, 0)), RowRef(path(0, 3))]))), .notEditable,
+            "deleteRows[1]: row [0,3] cannot be deleted (editingStyle none)")
+        assertError(
+            try engine.resolve(.move(from: RowRef(path(0, 1)), to: path(0, 3))), .notMovable,
+            "move: row [0,1] is an add-item placeholder (editingStyle insert)")
+        // A none row may still be moved and edited; rows go next to the placeholder where they are put.
+        try commit(&engine, .move(from: RowRef(path(0, 3)), to: path(0, 0)))
+        try commit(&engine, .edit(RowRef(path(0, 0)), value: "kept"))
+        let inserted = try commit(&engine, .insert(at: path(0, 3), row: RowContent(value: "c")))
+        XCTAssertEqual(inserted.insertedRows, [path(0, 3)])
+        try commit(&engine, .move(from: RowRef(path(0, 1)), to: path(0, 3)))
+        XCTAssertEqual(values(engine.table), [["kept", "add", "c", "a", "b"]])
+        XCTAssertEqual(engine.table.sections[0].rows.map(\.editingStyle), [.none, .insert, .delete, .delete, .delete])
+        // Deleting the whole section takes every row, whatever its style.
+        XCTAssertNoThrow(try engine.resolve(.deleteSection(SectionRef(0))))
+    }
+
+    /// The style is set by an edit (the server lets only admins send it) and kept by edits that leave it out;
+    /// an edit that changes only the style is not a no-op, one that repeats it is.
+    func testAnEditSetsTheEditingStyleAndItSurvivesTheJSONRoundTrip() throws {
+        var engine = TableEngine(table: makeTable([["a", "b"]]))
+        let set = try commit(&engine, .edit(RowRef(path(0, 1)), value: "b", editingStyle: .insert))
+        XCTAssertFalse(set.isNoop)
+        XCTAssertEqual(set.batch.reloadRows, [.init(at: path(0, 1), value: "b", editingStyle: .insert)])
+        XCTAssertTrue(try engine.resolve(.edit(RowRef(path(0, 1)), value: "b", editingStyle: .insert)).isNoop)
+        try commit(&engine, .edit(RowRef(path(0, 1)), value: "Add item"))
+        XCTAssertEqual(engine.table.sections[0].rows[1].editingStyle, .insert)
+        // The batch and the table carry the style through their JSON (the log and the snapshot).
+        XCTAssertEqual(try Batch(json: set.batch.json), set.batch)
+        XCTAssertEqual(try Table(json: engine.table.json), engine.table)
+        XCTAssertEqual(engine.table.sections[0].rows[1].json, ["id": "r3", "value": "Add item", "editingStyle": "insert"])
+        var writer = JSONWriter()
+        engine.table.sections[0].rows[1].write(to: &writer)
+        XCTAssertEqual(try JSONValue(parsing: writer.bytes), engine.table.sections[0].rows[1].json)
+        // A row inserted with a style keeps it.
+        try commit(&engine, .insert(at: path(0, 0), row: RowContent(value: "n", editingStyle: .none)))
+        XCTAssertEqual(engine.table.sections[0].rows[0].editingStyle, .none)
+        XCTAssertThrowsError(try Row(json: ["id": "r9", "value": 1, "editingStyle": "swipe"]))
+    }
+
     // MARK: Every error code from a batch
 
     func testValidationErrorsNameTheEntryAndTheFact() {

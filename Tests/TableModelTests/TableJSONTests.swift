@@ -61,7 +61,7 @@ final class TableJSONTests: XCTestCase {
         assertDecodingError(try Table(json: ["version": -1, "nextID": 5, "rules": [:], "sections": []]), "version: expected a non-negative integer, got a number")
         assertDecodingError(
             try Table(json: ["version": 1, "nextID": 5, "rules": [:], "sections": [["id": "s1", "rows": [], "colour": "red"]]]),
-            "sections[0].colour: unknown member")
+            "sections[0].colour: unknown field")
         assertDecodingError(
             try Table(json: ["version": 1, "nextID": 5, "rules": [:], "sections": [["id": "s1", "rows": []], ["id": "s1", "rows": []]]]),
             "sections[1].id: duplicate id \"s1\"")

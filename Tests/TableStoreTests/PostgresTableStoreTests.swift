@@ -46,7 +46,88 @@ final class PostgresTableStoreTests: XCTestCase {
         XCTAssertNil(loaded.log.last?.originRef)
         XCTAssertEqual(try store.logEntries("a", after: 1).map(\.version), [2])
         XCTAssertEqual(try store.ack(client: "alice", ref: "r\"1\\")?.ack, tricky.ack)
-        XCTAssertEqual(try store.refs(of: "alice"), ["r\"1\\", "b1"])
+        XCTAssertEqual(try store.refs(of: "alice").keys.sorted(), ["b1", "r\"1\\"])
+    }
+
+    func testRefsAreKeptPerPrincipalWithTheTableAndIntentTheyWereUsedFor() throws {
+        let (store, _) = try freshStore()
+        try store.createTable("a", epoch: 1, rules: "{}", snapshot: "{}", created: 1)
+        var mine = record("a", 1, ref: "r1")
+        (mine.principal, mine.intent) = ("p1", "f1")
+        // The same client id and ref under another token is another ref, not a duplicate.
+        var theirs = record("a", 2, ref: "r1")
+        (theirs.principal, theirs.intent) = ("p2", "f2")
+        try store.commit([mine, theirs])
+        XCTAssertEqual(try store.ack(client: "alice", ref: "r1", principal: "p1")?.intent, "f1")
+        XCTAssertEqual(try store.ack(client: "alice", ref: "r1", principal: "p2")?.version, 2)
+        XCTAssertNil(try store.ack(client: "alice", ref: "r1", principal: ""))
+        XCTAssertEqual(try store.refs(of: "alice", principal: "p2"), ["r1": StoredRef(table: "a", intent: "f2")])
+        XCTAssertEqual(try store.refs(of: "alice", principal: "nobody"), [:])
+    }
+
+    func testHistoryReadsTheLogWithNamesAndRebuildsFromTheNearestSnapshot() throws {
+        let (store, _) = try freshStore {
+            $0.retention = .versionsBeforeSnapshot(0)
+            $0.history = HistoryRetention(versions: 3)
+        }
+        try store.createTable("a", epoch: 1, rules: "{}", snapshot: "{\"at\":0}", created: 1)
+        var named = records("a", 1...6)
+        for index in named.indices { named[index].originName = "Alice \(index + 1)" }
+        named[1].snapshot = "{\"at\":2}"
+        named[3].snapshot = "{\"at\":4}"
+        named[5].snapshot = "{\"at\":6}"
+        try store.commit(named)
+        // Three versions back from 6 is 3, whose nearest snapshot at or below is 2: the log after it stays.
+        let page = try store.history("a", from: 0, to: .max, limit: 10, newestFirst: true)
+        XCTAssertEqual(page.oldest, 2)
+        XCTAssertEqual(page.info.version, 6)
+        XCTAssertEqual(page.entries.map(\.version), [6, 5, 4, 3])
+        XCTAssertEqual(page.entries.first?.originName, "Alice 6")
+        XCTAssertEqual(try store.history("a", from: 4, to: 5, limit: 1, newestFirst: false).entries.map(\.version), [4])
+        let past = try store.state("a", at: 3)
+        XCTAssertEqual(past.snapshot, Snapshot(version: 2, body: "{\"at\":2}"))
+        XCTAssertEqual(past.log.map(\.version), [3])
+        XCTAssertNil(try store.state("a", at: 1).snapshot)
+        XCTAssertNil(try store.state("a", at: 7).snapshot)
+        assertThrows(.noSuchTable) { try store.history("b", from: 0, to: 1, limit: 1, newestFirst: true) }
+    }
+
+    func testMigratesADatabaseOfSchemaVersion1() throws {
+        let url = try PostgresCluster.shared().createDatabase(prefix: "store")
+        let database = String(url.split(separator: "/").last!)
+        try PostgresCluster.shared().psql(
+            """
+            CREATE SCHEMA tablecast;
+            CREATE TABLE tablecast.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE tablecast.tables (
+                name TEXT PRIMARY KEY, epoch BIGINT NOT NULL, rules TEXT NOT NULL, created BIGINT NOT NULL,
+                version BIGINT NOT NULL);
+            CREATE TABLE tablecast.log (
+                table_name TEXT NOT NULL, version BIGINT NOT NULL, batch TEXT NOT NULL, origin_client TEXT NOT NULL,
+                origin_ref TEXT, time BIGINT NOT NULL, PRIMARY KEY (table_name, version));
+            CREATE TABLE tablecast.snapshots (
+                table_name TEXT NOT NULL, version BIGINT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (table_name, version));
+            CREATE TABLE tablecast.refs (
+                client TEXT NOT NULL, ref TEXT NOT NULL, table_name TEXT NOT NULL, version BIGINT NOT NULL,
+                ack TEXT NOT NULL, seq BIGSERIAL NOT NULL, PRIMARY KEY (client, ref));
+            CREATE INDEX refs_by_seq ON tablecast.refs (client, seq);
+            CREATE UNLOGGED TABLE tablecast.nodes (node TEXT PRIMARY KEY, seen BIGINT NOT NULL);
+            CREATE UNLOGGED TABLE tablecast.presence (
+                node TEXT NOT NULL, table_name TEXT NOT NULL, clients TEXT NOT NULL, PRIMARY KEY (node, table_name));
+            INSERT INTO tablecast.meta VALUES ('schema_version', '1');
+            INSERT INTO tablecast.tables VALUES ('a', 1, '{}', 1, 1);
+            INSERT INTO tablecast.snapshots VALUES ('a', 0, '{}');
+            INSERT INTO tablecast.log VALUES ('a', 1, '{}', 'alice', 'old', 5);
+            INSERT INTO tablecast.refs (client, ref, table_name, version, ack) VALUES ('alice', 'old', 'a', 1, '{"v":1}');
+            """, database: database)
+        let store = try PostgresTableStore(url: url)
+        // Refs stored before were the tokenless principal's, with no intent; log entries have no name.
+        XCTAssertEqual(try store.ack(client: "alice", ref: "old", principal: ""), StoredAck(table: "a", version: 1, ack: "{\"v\":1}"))
+        XCTAssertEqual(try store.load("a").log.first?.originName, "")
+        var next = record("a", 2, ref: "old")
+        next.principal = "p1"
+        try store.commit([next])
+        XCTAssertEqual(try store.table("a")?.version, 2)
     }
 
     func testASecondStoreThatFellBehindGetsAConflictAndNothingOfItsGroup() throws {

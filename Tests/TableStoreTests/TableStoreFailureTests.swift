@@ -70,4 +70,38 @@ final class TableStoreFailureTests: XCTestCase {
         try store.commit([record("t", 1)])
         XCTAssertEqual(try store.load("t").info.version, 1)
     }
+
+    /// The committing connection checkpoints itself when the background falls 10× behind; a reader on an old
+    /// snapshot makes that RESTART checkpoint fail, and the failure is reported, not swallowed, until the WAL
+    /// starts over.
+    func testAFailedFallbackCheckpointIsReportedUntilTheWALStartsOver() throws {
+        let directory = try makeTemporaryDirectory(for: self)
+        let store = try TableStore.open(in: directory) {
+            $0.checkpointPages = 1
+            $0.busyTimeout = .milliseconds(50)
+        }
+        try store.createTestTable("t")
+        let reader = try SQLiteConnection(path: directory.appendingPathComponent("tablecast.db").path)
+        try reader.run("BEGIN")
+        _ = try reader.firstRow("SELECT count(*) FROM log") { $0.int64(at: 0) }
+        var version: Int64 = 0
+        while store.checkpointFailure == nil, version < 100 {
+            version += 1
+            var big = record("t", version)
+            big.batch = String(repeating: "x", count: 8000)
+            try store.commit([big])
+        }
+        XCTAssertEqual(store.checkpointFailure?.kind, .busy, "after \(version) commits")
+        XCTAssertTrue(store.checkpointFailure?.message.contains("committing connection") ?? false)
+
+        // Without the reader a checkpoint gets through (the background one, or the fallback when the background
+        // holds no lock), and the next commit starts the WAL over.
+        try reader.run("COMMIT")
+        for _ in 0..<50 where store.checkpointFailure != nil {
+            store.checkpointer?.waitUntilIdle()
+            version += 1
+            try store.commit([record("t", version)])
+        }
+        XCTAssertNil(store.checkpointFailure)
+    }
 }

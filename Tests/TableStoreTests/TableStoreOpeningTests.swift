@@ -47,6 +47,45 @@ final class TableStoreOpeningTests: XCTestCase {
         XCTAssertTrue(error?.message.contains("schema version 99") ?? false, "\(String(describing: error))")
     }
 
+    /// A schema version 1 file (refs keyed by client alone, without intents) is migrated on open: its refs keep
+    /// their acks under the tokenless principal, with an unknown intent, and sequence numbers go on from them.
+    func testASchemaVersion1FileIsMigrated() throws {
+        let directory = try makeTemporaryDirectory(for: self)
+        let path = directory.appendingPathComponent("tablecast.db").path
+        do {
+            let store = try TableStore.open(in: directory)
+            try store.createTestTable("t")
+            try store.commit([record("t", 1)])
+            try store.close()
+        }
+        try SQLiteConnection(path: path).execute(
+            """
+            DROP TABLE refs;
+            CREATE TABLE refs (
+                client TEXT NOT NULL, ref TEXT NOT NULL, table_name TEXT NOT NULL, version INTEGER NOT NULL,
+                ack TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (client, ref)
+            ) WITHOUT ROWID;
+            CREATE UNIQUE INDEX refs_by_seq ON refs (client, seq);
+            INSERT INTO refs VALUES ('alice', 'old', 't', 1, '{"ref":"old"}', 7);
+            ALTER TABLE log DROP COLUMN origin_name;
+            PRAGMA user_version = 1;
+            """)
+        let readOnly = assertThrows(.foreign) { try TableStore.open(in: directory) { $0.readOnly = true } }
+        XCTAssertTrue(readOnly?.message.contains("read-write once to migrate") ?? false, "\(String(describing: readOnly))")
+
+        let store = try TableStore.open(in: directory)
+        XCTAssertEqual(try store.pragma("user_version"), "\(Schema.version)")
+        XCTAssertEqual(try store.ack(client: "alice", ref: "old"), StoredAck(table: "t", version: 1, ack: #"{"ref":"old"}"#, intent: ""))
+        XCTAssertEqual(try store.refs(of: "alice"), ["old": StoredRef(table: "t", intent: "")])
+        XCTAssertNil(try store.ack(client: "alice", ref: "old", principal: "p"), "old refs belong to the tokenless principal")
+        var next = record("t", 2, ref: "new")
+        (next.principal, next.intent) = ("p", "f1")
+        try store.commit([next, record("t", 3, ref: "newer")])
+        XCTAssertEqual(try store.refs(of: "alice", principal: "p"), ["new": StoredRef(table: "t", intent: "f1")])
+        XCTAssertEqual(try store.connection.firstRow("SELECT seq FROM refs WHERE ref = 'newer'") { $0.int64(at: 0) }, 8)
+        XCTAssertEqual(try store.table("t")?.version, 3)
+    }
+
     func testOurMarkWithoutOurTablesIsForeign() throws {
         let directory = try makeTemporaryDirectory(for: self)
         let path = directory.appendingPathComponent("tablecast.db").path

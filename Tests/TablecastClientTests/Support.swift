@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Logging
+import Prometheus
 import TableModel
 import TablecastClient
 import TablecastProtocol
@@ -35,10 +36,12 @@ final class TestServer: @unchecked Sendable {
     func start() async throws {
         var logger = Logger(label: "test-server")
         logger.logLevel = .warning
+        let registry = PrometheusCollectorRegistry()
         let server = try await TableServer.start(
             .init(
                 port: port, databasePath: databasePath, synchronous: .normal, intentsPerSecond: 100_000,
-                maxQueuedBytes: maxQueuedBytes),
+                maxQueuedBytes: maxQueuedBytes, metricsFactory: PrometheusMetricsFactory(registry: registry),
+                metricsPage: { registry.emitToBuffer() }),
             logger: logger)
         port = server.port
         self.server = server

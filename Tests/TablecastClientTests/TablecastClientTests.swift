@@ -12,7 +12,7 @@ final class TablecastClientTests: XCTestCase {
             let s = Int.random(in: 0..<sections.count, using: &random)
             return RowPath(section: s, row: Int.random(in: 0...sections[s].rows.count, using: &random))
         }
-        let choice = rows.isEmpty ? 0 : Int.random(in: 0..<10, using: &random)
+        let choice = rows.isEmpty ? 0 : Int.random(in: 0..<11, using: &random)
         switch choice {
         case 0...2:
             return .insert(at: insertionPoint(), row: RowContent(value: .string(tag)))
@@ -27,6 +27,10 @@ final class TablecastClientTests: XCTestCase {
         case 7...8:
             let (path, id) = rows.randomElement(using: &random)!
             return .edit(RowRef(path, id: id), value: .string(tag))
+        case 9:
+            let s = Int.random(in: 0..<sections.count, using: &random)
+            let replacement = (0..<Int.random(in: 0...3, using: &random)).map { RowContent(value: .string("\(tag)-\($0)")) }
+            return .editSection(SectionRef(s, id: sections[s].id), rows: replacement)
         default:
             let (path, id) = rows.randomElement(using: &random)!
             return .batch(
@@ -208,7 +212,7 @@ final class TablecastClientTests: XCTestCase {
         try await a.subscribe("p")
         a.beginEditingRow("p", row: a.replica(of: "p")!.table.sections[0].rows[0].id)
         for await event in events {
-            if case .presence(_, let clients) = event, clients.contains(where: { $0.client == "a" && $0.row != nil }) { break }
+            if case .presence(_, let presence) = event, presence.clients.contains(where: { $0.client == "a" && $0.row != nil }) { break }
         }
         let refreshed = try await b.refresh("p")
         XCTAssertEqual(refreshed.version, a.replica(of: "p")!.version)
@@ -220,4 +224,91 @@ final class TablecastClientTests: XCTestCase {
         await b.close()
         await server.tearDown()
     }
+
+    /// A row's editing style reaches every replica (in the snapshot and in updates), and the server's refusals
+    /// of what it forbids arrive as protocol errors with their code.
+    func testEditingStyleIsReplicatedAndEnforced() async throws {
+        let server = try await TestServer()
+        let a = try TablecastClient(configuration: .init(url: server.url, clientID: "a", name: "Ana"))
+        let b = try TablecastClient(configuration: .init(url: server.url, clientID: "b", name: "Bo"))
+        a.connect()
+        b.connect()
+        try await a.createTable("e", sections: [SectionContent(rows: [RowContent(value: "Add", editingStyle: .insert), RowContent(value: 1)])])
+        try await a.subscribe("e")
+        try await b.subscribe("e")
+        XCTAssertEqual(b.replica(of: "e")!.table.sections[0].rows.map(\.editingStyle), [.insert, .delete])
+        do {
+            try await a.delete("e", at: RowPath(section: 0, row: 0))
+            XCTFail("deleted the add-item placeholder")
+        } catch let error as ProtocolError {
+            XCTAssertEqual(error.code, .notEditable)
+        }
+        try await a.insert("e", at: RowPath(section: 0, row: 2), value: 2, editingStyle: .none)
+        try await a.send(.edit(RowRef(RowPath(section: 0, row: 0)), value: "Add", editingStyle: .delete), to: "e")
+        try await eventually { b.replica(of: "e")!.version == 2 }
+        XCTAssertEqual(b.replica(of: "e")!.table.sections[0].rows.map(\.editingStyle), [.delete, .delete, .none])
+        XCTAssertEqual(b.replica(of: "e")!.table, a.replica(of: "e")!.table)
+        await a.close()
+        await b.close()
+        await server.tearDown()
+    }
+
+    func testPresenceFollowsDeltasAndNamelessClientsOnlyCount() async throws {
+        let server = try await TestServer()
+        let ana = try TablecastClient(configuration: .init(url: server.url, clientID: "ana", name: "Ana"))
+        let watcher = try TablecastClient(configuration: .init(url: server.url, clientID: "watcher"))
+        ana.connect()
+        watcher.connect()
+        try await ana.createTable("p", sections: [SectionContent(rows: [RowContent(value: 1)])])
+        try await ana.subscribe("p")
+        try await watcher.subscribe("p")
+        try await eventually { ana.presence(of: "p")?.viewers == 1 && ana.presence(of: "p")?.clients.count == 1 }
+        let me = try XCTUnwrap(ana.presence(of: "p"))
+        XCTAssertEqual(me.clients.map(\.key), [me.you], "Ana is listed under her own key")
+        XCTAssertEqual(me.others, [])
+        try await eventually { watcher.presence(of: "p")?.clients.map(\.name) == ["Ana"] }
+        XCTAssertEqual(watcher.presence(of: "p")?.viewers, 1, "the nameless watcher counts itself")
+        let row = try XCTUnwrap(ana.replica(of: "p")?.table.sections[0].rows[0].id)
+        ana.beginEditingRow("p", row: row)
+        try await eventually { watcher.presence(of: "p")?.clients.first?.row == row }
+        await ana.close()
+        try await eventually { watcher.presence(of: "p")?.clients == [] }
+        await watcher.close()
+        await server.tearDown()
+    }
+
+    /// A server that is not there: requests wait (the client keeps reconnecting), the connection's problem is
+    /// known, and cancelling the waiting task ends the wait at once instead of never.
+    func testCancellingARequestEndsItsWaitAndTheConnectionProblemIsKnown() async throws {
+        let server = try await TestServer()
+        let url = server.url
+        await server.tearDown()  // the port now refuses connections
+        let client = try TablecastClient(configuration: .init(url: url))
+        client.connect()
+        let waiting = Task { try await client.listTables() }
+        try await eventually { client.pendingRequestCount == 1 && client.connectionProblem != nil }
+        waiting.cancel()
+        do {
+            _ = try await waiting.value
+            XCTFail("answered without a server")
+        } catch is CancellationError {}
+        XCTAssertEqual(client.pendingRequestCount, 0)
+        // A subscribe ends the same way.
+        let subscribing = Task { try await client.subscribe("t") }
+        try await eventually { client.pendingRequestCount == 1 }
+        subscribing.cancel()
+        await XCTAssertThrowsErrorAsync(try await subscribing.value)
+        XCTAssertEqual(client.pendingRequestCount, 0)
+        await client.close()
+    }
+}
+
+/// `XCTAssertThrowsError` for async expressions.
+func XCTAssertThrowsErrorAsync<T>(
+    _ expression: @autoclosure () async throws -> T, file: StaticString = #filePath, line: UInt = #line
+) async {
+    do {
+        _ = try await expression()
+        XCTFail("no error thrown", file: file, line: line)
+    } catch {}
 }

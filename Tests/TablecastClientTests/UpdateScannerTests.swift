@@ -24,10 +24,11 @@ final class UpdateScannerTests: XCTestCase {
             .init(table: "t", version: 7, originClient: "c", originRef: "w1.2.345"))
     }
 
-    func testPresenceIsRecognizedByItsLastMember() {
-        let presence = ServerMessage.presence(table: "t", clients: [.init(client: "a", name: "x\"type\":\"presence\"}", editing: false, row: nil)])
+    func testPresenceIsRecognizedByItsFirstMember() {
+        let presence = ServerMessage.presence(
+            PresenceDelta(table: "t", joined: [.init(key: "c1", client: "a", name: "{\"type\":\"update\"", editing: false, row: nil)], viewers: 0))
         XCTAssertTrue(TablecastClient.isPresence(presence.encoded))
-        let row = Row(id: "r1", value: "\"type\":\"presence\"}")
+        let row = Row(id: "r1", value: "{\"type\":\"presence\"")
         let update = ServerMessage.update(.init(table: "t", version: 1, originClient: "c", originRef: nil, batch: Batch(insertRows: [.init(at: RowPath(section: 0, row: 0), row: row)])))
         XCTAssertFalse(TablecastClient.isPresence(update.encoded))
     }

@@ -120,7 +120,8 @@ final class EditorTests: XCTestCase {
         var editor = makeEditor()
         XCTAssertEqual(editor.handle(.character("E")), [.setEditing(true)])
         editor.setCursor(.row("r2"))
-        _ = editor.handle(.character(" "))  // selects r2, cursor to r3
+        _ = editor.handle(.character(" "))  // selects r2; the cursor stays on it
+        XCTAssertEqual(editor.cursor, .row("r2"))
         _ = editor.handle(.character("G"))
         _ = editor.handle(.character(" "))  // selects r6
         XCTAssertEqual(editor.selection, ["r2", "r6"])
@@ -206,9 +207,10 @@ final class EditorTests: XCTestCase {
     func testTheFrameShowsSectionsRowsPresenceAndState() {
         var editor = makeEditor()
         editor.connection = .reconnecting(seconds: 3)
+        editor.me = "c1"
         editor.presence = [
-            PresenceEntry(client: "me", name: "Me", editing: false, row: nil),
-            PresenceEntry(client: "b", name: "Bob", editing: true, row: "r3"),
+            PresenceEntry(key: "c1", client: "me", name: "Me", editing: false, row: nil),
+            PresenceEntry(key: "c2", client: "b", name: "Bob", editing: true, row: "r3"),
         ]
         editor.setCursor(.row("r2"))
         let lines = editor.frame(width: 30, height: 14).lines
@@ -278,5 +280,154 @@ final class EditorTests: XCTestCase {
         XCTAssertEqual(editor.mode, .browse)
         XCTAssertEqual(editor.cursor, .row("r4"))
         XCTAssertEqual(editor.status?.isError, true)
+    }
+    /// s1 "Fruit" [r2 fig (locked), r3 Add… (insert), r4 water (none), r5 kiwi].
+    func makeStyledEditor() -> Editor {
+        var editor = Editor(tableName: "t", me: "me", myName: "Me")
+        editor.replaceTable(
+            Table(contents: [
+                SectionContent(
+                    header: "Fruit",
+                    rows: [
+                        RowContent(value: "fig", editable: false, movable: false), RowContent(value: "Add…", editingStyle: .insert),
+                        RowContent(value: "water", editingStyle: .none), RowContent(value: "kiwi"),
+                    ])
+            ]))
+        return editor
+    }
+
+    /// A row the server would refuse to delete is refused at once, as `e` is for a locked row: no prompt, no
+    /// presence, nothing sent; nor can it be selected for `D`.
+    func testDeletingARowThatCannotBeDeletedIsRefusedAtOnce() {
+        var editor = makeStyledEditor()
+        for (id, text) in [
+            ("r2", "this row is locked: it cannot be deleted"), ("r3", "this row is an add-item placeholder: it cannot be deleted"),
+            ("r4", "this row cannot be deleted"),
+        ] {
+            editor.setCursor(.row(id))
+            XCTAssertEqual(editor.handle(.character("d")), [])
+            XCTAssertEqual(editor.mode, .browse)
+            XCTAssertEqual(editor.status?.text, text)
+            XCTAssertEqual(editor.status?.isError, true)
+        }
+        _ = editor.handle(.character("E"))
+        _ = editor.handle(.character(" "))
+        XCTAssertEqual(editor.selection, [])
+        XCTAssertEqual(editor.status?.text, "this row cannot be deleted")
+        // A selected row that an admin locks meanwhile leaves the selection, so D never sends it.
+        editor.setCursor(.row("r5"))
+        _ = editor.handle(.character(" "))
+        XCTAssertEqual(editor.selection, ["r5"])
+        var table = editor.table
+        table.sections[0].rows[3].editable = false
+        editor.replaceTable(table)
+        XCTAssertEqual(editor.selection, [])
+        // The table-wide reserved last row too.
+        var rules = TableRules()
+        rules.reserveLastRow = true
+        var reserved = makeEditor(rules: rules)
+        reserved.setCursor(.row("r4"))
+        XCTAssertEqual(reserved.handle(.delete), [])
+        XCTAssertEqual(reserved.status?.text, "this row is an add-item placeholder: it cannot be deleted")
+    }
+
+    /// Moving a row the server would refuse to move is refused at once too.
+    func testMovingAPlaceholderOrUnmovableRowIsRefusedAtOnce() {
+        var editor = makeStyledEditor()
+        editor.setCursor(.row("r3"))
+        XCTAssertEqual(editor.handle(.character("J")), [])
+        XCTAssertEqual(editor.status?.text, "this row is an add-item placeholder: it cannot be moved")
+        editor.setCursor(.row("r2"))
+        XCTAssertEqual(editor.handle(.character("J")), [])
+        XCTAssertEqual(editor.status?.text, "this row cannot be moved")
+        // A none row moves as any other.
+        editor.setCursor(.row("r4"))
+        XCTAssertEqual(editor.handle(.character("J")).count, 1)
+    }
+
+    /// In editing mode each row shows its editing control: ⊖ delete, ⊕ insertion, nothing for none (or a locked
+    /// row); outside it the add-item placeholder still shows ⊕. Adding on a ⊕ row adds above it.
+    func testEditingControlsFollowTheRowsEditingStyle() {
+        var editor = makeStyledEditor()
+        var lines = editor.frame(width: 40, height: 12).lines
+        XCTAssertEqual(lines[5].trimmingCharacters(in: .whitespaces), "⊕ Add…")
+        _ = editor.handle(.character("E"))
+        lines = editor.frame(width: 40, height: 12).lines
+        XCTAssertEqual(
+            lines[4...7].map { $0.replacingOccurrences(of: " +$", with: "", options: .regularExpression) },
+            ["          fig  (locked)", "        ⊕ Add…", "          water                        ≡", "    [ ] ⊖ kiwi                         ≡"])
+        editor.setCursor(.row("r3"))
+        for key in [Key.character("a"), .enter] {  // a, or Enter on the insertion control
+            XCTAssertEqual(editor.handle(key), [])
+            _ = type("pear", into: &editor)
+            XCTAssertEqual(
+                editor.handle(.enter),
+                [.send(.insert(at: RowPath(section: 0, row: 1), row: RowContent(value: "pear")), base: 0, label: "insert", requested: RowPath(section: 0, row: 1))])
+        }
+    }
+
+    /// A copied locked row pastes as an ordinary row: flags are an admin's decision, which a writer may not send.
+    func testPasteSendsTheValueNotTheFlags() {
+        var editor = makeStyledEditor()
+        editor.setCursor(.row("r2"))
+        _ = editor.handle(.character("c"))
+        XCTAssertEqual(editor.status?.text, "copied “fig”: p pastes it after the cursor")
+            XCTAssertEqual(editor.status?.isError, false)
+        editor.setCursor(.row("r5"))
+        XCTAssertEqual(
+            editor.handle(.character("p")),
+            [.send(.insert(at: RowPath(section: 0, row: 4), row: RowContent(value: "fig")), base: 0, label: "paste", requested: RowPath(section: 0, row: 4))])
+        // On a section line there is nothing to copy, and it says so.
+        editor.setCursor(.section("s1"))
+        _ = editor.handle(.character("c"))
+        XCTAssertEqual(editor.status?.text, "put the cursor on a row to copy it")
+            XCTAssertEqual(editor.status?.isError, true)
+    }
+
+    /// After `A` the cursor goes to the new section once the server has it, so `f` edits that section's footer.
+    func testTheCursorGoesToANewSection() {
+        var editor = makeEditor()
+        editor.setCursor(.row("r2"))
+        _ = editor.handle(.character("A"))
+        _ = type("Bakery", into: &editor)
+        _ = editor.handle(.enter)
+        // The ack may come before or after the update that shows the section.
+        editor.acked(label: "new section", ack: ServerMessage.Ack(ref: "1", table: "groceries", version: 1, created: ["s7"]), requested: nil)
+        XCTAssertEqual(editor.cursor, .row("r2"))
+        var table = editor.table
+        table.sections.insert(Section(id: "s7", header: "Bakery", footer: nil, rows: []), at: 1)
+        table.version = 1
+        editor.replaceTable(table)
+        XCTAssertEqual(editor.cursor, .section("s7"))
+        _ = editor.handle(.character("f"))
+        _ = type("daily", into: &editor)
+        XCTAssertEqual(
+            editor.handle(.enter),
+            [.send(.editSection(SectionRef(1, id: "s7"), footer: .some("daily")), base: 1, label: "section", requested: nil)])
+    }
+
+    /// On a section line, `d` deletes the section (after the confirmation, which names it and counts its rows)
+    /// and `K`/`J` move it (deleteSections, moveSection:toSection:).
+    func testSectionsAreDeletedAndMovedFromTheirLine() {
+        var editor = makeEditor()
+        editor.setCursor(.section("s1"))
+        XCTAssertEqual(editor.handle(.character("d")), [])
+        XCTAssertEqual(editor.mode, .confirmDeleteSection("s1"))
+        let prompt = editor.frame(width: 80, height: 14).lines[13]
+        XCTAssertTrue(prompt.contains("Section “Fruit” and its 3 rows: [y] Delete"), prompt)
+        XCTAssertEqual(editor.handle(.character("n")), [])
+        XCTAssertEqual(editor.status?.text, "delete cancelled")
+        _ = editor.handle(.character("d"))
+        XCTAssertEqual(
+            editor.handle(.character("y")),
+            [.send(.deleteSection(SectionRef(0, id: "s1")), base: 0, label: "delete section", requested: nil)])
+        XCTAssertEqual(
+            editor.handle(.character("J")),
+            [.send(.moveSection(from: SectionRef(0, id: "s1"), to: 1), base: 0, label: "move section", requested: nil)])
+        XCTAssertEqual(editor.handle(.character("K")), [])  // already first
+        editor.setCursor(.section("s5"))
+        XCTAssertEqual(
+            editor.handle(.character("K")),
+            [.send(.moveSection(from: SectionRef(1, id: "s5"), to: 0), base: 0, label: "move section", requested: nil)])
     }
 }

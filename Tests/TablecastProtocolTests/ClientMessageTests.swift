@@ -24,7 +24,7 @@ final class ClientMessageTests: XCTestCase {
         XCTAssertEqual(
             try decode(#"{"type":"hello","client":"c1","name":"Ana","token":"t","ref":"h"}"#),
             ClientMessage(ref: "h", .hello(client: "c1", name: "Ana", token: "t")))
-        XCTAssertEqual(try decode(#"{"type":"hello","client":"c1"}"#).body, .hello(client: "c1", name: "c1", token: nil))
+        XCTAssertEqual(try decode(#"{"type":"hello","client":"c1"}"#).body, .hello(client: "c1", name: nil, token: nil))
         XCTAssertEqual(
             try decode(#"{"type":"createTable","table":"groceries","sections":[{"header":"Fruit","rows":[{"value":"fig"}]}],"rules":{"moves":"withinSection"}}"#).body,
             .createTable(
@@ -121,36 +121,125 @@ final class ClientMessageTests: XCTestCase {
             "field 'ref' must be at most 64 characters")
     }
 
+    func testHistoryRequests() throws {
+        XCTAssertEqual(
+            try decode(#"{"type":"history","table":"t","from":3,"to":40,"limit":20,"order":"oldest","ref":"q"}"#),
+            ClientMessage(ref: "q", .history(table: "t", from: 3, to: 40, limit: 20, newestFirst: false)))
+        XCTAssertEqual(
+            try decode(#"{"type":"history","table":"t"}"#).body,
+            .history(table: "t", from: nil, to: nil, limit: nil, newestFirst: true))
+        XCTAssertEqual(try decode(#"{"type":"snapshotAt","table":"t","version":7}"#).body, .snapshotAt(table: "t", version: 7))
+        assertRefused(#"{"type":"history","table":"t","limit":0}"#, .badRequest, "history.limit: expected 1 to 1000")
+        assertRefused(#"{"type":"history","table":"t","limit":1001}"#, .badRequest, "history.limit: expected 1 to 1000")
+        assertRefused(
+            #"{"type":"history","table":"t","order":"up"}"#, .badRequest, #"history.order: expected "newest" or "oldest""#)
+        assertRefused(
+            #"{"type":"history","table":"t","from":-1}"#, .badRequest,
+            "history.from: expected a non-negative integer, got a number")
+        assertRefused(#"{"type":"snapshotAt","table":"t"}"#, .badRequest, "snapshotAt.version: missing")
+    }
+
     func testWrongAndMissingFieldsNameTheField() {
         assertRefused(
             #"{"type":"insert","table":"t","at":"zero","value":1,"ref":"w"}"#, .badRequest,
-            "insert: field 'at' must be an index path [section, row] of two non-negative integers", ref: "w")
-        assertRefused(#"{"type":"insert","table":"t","at":[0,0]}"#, .badRequest, "insert: missing field 'value'")
+            "insert.at: expected an index path [section, row], got a string", ref: "w", at: "insert.at")
+        assertRefused(#"{"type":"insert","table":"t","at":[0,0]}"#, .badRequest, "insert.value: missing")
         assertRefused(
             #"{"type":"insert","table":"t","at":[0,-1],"value":1}"#, .badRequest,
-            "insert: field 'at' must be an index path [section, row] of two non-negative integers")
+            "insert.at[1]: expected a non-negative integer, got a number")
         assertRefused(
             #"{"type":"insert","table":"t","at":[0,1.5],"value":1}"#, .badRequest,
-            "insert: field 'at' must be an index path [section, row] of two non-negative integers")
+            "insert.at[1]: expected a non-negative integer, got a number")
         assertRefused(
             #"{"type":"moveSection","table":"t","from":0,"to":"1"}"#, .badRequest,
-            "moveSection: field 'to' must be a non-negative integer")
-        assertRefused(#"{"type":"editing","table":"t","on":"yes"}"#, .badRequest, "editing: field 'on' must be true or false")
+            "moveSection.to: expected a non-negative integer, got a string")
+        assertRefused(#"{"type":"editing","table":"t","on":"yes"}"#, .badRequest, "editing.on: expected a boolean, got a string")
         assertRefused(
             #"{"type":"delete","table":"t","at":[0,0],"base":-3}"#, .badRequest,
-            "delete: field 'base' must be a non-negative integer")
+            "delete.base: expected a non-negative integer, got a number")
         assertRefused(
             #"{"type":"batch","table":"t","deleteRows":[{"at":[0]}]}"#, .badRequest,
-            "deleteRows[0]: field 'at' must be an index path [section, row] of two non-negative integers",
-            at: "deleteRows[0]")
+            "deleteRows[0].at: expected an index path [section, row], got an array", at: "deleteRows[0].at")
         assertRefused(
-            #"{"type":"batch","table":"t","insertSections":[{"at":0,"rows":[{"val":1}]}]}"#, .badRequest,
-            "insertSections[0].rows[0]: missing field 'value'")
-        assertRefused(#"{"type":"batch","table":"t","moveRows":{}}"#, .badRequest, "batch: field 'moveRows' must be an array")
+            #"{"type":"batch","table":"t","insertSections":[{"at":0,"rows":[{}]}]}"#, .badRequest,
+            "insertSections[0].rows[0].value: missing")
+        assertRefused(#"{"type":"batch","table":"t","moveRows":{}}"#, .badRequest, "batch.moveRows: expected an array, got an object")
         assertRefused(
             #"{"type":"editSection","table":"t","at":0,"header":3}"#, .badRequest,
-            "editSection: field 'header' must be a string or null")
-        assertRefused(#"{"type":"hello","client":""}"#, .badRequest, "hello: field 'client' must be 1 to 64 characters")
+            "editSection.header: expected a string or null, got a number")
+        assertRefused(#"{"type":"hello","client":""}"#, .badRequest, "hello.client: expected 1 to 64 characters")
+    }
+
+    /// One valid message of every client type: adding any member the type does not have must be refused.
+    static let validMessages: [String: String] = [
+        "hello": #"{"type":"hello","client":"c1"}"#,
+        "createTable": #"{"type":"createTable","table":"t"}"#,
+        "dropTable": #"{"type":"dropTable","table":"t"}"#,
+        "setRules": #"{"type":"setRules","table":"t","rules":{}}"#,
+        "listTables": #"{"type":"listTables"}"#,
+        "subscribe": #"{"type":"subscribe","table":"t"}"#,
+        "refresh": #"{"type":"refresh","table":"t"}"#,
+        "unsubscribe": #"{"type":"unsubscribe","table":"t"}"#,
+        "editing": #"{"type":"editing","table":"t","on":true}"#,
+        "beginEditingRow": #"{"type":"beginEditingRow","table":"t","row":"r1"}"#,
+        "endEditingRow": #"{"type":"endEditingRow","table":"t","row":"r1"}"#,
+        "insert": #"{"type":"insert","table":"t","at":[0,0],"value":1}"#,
+        "delete": #"{"type":"delete","table":"t","at":[0,0]}"#,
+        "move": #"{"type":"move","table":"t","from":[0,0],"to":[0,1]}"#,
+        "edit": #"{"type":"edit","table":"t","at":[0,0],"value":1}"#,
+        "insertSection": #"{"type":"insertSection","table":"t","at":0}"#,
+        "deleteSection": #"{"type":"deleteSection","table":"t","at":0}"#,
+        "moveSection": #"{"type":"moveSection","table":"t","from":0,"to":1}"#,
+        "editSection": #"{"type":"editSection","table":"t","at":0}"#,
+        "batch": #"{"type":"batch","table":"t"}"#,
+        "history": #"{"type":"history","table":"t"}"#,
+        "snapshotAt": #"{"type":"snapshotAt","table":"t","version":0}"#,
+    ]
+
+    func testUnknownFieldsOfEveryMessageAreRefusedByName() throws {
+        XCTAssertEqual(Set(Self.validMessages.keys).count, 22)
+        for (type, text) in Self.validMessages {
+            XCTAssertNoThrow(try decode(text), type)
+            assertRefused(
+                String(text.dropLast()) + #","ref":"x","zzz":1}"#, .badRequest, "\(type).zzz: unknown field", ref: "x",
+                at: "\(type).zzz")
+        }
+        // The issue's cases: a misspelt value, a misspelt list, a misspelt rule, "id" for "row".
+        assertRefused(#"{"type":"insert","table":"t","at":[0,0],"value":1,"valeu":2}"#, .badRequest, "insert.valeu: unknown field")
+        assertRefused(
+            #"{"type":"batch","table":"t","insertRow":[{"at":[0,0],"value":1}]}"#, .badRequest, "batch.insertRow: unknown field")
+        assertRefused(#"{"type":"setRules","table":"t","rules":{"move":"none"}}"#, .badRequest, "setRules.rules.move: unknown field")
+        assertRefused(#"{"type":"delete","table":"t","at":[0,0],"id":"r1"}"#, .badRequest, "delete.id: unknown field")
+    }
+
+    func testUnknownFieldsOfNestedObjectsAreRefusedByName() {
+        let entries: [(list: String, entry: String)] = [
+            ("deleteSections", #"{"at":0}"#), ("insertSections", #"{"at":0}"#), ("reloadSections", #"{"at":0}"#),
+            ("moveSections", #"{"from":0,"to":1}"#), ("deleteRows", #"{"at":[0,0]}"#),
+            ("insertRows", #"{"at":[0,0],"value":1}"#), ("reloadRows", #"{"at":[0,0],"value":1}"#),
+            ("moveRows", #"{"from":[0,0],"to":[0,1]}"#),
+        ]
+        for (list, entry) in entries {
+            XCTAssertNoThrow(try decode(#"{"type":"batch","table":"t","\#(list)":[\#(entry)]}"#), list)
+            assertRefused(
+                #"{"type":"batch","table":"t","\#(list)":[\#(entry.dropLast()),"id":"x"}]}"#, .badRequest,
+                "\(list)[0].id: unknown field", at: "\(list)[0].id")
+        }
+        assertRefused(
+            #"{"type":"batch","table":"t","insertSections":[{"at":0,"rows":[{"value":1,"id":"r9"}]}]}"#, .badRequest,
+            "insertSections[0].rows[0].id: unknown field")
+        assertRefused(
+            #"{"type":"insertSection","table":"t","at":0,"rows":[{"value":1,"colour":"red"}]}"#, .badRequest,
+            "insertSection.rows[0].colour: unknown field")
+        assertRefused(
+            #"{"type":"createTable","table":"t","sections":[{"header":"H","title":"x"}]}"#, .badRequest,
+            "createTable.sections[0].title: unknown field")
+        assertRefused(
+            #"{"type":"createTable","table":"t","sections":[{"rows":[{"value":1,"flag":true}]}]}"#, .badRequest,
+            "createTable.sections[0].rows[0].flag: unknown field")
+        assertRefused(
+            #"{"type":"createTable","table":"t","rules":{"moves":"any","reserve":true}}"#, .badRequest,
+            "createTable.rules.reserve: unknown field")
     }
 
     func testTableNames() throws {
@@ -160,7 +249,7 @@ final class ClientMessageTests: XCTestCase {
         for invalid in ["", "-lead", ".hidden", "spa ce", "slash/x", "é", String(repeating: "x", count: 65)] {
             assertRefused(
                 #"{"type":"dropTable","table":"\#(invalid)"}"#, .badRequest,
-                "dropTable: table name '\(invalid)' is not valid: 1 to 64 characters of letters, digits, '.', '_' and '-', "
+                "dropTable.table: table name '\(invalid)' is not valid: 1 to 64 characters of letters, digits, '.', '_' and '-', "
                     + "starting with a letter or digit")
         }
     }
@@ -168,13 +257,13 @@ final class ClientMessageTests: XCTestCase {
     func testRulesPatchIsValidatedAndApplied() throws {
         assertRefused(
             #"{"type":"setRules","table":"t","rules":{"moves":"sideways"}}"#, .badRequest,
-            "rules: field 'moves' must be one of \"any\", \"withinSection\", \"none\"")
+            "setRules.rules.moves: expected one of \"any\", \"withinSection\", \"none\", got a string")
         assertRefused(
             #"{"type":"setRules","table":"t","rules":{"maxSections":0}}"#, .badRequest,
-            "rules: field 'maxSections' must be a positive integer")
+            "setRules.rules.maxSections: expected a positive integer")
         assertRefused(
             #"{"type":"setRules","table":"t","rules":{"deleteConfirmationTitle":""}}"#, .badRequest,
-            "rules: field 'deleteConfirmationTitle' must be 1 to 64 characters")
+            "setRules.rules.deleteConfirmationTitle: expected 1 to 64 characters")
         let patch = RulesPatch(moves: TableRules.Moves.none, deleteConfirmationTitle: "Remove")
         let rules = patch.applied(to: TableRules(reserveLastRow: true))
         XCTAssertEqual(rules, TableRules(moves: TableRules.Moves.none, reserveLastRow: true, deleteConfirmationTitle: "Remove"))

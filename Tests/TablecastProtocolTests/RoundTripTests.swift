@@ -19,7 +19,7 @@ final class RoundTripTests: XCTestCase {
         let p = { (s: Int, r: Int) in RowPath(section: s, row: r) }
         let messages: [ClientMessage] = [
             ClientMessage(ref: "h", .hello(client: "laptop-7f3a", name: "Ana", token: "s3cret")),
-            ClientMessage(.hello(client: "c", name: "c", token: nil)),
+            ClientMessage(.hello(client: "c", name: nil, token: nil)),
             ClientMessage(
                 ref: "c1",
                 .createTable(
@@ -44,6 +44,12 @@ final class RoundTripTests: XCTestCase {
             ClientMessage(.intent(table: "t", base: 2, .move(from: RowRef(p(0, 3), id: "r1"), to: p(1, 0)))),
             ClientMessage(.intent(table: "t", base: 2, .edit(RowRef(p(0, 3)), value: "new", editable: false, movable: true))),
             ClientMessage(.intent(table: "t", base: 2, .edit(RowRef(p(0, 3), id: "r3"), value: [1, 2]))),
+            ClientMessage(.intent(table: "t", base: 2, .edit(RowRef(p(0, 3)), value: "Add", editingStyle: .insert))),
+            ClientMessage(.intent(table: "t", base: 2, .insert(at: p(0, 0), row: RowContent(value: "w", editingStyle: .none)))),
+            ClientMessage(
+                .intent(
+                    table: "t", base: 2,
+                    .batch(ClientBatch(reloadRows: [.init(row: RowRef(p(0, 1)), value: 1, editingStyle: .delete)])))),
             ClientMessage(.intent(table: "t", base: 2, .insertSection(at: 1, section: SectionContent(header: "H", rows: [RowContent(value: 1)])))),
             ClientMessage(.intent(table: "t", base: 2, .deleteSection(SectionRef(1, id: "s2")))),
             ClientMessage(.intent(table: "t", base: 2, .moveSection(from: SectionRef(1), to: 0))),
@@ -67,6 +73,9 @@ final class RoundTripTests: XCTestCase {
             ClientMessage(.editing(table: "t", on: true)),
             ClientMessage(.beginEditingRow(table: "t", row: "r12")),
             ClientMessage(.endEditingRow(table: "t", row: "r12")),
+            ClientMessage(ref: "q", .history(table: "t", from: 3, to: 40, limit: 20, newestFirst: true)),
+            ClientMessage(.history(table: "t", from: nil, to: nil, limit: nil, newestFirst: false)),
+            ClientMessage(ref: "s", .snapshotAt(table: "t", version: 12)),
         ]
         for message in messages { assertClientRoundTrip(message) }
     }
@@ -91,7 +100,9 @@ final class RoundTripTests: XCTestCase {
 
     func testEveryServerMessageRoundTrips() throws {
         let table = Table(contents: [
-            SectionContent(header: "Fruit", footer: "f", rows: [RowContent(value: "fig"), RowContent(value: [1, true], movable: false)]),
+            SectionContent(
+                header: "Fruit", footer: "f",
+                rows: [RowContent(value: "fig"), RowContent(value: [1, true], movable: false), RowContent(value: "+", editingStyle: .insert)]),
             SectionContent(),
         ])
         let engine = TableEngine(table: table)
@@ -103,7 +114,7 @@ final class RoundTripTests: XCTestCase {
                     moveSections: [.init(from: SectionRef(1), to: 2)],
                     deleteRows: [RowRef(RowPath(section: 0, row: 0))],
                     insertRows: [.init(at: RowPath(section: 0, row: 1), row: RowContent(value: "new"))],
-                    reloadRows: [.init(row: RowRef(RowPath(section: 0, row: 1)), value: "edited", editable: true)])),
+                    reloadRows: [.init(row: RowRef(RowPath(section: 0, row: 1)), value: "edited", editable: true, editingStyle: EditingStyle.none)])),
             base: 0)
         let rules = TableRules(moves: .withinSection, reserveLastRow: true)
         let messages: [ServerMessage] = [
@@ -123,11 +134,36 @@ final class RoundTripTests: XCTestCase {
             .unsubscribed(ref: "u", table: "t"),
             .tables(ref: "l", [.init(table: "a", version: 2, epoch: "e", subscribers: 1), .init(table: "b", version: 0, epoch: "f", subscribers: 0)]),
             .tables(ref: nil, []),
-            .presence(table: "t", clients: [.init(client: "a", name: "Ana", editing: true, row: "r1"), .init(client: "b", name: "Bo", editing: false, row: nil)]),
+            .presence(
+                PresenceDelta(
+                    table: "t", joined: [.init(key: "c1", client: "a", name: "Ana", editing: true, row: "r1")],
+                    changed: [.init(key: "c2", client: "b", name: "Bo", editing: false, row: nil)], left: ["c3", "c4"], viewers: 7)),
+            .presence(PresenceDelta(table: "t", viewers: 0)),
+            .subscribed(
+                ref: "s",
+                status: .init(
+                    table: "t", version: 3, epoch: "e", rules: rules,
+                    presence: PresenceState(you: "c2", clients: [.init(key: "c2", client: "b", name: "Bo", editing: true, row: nil)], viewers: 1))),
+            .refreshed(ref: nil, status: .init(table: "t", version: 3, epoch: "e", rules: rules, presence: PresenceState(you: "c5"))),
             .dropped(table: "t"),
             .rules(table: "t", rules: rules),
+            .historicalSnapshot(ref: "s2", table: "t", version: 2, epoch: "e", rules: rules, sections: table.sections),
+            .changes(
+                .init(
+                    ref: "q", table: "t", epoch: "e", version: 9, oldest: 0,
+                    entries: [
+                        .init(version: 2, time: 1_795_425_355_732, originClient: "ana", originName: "Ana", originRef: "b1", batch: resolution.batch),
+                        .init(version: 1, time: 1_795_425_355_000, originClient: "anon-3", originName: nil, originRef: nil, batch: Batch()),
+                    ],
+                    next: 0)),
+            .changes(.init(ref: nil, table: "t", epoch: "e", version: 0, oldest: 0, entries: [], next: nil)),
         ]
         for message in messages { assertServerRoundTrip(message) }
+        // A historical snapshot, written directly, is byte for byte what its JSON tree gives.
+        for case let message in messages {
+            guard case .historicalSnapshot = message else { continue }
+            XCTAssertEqual(message.encoded, message.json.jsonBytes)
+        }
     }
 
     func testMalformedServerMessagesNameTheField() {

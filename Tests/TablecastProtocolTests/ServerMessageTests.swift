@@ -69,10 +69,25 @@ final class ServerMessageTests: XCTestCase {
         XCTAssertEqual(
             text(.tables(ref: "l", [.init(table: "a", version: 2, epoch: "e", subscribers: 1)])),
             #"{"ref":"l","tables":[{"epoch":"e","subscribers":1,"table":"a","version":2}],"type":"tables"}"#)
+    }
+
+    func testPresenceIsADeltaWithTypeFirstAndTheStateRidesOnTheCatchUp() throws {
+        let delta = ServerMessage.presence(
+            PresenceDelta(
+                table: "t", joined: [.init(key: "c1", client: "a", name: "Ana", editing: true, row: "r1")],
+                changed: [.init(key: "c2", client: "b", name: "Bo", editing: false, row: nil)], left: ["c3"], viewers: 4))
         XCTAssertEqual(
-            text(.presence(table: "t", clients: [.init(client: "a", name: "Ana", editing: true, row: "r1"), .init(client: "b", name: "Bo", editing: false, row: nil)])),
-            #"{"clients":[{"client":"a","editing":true,"name":"Ana","row":"r1"},{"client":"b","editing":false,"name":"Bo"}],"#
-                + #""table":"t","type":"presence"}"#)
+            text(delta),
+            #"{"type":"presence","table":"t","joined":[{"client":"a","editing":true,"key":"c1","name":"Ana","row":"r1"}],"#
+                + #""changed":[{"client":"b","editing":false,"key":"c2","name":"Bo"}],"left":["c3"],"viewers":4}"#)
+        XCTAssertEqual(try JSONValue(parsing: delta.encoded), delta.json, "the direct text and the value agree")
+        let presence = PresenceState(you: "c9", clients: [.init(key: "c1", client: "a", name: "Ana", editing: false, row: nil)], viewers: 2)
+        let status = ServerMessage.TableStatus(table: "t", version: 3, epoch: "e1", rules: TableRules(), presence: presence)
+        for message in [ServerMessage.subscribed(ref: "s", status: status), .refreshed(ref: nil, status: status)] {
+            XCTAssertEqual(try JSONValue(parsing: message.encoded), message.json, "the direct text and the value agree")
+            XCTAssertTrue(
+                text(message).contains(#""presence":{"clients":[{"client":"a","editing":false,"key":"c1","name":"Ana"}],"viewers":2,"you":"c9"}"#))
+        }
     }
 
     func testSnapshotAndWelcome() {

@@ -3,38 +3,64 @@ import XCTest
 @testable import TablecastServer
 
 final class RefRegistryTests: XCTestCase {
-    /// A commit that lands after the client's last connection closed records its ref; that must not make the
-    /// client look loaded, or its older stored refs would never be loaded and their retries applied again.
-    func testRecordAloneDoesNotCountAsLoaded() {
+    private let alice = RefOwner(principal: "", client: "c")
+    private let use = RefUse(table: "t", intent: "0123456789abcdef")
+
+    /// A claim made after the owner's last connection closed must not make the owner look loaded, or its older
+    /// stored refs would never be loaded and their retries applied again.
+    func testAClaimAloneDoesNotCountAsLoaded() {
         let registry = RefRegistry(limit: 10)
-        registry.load("c", refs: ["a"])
-        XCTAssertTrue(registry.isLoaded("c"))
-        registry.forget("c")
-        registry.record("c", "b")
-        XCTAssertFalse(registry.isLoaded("c"))
-        XCTAssertTrue(registry.contains("c", "b"))
-        registry.load("c", refs: ["a", "b"])
-        XCTAssertTrue(registry.isLoaded("c"))
-        XCTAssertTrue(registry.contains("c", "a"))
-        XCTAssertTrue(registry.contains("c", "b"))
+        registry.load(alice, refs: ["a": use])
+        XCTAssertTrue(registry.isLoaded(alice))
+        registry.forget(alice)
+        XCTAssertNil(registry.claim(alice, "b", for: use))
+        XCTAssertFalse(registry.isLoaded(alice))
+        XCTAssertEqual(registry.use(alice, "b"), use)
+        registry.load(alice, refs: ["a": use, "b": use])
+        XCTAssertTrue(registry.isLoaded(alice))
+        XCTAssertEqual(registry.use(alice, "a"), use)
+        XCTAssertEqual(registry.use(alice, "b"), use)
     }
 
     func testKeepsTheLatestRefsUpToTheLimit() {
         let registry = RefRegistry(limit: 3)
-        registry.load("c", refs: [])
-        for ref in ["1", "2", "3", "4", "5"] { registry.record("c", ref) }
-        XCTAssertEqual(["1", "2", "3", "4", "5"].map { registry.contains("c", $0) }, [false, false, true, true, true])
+        registry.load(alice, refs: [:])
+        for ref in ["1", "2", "3", "4", "5"] { _ = registry.claim(alice, ref, for: use) }
+        XCTAssertEqual(["1", "2", "3", "4", "5"].map { registry.use(alice, $0) != nil }, [false, false, true, true, true])
     }
 
-    /// Recording is in place: 100,000 records against a full registry take well under a second (a copy of the
-    /// set per record, as before, took minutes).
-    func testRecordingIsConstantTime() {
+    /// A ref names one use: a second claim returns the first use, whoever makes it; other owners (another principal
+    /// with the same client id) are apart; a released claim frees the ref.
+    func testAClaimReturnsTheUseTheRefAlreadyNames() {
+        let registry = RefRegistry(limit: 10)
+        let other = RefUse(table: "u", intent: use.intent)
+        XCTAssertNil(registry.claim(alice, "r", for: use))
+        XCTAssertEqual(registry.claim(alice, "r", for: other), use)
+        XCTAssertNil(registry.claim(RefOwner(principal: "p2", client: "c"), "r", for: other))
+        registry.release(alice, "r", use: other)
+        XCTAssertEqual(registry.use(alice, "r"), use, "only the use that claimed it releases a ref")
+        registry.release(alice, "r", use: use)
+        XCTAssertNil(registry.claim(alice, "r", for: other))
+        XCTAssertTrue(use.admits(use) && !use.admits(other) && RefUse(table: "t", intent: "").admits(use))
+    }
+
+    /// Claiming is in place: 100,000 claims against a full registry take well under a second (a copy of the set
+    /// per claim took minutes).
+    func testClaimingIsConstantTime() {
         let registry = RefRegistry(limit: 10_000)
-        registry.load("c", refs: [])
+        registry.load(alice, refs: [:])
         let start = ContinuousClock.now
-        for n in 0..<100_000 { registry.record("c", String(n)) }
+        for n in 0..<100_000 { _ = registry.claim(alice, String(n), for: use) }
         XCTAssertLessThan(ContinuousClock.now - start, .seconds(5))
-        XCTAssertTrue(registry.contains("c", "99999"))
-        XCTAssertFalse(registry.contains("c", "89999"))
+        XCTAssertNotNil(registry.use(alice, "99999"))
+        XCTAssertNil(registry.use(alice, "89999"))
+    }
+
+    func testTokenDigestMatchesTheStandardSHA256Vectors() {
+        XCTAssertEqual(TokenDigest.sha256Hex("".utf8), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        XCTAssertEqual(TokenDigest.sha256Hex("abc".utf8), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(
+            TokenDigest.sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
     }
 }

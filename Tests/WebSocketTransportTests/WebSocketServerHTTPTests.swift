@@ -20,7 +20,8 @@ final class WebSocketServerHTTPTests: XCTestCase {
             metricName: "app_edits", unitName: "total", helpText: "an application metric")).increment(by: Int64(3))
         let server = try WebSocketServer(
             configuration: .init(
-                host: "127.0.0.1", port: 0, staticFilesDirectory: directory.path, metricsRegistry: registry),
+                host: "127.0.0.1", port: 0, staticFilesDirectory: directory.path,
+                metricsFactory: PrometheusMetricsFactory(registry: registry), metricsPage: { registry.emitToBuffer() }),
             onEvent: { _ in })
 
         let health = try HTTPGet(port: server.port, path: "/healthz")

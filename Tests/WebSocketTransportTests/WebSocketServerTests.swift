@@ -46,6 +46,80 @@ final class WebSocketServerTests: XCTestCase {
         await server.shutdown()
     }
 
+    /// A frame header claiming 2^62 bytes is refused with 1009 at its first payload bytes, without waiting for the
+    /// limit's worth of them.
+    func testFrameClaimingMoreThanTheLimitClosesWith1009AtOnce() async throws {
+        let events = EventRecorder()
+        let server = try makeServer(events: events)
+        let socket = try RawSocket(port: server.port)
+        _ = socket.upgrade()
+        let length = (0..<8).reversed().map { UInt8((UInt64(1) << 62) >> (UInt64($0) * 8) & 0xFF) }
+        socket.write([0x81, 0x80 | 127] + length + [0x12, 0x34, 0x56, 0x78] + Array(repeating: 0x41, count: 16))
+        XCTAssertEqual(socket.readCloseFrame()?.code, 1009)
+        await server.shutdown()
+    }
+
+    /// Frame headers RFC 6455 §5 forbids are answered with a close frame carrying the RFC's code, on the wire and in
+    /// the event, and nothing of them is delivered: lws 4.1 accepted the first and fourth and dropped the second
+    /// and third without a close frame.
+    func testForbiddenFrameHeadersCloseWithTheRFCsCode() async throws {
+        let events = EventRecorder()
+        let server = try makeServer(events: events)
+        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+        let cases: [(name: String, bytes: [UInt8], code: UInt16)] = [
+            ("an unmasked frame", [0x81, 0x02] + Array("hi".utf8), 1002),
+            ("a ping with 200 bytes", RawSocket.frame(opcode: 0x9, fin: true, payload: [UInt8](repeating: 1, count: 200)), 1002),
+            ("a length of 2^63", [0x81, 0x80 | 127, 0x80, 0, 0, 0, 0, 0, 0, 0] + mask, 1009),
+            ("2 bytes in a 16-bit length", [0x81, 0x80 | 126, 0x00, 0x02] + mask + [0x7A, 0x5D], 1002),
+            ("300 bytes in a 64-bit length", [0x82, 0x80 | 127, 0, 0, 0, 0, 0, 0, 0x01, 0x2C] + mask + [UInt8](repeating: 0, count: 300), 1002),
+            ("a reserved opcode", [0x83, 0x80] + mask, 1002),
+            ("a fragmented ping", [0x09, 0x80] + mask, 1002),
+        ]
+        for (name, bytes, code) in cases {
+            let socket = try RawSocket(port: server.port)
+            _ = socket.upgrade()
+            socket.write(bytes)
+            XCTAssertEqual(socket.readCloseFrame()?.code, code, name)
+        }
+        try await events.wait("closes") { $0.closes().count == cases.count }
+        XCTAssertEqual(Set(events.closes().map(\.code.rawValue)), [1002, 1009])
+        XCTAssertTrue(events.messages().isEmpty)
+        await server.shutdown()
+    }
+
+    /// A peer that sends its close frame and then shuts down its side of the socket still gets the answer.
+    func testCloseFrameIsAnsweredAfterThePeerShutsDownItsSide() async throws {
+        let events = EventRecorder()
+        let server = try makeServer(events: events)
+        let socket = try RawSocket(port: server.port)
+        _ = socket.upgrade()
+        socket.write(RawSocket.frame(opcode: 0x8, fin: true, payload: [0x03, 0xE8] + Array("done".utf8)))
+        socket.shutdownWriting()
+        let close = socket.readCloseFrame()
+        XCTAssertEqual(close?.code, 1000)
+        XCTAssertEqual(close?.reason, "done")
+        try await events.wait("close") { !$0.closes().isEmpty }
+        XCTAssertEqual(events.closes().first, WebSocketCloseFrame(code: .normalClosure, reason: "done"))
+        await server.shutdown()
+    }
+
+    /// A ping is answered with a pong carrying its payload, between the fragments of a message too.
+    func testPingIsAnsweredWithItsPayload() async throws {
+        let events = EventRecorder()
+        let server = try makeServer(events: events)
+        let socket = try RawSocket(port: server.port)
+        _ = socket.upgrade()
+        socket.write(RawSocket.frame(opcode: 0x1, fin: false, payload: Array("a".utf8)))
+        socket.write(RawSocket.frame(opcode: 0x9, fin: true, payload: Array("are you there".utf8)))
+        let pong = socket.readFrame()
+        XCTAssertEqual(pong?.opcode, 0xA)
+        XCTAssertEqual(pong?.payload, Array("are you there".utf8))
+        socket.write(RawSocket.frame(opcode: 0x0, fin: true, payload: Array("b".utf8)))
+        try await events.wait("message") { !$0.messages().isEmpty }
+        XCTAssertEqual(events.messages().map(\.text), ["ab"])
+        await server.shutdown()
+    }
+
     /// A text frame with bytes that are not UTF-8 (a lone continuation byte, then an overlong encoding)
     /// closes with 1007.
     func testInvalidUTF8ClosesWith1007() async throws {
@@ -60,6 +134,49 @@ final class WebSocketServerTests: XCTestCase {
         try await events.wait("two closes") { $0.closes().count == 2 }
         XCTAssertEqual(events.closes().map(\.code), [.invalidPayload, .invalidPayload])
         XCTAssertTrue(events.messages().isEmpty)
+        await server.shutdown()
+    }
+
+    /// RFC 6455 §4.4: an upgrade to another version than 13 is refused with 426 naming the version spoken here
+    /// (lws would otherwise accept it and then ignore its frames).
+    func testOtherWebSocketVersionIsRefusedWith426() async throws {
+        let events = EventRecorder()
+        let server = try makeServer(events: events)
+        for version in ["8", "14"] {
+            let socket = try RawSocket(port: server.port)
+            let response = socket.upgradeResponse(version: version)
+            XCTAssertTrue(response.first?.hasPrefix("HTTP/1.1 426") ?? false, "\(response)")
+            XCTAssertTrue(response.contains { $0.lowercased() == "sec-websocket-version: 13" }, "\(response)")
+        }
+        let socket = try RawSocket(port: server.port)
+        XCTAssertEqual(socket.upgrade(), "HTTP/1.1 101 Switching Protocols")
+        try await events.wait("open") { $0.opened.count == 1 }
+        await server.shutdown()
+    }
+
+    /// A close frame the RFC forbids is answered with the error, not echoed: a code no endpoint may send (5000,
+    /// 1005) or a 1-byte payload with 1002, a reason that is not UTF-8 with 1007. A valid one is echoed (an empty
+    /// one as an empty one, which reads as 1005).
+    func testForbiddenCloseFramesAreAnsweredWithTheirError() async throws {
+        let events = EventRecorder()
+        let server = try makeServer(events: events)
+        let cases: [(payload: [UInt8], answer: UInt16)] = [
+            ([0x13, 0x88], 1002),
+            ([0x13, 0x88] + Array("bye".utf8), 1002),
+            ([0x03, 0xED], 1002),
+            ([0x03], 1002),
+            ([0x03, 0xE8, 0xC0, 0xAF], 1007),
+            ([0x0F, 0xA0] + Array("app".utf8), 4000),
+            ([0x03, 0xE8] + Array("bye".utf8), 1000),
+            ([0x03, 0xF4], 1012),
+            ([], 1005),
+        ]
+        for (payload, answer) in cases {
+            let socket = try RawSocket(port: server.port)
+            _ = socket.upgrade()
+            socket.write(RawSocket.frame(opcode: 0x8, fin: true, payload: payload))
+            XCTAssertEqual(socket.readCloseFrame()?.code, answer, "close payload \(payload)")
+        }
         await server.shutdown()
     }
 
@@ -112,7 +229,11 @@ final class WebSocketServerTests: XCTestCase {
     func testConnectDisconnectCyclesLeaveNoLeakedConnection() async throws {
         let registry = PrometheusCollectorRegistry()
         let serverEvents = EventRecorder()
-        let server = try makeServer(.init(host: "127.0.0.1", port: 0, metricsRegistry: registry), events: serverEvents)
+        let server = try makeServer(
+            .init(
+                host: "127.0.0.1", port: 0, metricsFactory: PrometheusMetricsFactory(registry: registry),
+                metricsPage: { registry.emitToBuffer() }),
+            events: serverEvents)
         let clientEvents = EventRecorder()
         let client = try WebSocketClient(onEvent: clientEvents.handler)
         for batch in 0..<20 {

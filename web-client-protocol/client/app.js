@@ -2,11 +2,13 @@
 // Plain ES module over ./tablecast.js; no build step. Every interaction has a pointer (mouse and touch) and a
 // keyboard path. The view is always drawn from the replica, so a row settles where the server put it.
 import { TablecastClient } from './tablecast.js';
+import { HistoryPanel } from './history.js';
 
 const $ = (selector, root = document) => root.querySelector(selector);
 const TABLE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const SWIPE_WIDTH = 96; // px the row slides to uncover its Delete button
 const PULL_THRESHOLD = 64; // px of pull that triggers a refresh
+const LONG_PRESS_MS = 500; // a touch held this long without moving opens the row menu
 
 function randomId() {
   if (globalThis.crypto?.randomUUID) return crypto.randomUUID();
@@ -30,8 +32,11 @@ const ui = {
   inline: null, // {kind: 'row'|'header'|'footer'|'new', id, draft}
   drag: null,
   deferred: false, // a render was skipped during a drag
-  presence: [],
+  presence: { you: null, clients: [], viewers: 0 }, // this connection's key, who is listed, how many only watch
   resolved: new Map(), // row id → "s,r" where the server put this page's last move of it
+  confirmSection: null, // section id whose delete is waiting for its confirmation
+  clipboard: null, // {value} copied with the row menu
+  menu: null, // row id the open row menu is about
 };
 
 let client = null;
@@ -113,11 +118,12 @@ function makeClient() {
   const mine = (detail) => detail.table === ui.table;
   c.on('snapshot', (d) => mine(d) && render());
   c.on('update', (d) => mine(d) && render());
+  c.on('update', (d) => mine(d) && historyPanel.changed());
   c.on('subscribed', (d) => mine(d) && render());
   c.on('rules', (d) => mine(d) && render());
   c.on('presence', (d) => {
     if (!mine(d)) return;
-    ui.presence = d.clients;
+    ui.presence = { you: d.you, clients: d.clients, viewers: d.viewers };
     renderPresence();
     render();
   });
@@ -156,8 +162,10 @@ function openTable(name) {
   }
   Object.assign(ui, {
     table: name, replica: null, subscribeError: null, version: null, editing: false, selected: new Set(),
-    revealed: null, inline: null, drag: null, presence: [],
+    revealed: null, inline: null, drag: null, presence: { you: null, clients: [], viewers: 0 }, confirmSection: null,
   });
+  closeMenu();
+  historyPanel.setTable(name);
   $('#home').hidden = name !== null;
   $('#table').hidden = name === null;
   $('#back').hidden = name === null;
@@ -240,16 +248,20 @@ function renderPresence() {
     const row = ui.replica?.loaded ? ui.replica.rowById(id) : null;
     return row ? `on “${valueText(row.value).slice(0, 24)}”` : 'on a row';
   };
-  list.replaceChildren(...ui.presence.map((p) => {
-    const text = `${p.name || p.client}${p.client === clientId ? ' (you)' : ''}${p.editing ? ' · editing' : ''}`
+  // Keys, not client ids: another tab of this browser is someone else here.
+  const { you, clients, viewers } = ui.presence;
+  const people = clients.map((p) => {
+    const text = `${p.name || p.client}${p.key === you ? ' (you)' : ''}${p.editing ? ' · editing' : ''}`
       + `${p.row ? ` · ${rowText(p.row)}` : ''}`;
-    return el('li', { class: `badge${p.editing ? ' editing' : ''}${p.client === clientId ? ' me' : ''}`, title: text },
+    return el('li', { class: `badge${p.editing ? ' editing' : ''}${p.key === you ? ' me' : ''}`, title: text },
       el('span', { class: 'dot', 'aria-hidden': 'true' }), text);
-  }));
+  });
+  const watching = viewers > 0 ? [el('li', { class: 'viewers', text: `+${viewers} watching` })] : [];
+  list.replaceChildren(...people, ...watching);
 }
 
 function rowBadges(id) {
-  return ui.presence.filter((p) => p.row === id && p.client !== clientId).map((p) => {
+  return ui.presence.clients.filter((p) => p.row === id && p.key !== ui.presence.you).map((p) => {
     const name = p.name || p.client;
     const initials = name.split(/\s+/).map((w) => w[0]).join('').slice(0, 2).toUpperCase();
     return el('span', { class: 'row-badge', title: `${name} is editing this row`, 'aria-label': `${name} is editing this row`, text: initials });
@@ -260,12 +272,18 @@ function rowBadges(id) {
 
 const rules = () => ui.replica?.rules ?? { moves: 'any', reserveLastRow: false, deleteConfirmationTitle: 'Delete' };
 
+/** An add-item placeholder: the table-wide reserved last row, or a row whose editingStyle is insert. */
 function isPlaceholder(section, r) {
-  return rules().reserveLastRow && r === section.rows.length - 1;
+  return (rules().reserveLastRow && r === section.rows.length - 1) || section.rows[r]?.editingStyle === 'insert';
 }
 
 function canMove(row, section, r) {
   return rules().moves !== 'none' && row.movable !== false && !isPlaceholder(section, r);
+}
+
+/** Whether the server lets this row be deleted: editable, with the delete editing style, not a placeholder. */
+function canDelete(row, section, r) {
+  return row.editable !== false && (row.editingStyle ?? 'delete') === 'delete' && !isPlaceholder(section, r);
 }
 
 function render() {
@@ -296,7 +314,9 @@ function render() {
   renderPresence();
   const sections = replica.sections;
   const ids = new Set(sections.flatMap((s) => s.rows.map((row) => row.id)));
-  for (const id of [...ui.selected]) if (!ids.has(id)) ui.selected.delete(id);
+  // Selected rows that are gone, or can no longer be deleted (an admin locked them), leave the selection.
+  const deletable = new Set(sections.flatMap((section) => section.rows.filter((row, r) => canDelete(row, section, r)).map((row) => row.id)));
+  for (const id of [...ui.selected]) if (!deletable.has(id)) ui.selected.delete(id);
   if (ui.revealed && !ids.has(ui.revealed)) ui.revealed = null;
   if (ui.inline?.kind === 'row' && !ids.has(ui.inline.id)) {
     ui.inline = null;
@@ -308,7 +328,7 @@ function render() {
   container.replaceChildren(...sections.map((section, s) => renderSection(section, s)));
   const newAtTop = ui.inline?.kind === 'new' && ui.inline.id === null;
   if (newAtTop) container.append(newRowEditor(null));
-  $('#empty').hidden = sections.some((section) => section.rows.length) || newAtTop;
+  $('#empty').hidden = sections.some((section) => section.rows.length) || newAtTop || ui.editing;
 
   // Focus stays on the same control across renders; if that control is gone (its row was deleted) and focus
   // was in the list, it goes to the row remembered as the fallback.
@@ -334,11 +354,17 @@ function render() {
 function renderSection(section, s) {
   const headerId = `h-${section.id}`;
   const list = el('ul', { class: 'rows', role: 'list', 'aria-labelledby': headerId, 'data-s': s, 'data-section': section.id });
+  const newHere = ui.inline?.kind === 'new' && ui.inline.id === section.id;
+  // The new row's editor goes before the placeholder it was opened from (if still there), else last.
+  const before = newHere && section.rows.some((row) => row.id === ui.inline.before) ? ui.inline.before : null;
   section.rows.forEach((row, r) => {
-    if (ui.inline?.kind === 'new' && ui.inline.id === section.id && isPlaceholder(section, r)) list.append(newRowEditor(section));
+    if (before === row.id) list.append(newRowEditor(section));
     list.append(isPlaceholder(section, r) ? placeholderRow(section, row, s, r) : renderRow(section, row, s, r));
   });
-  if (ui.inline?.kind === 'new' && ui.inline.id === section.id && !rules().reserveLastRow) list.append(newRowEditor(section));
+  if (!section.rows.length && !newHere && !(ui.editing && !rules().reserveLastRow)) { // editing mode has 'Add row' there
+    list.append(el('li', { class: 'empty-section', role: 'listitem', text: 'No rows' }));
+  }
+  if (newHere && !before) list.append(newRowEditor(section));
   else if (ui.editing && !rules().reserveLastRow) {
     list.append(el('li', { class: 'insert-control' },
       el('button', { type: 'button', class: 'insert', 'data-action': 'new-row', 'data-section': section.id, 'data-focus': `insert:${section.id}` },
@@ -346,8 +372,42 @@ function renderSection(section, s) {
   }
   return el('section', { class: 'section', 'data-section': section.id },
     sectionText(section, s, 'header', headerId),
+    ui.editing ? sectionTools(section, s) : null,
     list,
     sectionText(section, s, 'footer'));
+}
+
+/** Editing mode's section controls: move up / down (moveSection:toSection:) and delete (deleteSections), the
+ *  delete after a confirmation that names the section and counts its rows. */
+function sectionTools(section, s) {
+  const name = section.header ?? `Section ${s + 1}`;
+  if (ui.confirmSection === section.id) {
+    const count = section.rows.length;
+    return el('div', { class: 'section-tools confirm', role: 'group', 'aria-label': `Delete ${name}?` },
+      el('span', { class: 'confirm-text', text: `Delete “${name}” and its ${count} row${count === 1 ? '' : 's'}?` }),
+      el('button', {
+        type: 'button', class: 'danger', 'data-action': 'delete-section-confirmed', 'data-section': section.id,
+        'data-focus': `delete-section-confirmed:${section.id}`, text: rules().deleteConfirmationTitle || 'Delete',
+      }),
+      el('button', {
+        type: 'button', 'data-action': 'delete-section-cancel', 'data-section': section.id,
+        'data-focus': `delete-section-cancel:${section.id}`, text: 'Cancel',
+      }));
+  }
+  const count = ui.replica.sectionCount;
+  return el('div', { class: 'section-tools', role: 'group', 'aria-label': `${name}: section actions` },
+    el('button', {
+      type: 'button', 'data-action': 'move-section-up', 'data-section': section.id, disabled: s === 0,
+      'data-focus': `move-section-up:${section.id}`, 'aria-label': `Move ${name} up`, text: '↑',
+    }),
+    el('button', {
+      type: 'button', 'data-action': 'move-section-down', 'data-section': section.id, disabled: s === count - 1,
+      'data-focus': `move-section-down:${section.id}`, 'aria-label': `Move ${name} down`, text: '↓',
+    }),
+    el('button', {
+      type: 'button', class: 'danger', 'data-action': 'delete-section', 'data-section': section.id,
+      'data-focus': `delete-section:${section.id}`, 'aria-label': `Delete ${name}`, text: 'Delete section',
+    }));
 }
 
 function sectionText(section, s, kind, id) {
@@ -381,11 +441,13 @@ function newRowEditor(section) {
     })));
 }
 
+/** An add-item placeholder: its insertion control adds a row just before it. */
 function placeholderRow(section, row, s, r) {
   return el('li', { class: 'row placeholder', role: 'listitem', 'data-id': row.id, 'data-s': s, 'data-r': r },
     el('div', { class: 'row-content' },
       el('button', {
-        type: 'button', class: 'insert', 'data-action': 'new-row', 'data-section': section.id, 'data-focus': `insert:${section.id}`,
+        type: 'button', class: 'insert', 'data-action': 'new-row', 'data-section': section.id, 'data-before': row.id,
+        'data-focus': `insert:${row.id}`,
       }, el('span', { class: 'plus', 'aria-hidden': 'true', text: '+' }), valueText(row.value) || 'Add item')));
 }
 
@@ -394,13 +456,15 @@ function renderRow(section, row, s, r) {
   const revealed = ui.revealed === row.id;
   const editingInline = ui.inline?.kind === 'row' && ui.inline.id === row.id;
   const editable = row.editable !== false;
+  const deletable = canDelete(row, section, r);
   const selected = ui.selected.has(row.id);
   const content = el('div', { class: 'row-content', style: revealed ? `transform: translateX(-${SWIPE_WIDTH}px)` : '' },
-    ui.editing && editable ? el('input', {
+    ui.editing && deletable ? el('input', {
       type: 'checkbox', class: 'select', checked: selected, 'data-action': 'select', tabIndex: -1,
       'aria-label': `Select ${text}`,
     }) : null,
-    ui.editing && editable ? el('button', {
+    ui.editing && !deletable ? el('span', { class: 'no-control', 'aria-hidden': 'true' }) : null,
+    ui.editing && deletable ? el('button', {
       type: 'button', class: 'minus', 'data-action': 'reveal', tabIndex: -1, 'aria-label': `Show delete for ${text}`,
     }, el('span', { 'aria-hidden': 'true', text: '−' })) : null,
     editingInline
@@ -412,12 +476,12 @@ function renderRow(section, row, s, r) {
       'aria-label': `Reorder ${text}: drag it, or press Alt with the up or down arrow on the row`, tabIndex: -1,
     }, el('span', { 'aria-hidden': 'true', text: '≡' })) : null);
   return el('li', {
-    class: `row${revealed ? ' revealed' : ''}${selected ? ' selected' : ''}${editable ? '' : ' locked'}`,
+    class: `row${revealed ? ' revealed' : ''}${selected ? ' selected' : ''}${editable ? '' : ' locked'}${deletable ? '' : ' undeletable'}`,
     role: 'listitem', tabIndex: 0, 'data-id': row.id, 'data-s': s, 'data-r': r, 'data-focus': `row:${row.id}`,
     'data-resolved': ui.resolved.get(row.id),
     'aria-label': `${text}${editable ? '' : ', locked'}${selected ? ', selected' : ''}`,
   },
-  editable ? el('button', {
+  deletable ? el('button', {
     type: 'button', class: 'swipe-delete', 'data-action': 'delete', 'data-focus': `delete:${row.id}`,
     tabIndex: revealed ? 0 : -1, 'aria-hidden': revealed ? undefined : 'true',
     text: rules().deleteConfirmationTitle || 'Delete',
@@ -462,9 +526,13 @@ function deleteRow(id) {
   }));
 }
 
-function startInline(kind, id, draft) {
+function startInline(kind, id, draft, before = null) {
   finishInline(true); // moving to another editor commits the open one, as leaving it does
-  ui.inline = { kind, id, draft };
+  if (kind === 'new' && !before && id !== null && rules().reserveLastRow) {
+    const rows = ui.replica.sectionById(id)?.rows ?? [];
+    before = rows[rows.length - 1]?.id ?? null; // new rows go before the reserved last row
+  }
+  ui.inline = { kind, id, draft, before };
   if (kind === 'row') client.beginEditingRow(ui.table, id);
   render();
   document.querySelector('[data-inline]')?.focus();
@@ -495,10 +563,11 @@ function finishInline(commit) {
       act(client.insertSection(table, { at: ui.replica.sectionCount, header: null, footer: null, rows: [{ value }] }));
     } else {
       const count = ui.replica.rowCount(s);
-      const at = [s, rules().reserveLastRow && count > 0 ? count - 1 : count];
+      const before = inline.before && ui.replica.indexPathOfRow(inline.before);
+      const at = before ?? [s, rules().reserveLastRow && count > 0 ? count - 1 : count];
       act(client.insert(table, { at, value, base: ui.version }).then((ack) => ack && flash(ack.created?.[0])));
       // Stay in the editor for the next row, as a list app does.
-      ui.inline = { kind: 'new', id: inline.id, draft: '' };
+      ui.inline = { kind: 'new', id: inline.id, draft: '', before: inline.before };
     }
   }
   render();
@@ -522,6 +591,7 @@ function toggleSelect(id) {
 function setEditing(on) {
   finishInline(true);
   ui.editing = on;
+  ui.confirmSection = null;
   ui.selected.clear();
   if (ui.revealed) reveal(null);
   client.setEditing(ui.table, on);
@@ -559,6 +629,104 @@ function moveRow(id, to, from = rowInfo(id)?.path, base = ui.version) {
     if (at && row) announce(`Moved “${valueText(row.value)}” to row ${at[1] + 1} of section ${at[0] + 1}.`);
   }));
 }
+
+/** Moves a section one place up (-1) or down (+1); focus stays on the control, which moves with it (or on the
+ *  other one, when the section reached the end and this one is now disabled). */
+function moveSection(id, step) {
+  const from = ui.replica.indexOfSection(id);
+  if (from === null || from + step < 0 || from + step >= ui.replica.sectionCount) return;
+  act(client.moveSection(ui.table, { from, to: from + step, section: id, base: ui.version }).then((ack) => {
+    if (!ack) return;
+    const section = ui.replica.sectionById(id);
+    const at = ui.replica.indexOfSection(id);
+    if (at !== null) announce(`Moved ${section?.header ?? 'the section'} to position ${at + 1}.`);
+    const control = $(`[data-focus="move-section-${step < 0 ? 'up' : 'down'}:${CSS.escape(id)}"]`);
+    const other = $(`[data-focus="move-section-${step < 0 ? 'down' : 'up'}:${CSS.escape(id)}"]`);
+    if (control?.disabled && (document.activeElement === document.body || document.activeElement === control)) other?.focus();
+  }));
+}
+
+function deleteSection(id) {
+  const at = ui.replica.indexOfSection(id);
+  ui.confirmSection = null;
+  if (at === null) return render();
+  const name = ui.replica.section(at).header ?? `Section ${at + 1}`;
+  act(client.deleteSection(ui.table, { at, section: id, base: ui.version }).then((ack) => {
+    if (ack) announce(`Deleted ${name}.`);
+  }));
+  render();
+}
+
+// ---------------------------------------------------------------- the row menu: Copy and Paste
+
+/** Opens the row menu (right click, long press, the context-menu key or Shift+F10) at a point on the screen. */
+function openMenu(id, x, y) {
+  const info = rowInfo(id);
+  if (!info) return;
+  finishInline(true);
+  if (ui.revealed) reveal(null);
+  ui.menu = id;
+  const menu = $('#row-menu');
+  $('[data-menu="paste"]', menu).disabled = !ui.clipboard;
+  $('[data-menu="paste"]', menu).textContent = ui.clipboard ? `Paste “${valueText(ui.clipboard.value).slice(0, 24)}”` : 'Paste';
+  menu.hidden = false;
+  const box = menu.getBoundingClientRect();
+  menu.style.left = `${Math.max(4, Math.min(x, innerWidth - box.width - 4))}px`;
+  menu.style.top = `${Math.max(4, Math.min(y, innerHeight - box.height - 4))}px`;
+  $('[data-menu="copy"]', menu).focus();
+}
+
+function closeMenu(restoreFocus = false) {
+  const id = ui.menu;
+  ui.menu = null;
+  $('#row-menu').hidden = true;
+  if (restoreFocus && id) $(`[data-focus="row:${CSS.escape(id)}"]`)?.focus();
+}
+
+/** Copies the row's value (only the value: the row's flags are an admin's to set). */
+function copyRow(id) {
+  const info = rowInfo(id);
+  if (!info) return;
+  ui.clipboard = { value: info.row.value };
+  navigator.clipboard?.writeText(valueText(info.row.value)).catch(() => {}); // for other apps too, when allowed
+  announce(`Copied “${valueText(info.row.value)}”.`);
+}
+
+/** Pastes the copied value as a new row after this one (before it when it is an add-item placeholder). */
+function pasteAfter(id) {
+  const info = rowInfo(id);
+  if (!info || !ui.clipboard) return;
+  const [s, r] = info.path;
+  const at = [s, isPlaceholder(info.section, r) ? r : r + 1];
+  act(client.insert(ui.table, { at, value: ui.clipboard.value, base: ui.version }).then((ack) => {
+    if (!ack) return;
+    flash(ack.created?.[0]);
+    announce(`Pasted “${valueText(ui.clipboard.value)}”.`);
+  }));
+}
+
+$('#row-menu').addEventListener('click', (event) => {
+  const item = event.target.closest('[data-menu]');
+  if (!item || item.disabled) return;
+  const id = ui.menu;
+  closeMenu(true);
+  if (item.dataset.menu === 'copy') copyRow(id);
+  else pasteAfter(id);
+});
+$('#row-menu').addEventListener('keydown', (event) => {
+  const items = [...$('#row-menu').querySelectorAll('[data-menu]:not(:disabled)')];
+  const i = items.indexOf(document.activeElement);
+  if (event.key === 'Escape' || event.key === 'Tab') {
+    event.preventDefault();
+    closeMenu(true);
+  } else if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+    event.preventDefault();
+    items[(i + (event.key === 'ArrowDown' ? 1 : items.length - 1)) % items.length]?.focus();
+  }
+});
+document.addEventListener('pointerdown', (event) => {
+  if (ui.menu && !event.target.closest('#row-menu')) closeMenu();
+}, true);
 
 async function refresh() {
   if (!ui.table || ui.refreshing) return;
@@ -630,7 +798,20 @@ sections.addEventListener('click', (event) => {
     case 'delete': deleteRow(id); break;
     case 'reveal': reveal(ui.revealed === id ? null : id); break;
     case 'select': toggleSelect(id); break;
-    case 'new-row': startInline('new', sectionId, ''); break;
+    case 'new-row': startInline('new', sectionId, '', target.dataset.before ?? null); break;
+    case 'move-section-up':
+    case 'move-section-down': moveSection(sectionId, target.dataset.action === 'move-section-up' ? -1 : 1); break;
+    case 'delete-section':
+      ui.confirmSection = sectionId;
+      render();
+      $(`[data-focus="delete-section-confirmed:${CSS.escape(sectionId)}"]`)?.focus();
+      break;
+    case 'delete-section-cancel':
+      ui.confirmSection = null;
+      render();
+      $(`[data-focus="delete-section:${CSS.escape(sectionId)}"]`)?.focus();
+      break;
+    case 'delete-section-confirmed': deleteSection(sectionId); break;
     case 'edit-header':
     case 'edit-footer': {
       const kind = target.dataset.action.slice(5);
@@ -640,6 +821,13 @@ sections.addEventListener('click', (event) => {
     }
     default: break;
   }
+});
+
+sections.addEventListener('contextmenu', (event) => {
+  const row = event.target.closest('.row[data-id]');
+  if (!row || event.target.closest('input')) return;
+  event.preventDefault();
+  openMenu(row.dataset.id, event.clientX, event.clientY);
 });
 
 sections.addEventListener('input', (event) => {
@@ -700,6 +888,12 @@ sections.addEventListener('keydown', (event) => {
     }
     return;
   }
+  if (event.key === 'ContextMenu' || (event.key === 'F10' && event.shiftKey)) {
+    event.preventDefault();
+    const box = row.getBoundingClientRect();
+    openMenu(id, box.left + 16, box.bottom - 8);
+    return;
+  }
   switch (event.key) {
     case 'Enter':
     case 'F2':
@@ -709,7 +903,7 @@ sections.addEventListener('keydown', (event) => {
     case 'Delete':
     case 'Backspace':
       event.preventDefault();
-      if (info.row.editable === false) break;
+      if (!canDelete(info.row, info.section, info.path[1])) break;
       reveal(id);
       $(`[data-focus="delete:${CSS.escape(id)}"]`)?.focus();
       break;
@@ -717,7 +911,7 @@ sections.addEventListener('keydown', (event) => {
       if (ui.revealed) reveal(null);
       break;
     case ' ':
-      if (ui.editing && info.row.editable !== false) {
+      if (ui.editing && canDelete(info.row, info.section, info.path[1])) {
         event.preventDefault();
         toggleSelect(id);
       }
@@ -748,11 +942,22 @@ scroller.addEventListener('pointerdown', (event) => {
     return;
   }
   if (event.target.closest('input, button')) return;
-  const row = event.target.closest('.row[data-id]:not(.placeholder):not(.locked)');
-  gesture = {
+  const row = event.target.closest('.row[data-id]:not(.placeholder):not(.undeletable)');
+  const g = {
     kind: 'pending', pointerId: event.pointerId, type: event.pointerType, x: event.clientX, y: event.clientY,
     row, start: row && ui.revealed === row.dataset.id ? -SWIPE_WIDTH : 0, target: event.target,
   };
+  gesture = g;
+  // A finger held still on a row opens the row menu (long press), where no contextmenu event comes.
+  const pressed = event.target.closest('.row[data-id]');
+  if (event.pointerType === 'touch' && pressed) {
+    setTimeout(() => {
+      if (gesture !== g || g.kind !== 'pending') return;
+      gesture = null;
+      ui.gestureEnded = { at: performance.now() };
+      openMenu(pressed.dataset.id, g.x, g.y);
+    }, LONG_PRESS_MS);
+  }
 });
 
 scroller.addEventListener('pointermove', (event) => {
@@ -775,6 +980,8 @@ scroller.addEventListener('pointermove', (event) => {
       gesture.kind = 'pull';
       scroller.setPointerCapture(event.pointerId);
     } else if (Math.abs(dx) > 8 || Math.abs(dy) > 8) {
+      // A drag that is neither a swipe nor a pull (a row that cannot be deleted) is not a tap either.
+      if (gesture.type !== 'touch') ui.gestureEnded = { at: performance.now() };
       gesture = null;
       return;
     }
@@ -884,8 +1091,8 @@ function dropGap(y) {
     const rect = r.getBoundingClientRect();
     if (y < rect.top + rect.height / 2) return { s: best.s, r: Number(r.dataset.r), before: r, list: best.list };
   }
-  // After the last movable row: before the placeholder if there is one, else the end of the section.
-  const placeholder = rows.find((r) => r.classList.contains('placeholder'));
+  // After the last movable row: before the section's last row if it is a placeholder, else the end of the section.
+  const placeholder = rows[rows.length - 1]?.classList.contains('placeholder') ? rows[rows.length - 1] : null;
   if (placeholder) return { s: best.s, r: Number(placeholder.dataset.r), before: placeholder, list: best.list };
   return { s: best.s, r: best.list.querySelectorAll('.row[data-id]').length, before: null, list: best.list };
 }
@@ -925,6 +1132,10 @@ function endDrag(event, cancelled) {
 
 // ---------------------------------------------------------------- start
 
+const historyPanel = new HistoryPanel({
+  client: () => client, el, showError, onRestored: (name) => { location.hash = `#/table/${encodeURIComponent(name)}`; },
+});
+historyPanel.mount($('#table .toolbar'), $('#table'), $('#scroller'));
 client = makeClient();
 window.tablecast = { get client() { return client; }, ui }; // for the console and the browser tests
 window.addEventListener('hashchange', route);

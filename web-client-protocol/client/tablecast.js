@@ -189,6 +189,9 @@ export class Replica {
         if (entry[flag] === false) row[flag] = false;
         else if (entry[flag] === true) delete row[flag];
       }
+      // An absent editingStyle is 'delete'; keep rows in that canonical shape too.
+      if (entry.editingStyle === 'delete') delete row.editingStyle;
+      else if (entry.editingStyle) row.editingStyle = entry.editingStyle;
       old[entry.at[0]].rows[entry.at[1]] = row;
     });
 
@@ -297,6 +300,47 @@ export class Replica {
  * code `closed` when {@link TablecastClient#close} was called before the answer, `disconnected` when the
  * connection dropped after a non-idempotent request (createTable, dropTable) was sent and its outcome is unknown.
  */
+/**
+ * A table's presence as one subscriber sees it: the state of its catch-up (`presence` in `subscribed` or
+ * `refreshed`) with every `presence` delta since applied. Entries are keyed by their connection's presence key,
+ * so two tabs of one client are two entries; `you` is this connection's own key.
+ */
+export class Presence {
+  /** @param {{you: string, clients: object[], viewers: number}} state the catch-up's `presence` */
+  constructor(state) {
+    this.you = state.you;
+    /** @type {Map<string, object>} key → `{key, client, name, editing, row?}`, in the order they were listed */
+    this.entries = new Map(state.clients.map((entry) => [entry.key, clone(entry)]));
+    /** Subscribers that are not listed (anonymous watchers). */
+    this.viewers = state.viewers;
+  }
+
+  /**
+   * Applies a `presence` delta: `left` keys are removed, `joined` entries appended, `changed` ones replaced
+   * where they are. Tolerant of overlap (a joined key already here is replaced, a changed one not here added).
+   */
+  apply(delta) {
+    for (const key of delta.left) this.entries.delete(key);
+    for (const entry of [...delta.joined, ...delta.changed]) this.entries.set(entry.key, clone(entry));
+    this.viewers = delta.viewers;
+  }
+
+  /** Everyone listed, in order. */
+  get clients() {
+    return [...this.entries.values()].map(clone);
+  }
+
+  /** Everyone listed except this connection. */
+  get others() {
+    return this.clients.filter((entry) => entry.key !== this.you);
+  }
+
+  /** The state as the protocol writes it. */
+  toJSON() {
+    return { you: this.you, clients: this.clients, viewers: this.viewers };
+  }
+}
+
 export class TablecastError extends Error {
   /**
    * @param {string} code the protocol's error code (`conflict`, `out_of_range`, …) or `closed`/`disconnected`
@@ -378,7 +422,10 @@ const NOT_RETRIED = new Set(['createTable', 'dropTable']);
  * - `snapshot` `{table, replica}`: a replica was replaced by a snapshot.
  * - `update` `{table, update, replica}`: an update was applied (`update` is the server's message).
  * - `subscribed` `{table, replica}`: a (re)subscription's catch-up is complete.
- * - `presence` `{table, clients}`; `rules` `{table, rules}`; `dropped` `{table}`.
+ * - `presence` `{table, you, clients, viewers, joined, changed, left}`: who is on a subscribed table now (this
+ *   connection's key, the listed entries, the number of unlisted viewers), after a catch-up's state (the delta
+ *   lists empty) or a delta (what it changed).
+ * - `rules` `{table, rules}`; `dropped` `{table}`.
  * - `error` a {@link TablecastError} not tied to a pending promise (a refused presence message, a failed
  *   re-subscription, an update the replica could not apply, an unparsable message).
  */
@@ -390,7 +437,8 @@ export class TablecastClient extends Emitter {
    *   connection, resuming subscriptions there with since/epoch
    * @param {string} [options.client] stable client id (1–64 characters) that makes retries idempotent; keep it
    *   across page loads (e.g. in localStorage) to keep that guarantee across reloads. Default: a random id.
-   * @param {string} [options.name] name shown to other people in presence
+   * @param {string} [options.name] name shown to other people in presence; without one this connection is not
+   *   listed (it counts among a table's viewers) until it sends presence
    * @param {string} [options.token] access token
    * @param {Function} [options.WebSocket] WebSocket constructor (default `globalThis.WebSocket`)
    * @param {{initial?: number, max?: number, factor?: number, jitter?: number}} [options.backoff] reconnect
@@ -432,7 +480,7 @@ export class TablecastClient extends Emitter {
     /** @type {Map<string, {replica: Replica, subscribed: boolean, catchingUp: boolean, ref: string|null, waiters: Array}>} */
     this._tables = new Map();
     this._presence = new Map(); // table → {editing: boolean, rows: Set<string>}, re-sent after resubscribing
-    this._presenceSeen = new Map(); // table → last `presence` clients
+    this._presenceSeen = new Map(); // table → Presence, for subscribed tables once caught up
   }
 
   // ---- connection ----
@@ -677,16 +725,26 @@ export class TablecastClient extends Emitter {
     return this._request('refresh', () => this._resume(table, 'refresh')).then(() => this._tables.get(table).replica);
   }
 
-  /** Last `presence` list received for a table (or an empty list). */
+  /**
+   * Who is on a subscribed table: `{you, clients, viewers}` (before its catch-up: no key, nobody, 0).
+   */
   presence(table) {
-    return clone(this._presenceSeen.get(table) ?? []);
+    return this._presenceSeen.get(table)?.toJSON() ?? { you: null, clients: [], viewers: 0 };
+  }
+
+  _loadPresence(msg) {
+    const entry = this._tables.get(msg.table);
+    if (!entry?.subscribed || !msg.presence) return;
+    const presence = new Presence(msg.presence);
+    this._presenceSeen.set(msg.table, presence);
+    this._emit('presence', { table: msg.table, ...presence.toJSON(), joined: [], changed: [], left: [] });
   }
 
   // ---- edit intents: each returns a promise of the `ack`, rejected with a TablecastError by an `error` ----
   // `fields` are the intent's fields as in the protocol; `base` defaults to the subscribed replica's version
   // and `ref` to a fresh one.
 
-  /** Inserts a row: `{at: [s, r], value, editable?, movable?}`. @returns {Promise<object>} the ack */
+  /** Inserts a row: `{at: [s, r], value, editable?, movable?, editingStyle?}`. @returns {Promise<object>} the ack */
   insert(table, fields) {
     return this._intent('insert', table, fields);
   }
@@ -721,7 +779,8 @@ export class TablecastClient extends Emitter {
     return this._intent('moveSection', table, fields);
   }
 
-  /** Changes a section's header/footer (absent keeps, null removes): `{at: s, header?, footer?, section?}`. */
+  /** Changes a section's header/footer (absent keeps, null removes) and, with `rows`, replaces all its rows:
+   * `{at: s, header?, footer?, rows?: [{value, editable?, movable?}], section?}`. */
   editSection(table, fields) {
     return this._intent('editSection', table, fields);
   }
@@ -754,6 +813,37 @@ export class TablecastClient extends Emitter {
   /** @returns {Promise<Array<{table, version, epoch, subscribers}>>} the server's tables */
   listTables() {
     return this._request('listTables', { type: 'listTables' }).then((msg) => msg.tables);
+  }
+
+  // ---- history (read role) ----
+
+  /**
+   * A page of a table's history: the kept changes with versions in `from`…`to` (default: the oldest kept to the
+   * latest), at most `limit` (default 100), `order` 'newest' (default) or 'oldest' first. For the next page, call
+   * again with `to: page.next` (newest first) or `from: page.next` (oldest first); no `next`, no more pages.
+   * Rejects with `pruned` (naming the oldest kept version) for a version the server no longer keeps.
+   * @returns {Promise<{table, epoch, version, oldest, next?, entries: Array<{version, time, origin, ...}>}>}
+   */
+  history(table, { from, to, limit, order } = {}) {
+    const msg = { type: 'history', table };
+    if (from !== undefined) msg.from = from;
+    if (to !== undefined) msg.to = to;
+    if (limit !== undefined) msg.limit = limit;
+    if (order !== undefined) msg.order = order;
+    return this._request('history', msg);
+  }
+
+  /**
+   * The table as it was at `version` (with its current rules), as a new `Replica` that nothing keeps in step:
+   * it does not subscribe and leaves the table's own replica alone. Rejects with `pruned` or `out_of_range`.
+   * @returns {Promise<Replica>}
+   */
+  tableAt(table, version) {
+    return this._request('snapshotAt', { type: 'snapshotAt', table, version }).then((msg) => {
+      const replica = new Replica(table);
+      replica.loadSnapshot(msg);
+      return replica;
+    });
   }
 
   // ---- presence: fire and forget (the server answers only failures, reported as `error` events) ----
@@ -845,6 +935,11 @@ TablecastClient.prototype._handlers = {
     if (msg.ref === undefined || msg.ref === this._helloRef) this._live(msg);
   },
   snapshot(msg) {
+    // A historical snapshot answers tableAt and never touches the table's replica.
+    if (msg.historical) {
+      this._settle(msg.ref, msg);
+      return;
+    }
     const entry = this._tables.get(msg.table);
     if (!entry) return;
     entry.replica.loadSnapshot(msg);
@@ -869,16 +964,21 @@ TablecastClient.prototype._handlers = {
     this._caughtUp(msg);
     for (const waiter of entry.waiters.splice(0)) waiter.resolve(entry.replica);
     this._emit('subscribed', { table: msg.table, replica: entry.replica });
+    this._loadPresence(msg);
     this._restorePresence(msg.table);
   },
   refreshed(msg) {
     this._caughtUp(msg);
+    this._loadPresence(msg);
     this._settle(msg.ref, msg);
   },
   unsubscribed(msg) {
     this._settle(msg.ref, msg);
   },
   tables(msg) {
+    this._settle(msg.ref, msg);
+  },
+  changes(msg) {
     this._settle(msg.ref, msg);
   },
   ack(msg) {
@@ -910,8 +1010,13 @@ TablecastClient.prototype._handlers = {
     this._emit('error', error);
   },
   presence(msg) {
-    this._presenceSeen.set(msg.table, clone(msg.clients));
-    this._emit('presence', { table: msg.table, clients: clone(msg.clients) });
+    // Deltas apply to the state of the subscription's catch-up; none may arrive before it.
+    const presence = this._presenceSeen.get(msg.table);
+    if (!presence) return;
+    presence.apply(msg);
+    this._emit('presence', {
+      table: msg.table, ...presence.toJSON(), joined: clone(msg.joined), changed: clone(msg.changed), left: [...msg.left],
+    });
   },
   rules(msg) {
     this._tables.get(msg.table)?.replica.setRules(msg.rules);

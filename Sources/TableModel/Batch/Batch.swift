@@ -69,12 +69,17 @@ public struct Batch: Hashable, Sendable {
         public var editable: Bool?
         /// The new `movable` flag, or `nil` to keep it.
         public var movable: Bool?
+        /// The new editing style, or `nil` to keep it.
+        public var editingStyle: EditingStyle?
         /// Creates an entry.
-        public init(at: RowPath, value: JSONValue, editable: Bool? = nil, movable: Bool? = nil) {
+        public init(
+            at: RowPath, value: JSONValue, editable: Bool? = nil, movable: Bool? = nil, editingStyle: EditingStyle? = nil
+        ) {
             self.at = at
             self.value = value
             self.editable = editable
             self.movable = movable
+            self.editingStyle = editingStyle
         }
     }
 
@@ -146,7 +151,8 @@ public struct Batch: Hashable, Sendable {
     }
 }
 
-/// The eight lists of a batch, for naming entries in messages (`deleteRows[1]`).
-enum BatchList: String, Sendable {
+/// The eight lists of a batch, in UIKit's order: the one table of their names, which both batch shapes (``Batch``
+/// and ``ClientBatch``) use for their wire keys and for naming entries in messages (`deleteRows[1]`).
+public enum BatchList: String, Sendable, CaseIterable {
     case deleteSections, insertSections, reloadSections, moveSections, deleteRows, insertRows, reloadRows, moveRows
 }

@@ -3,9 +3,10 @@ extension Table {
     /// and the id generator past the ids the batch assigns. On error the table is unchanged.
     ///
     /// This is how every replica (a client, a replay from the log) follows the authoritative table. It checks the
-    /// batch's structure, the limits and that inserted ids are exactly the next ones the generator would assign; it
-    /// does not re-check the per-row rules (`editable`, `movable`, `moves`, `reserveLastRow`), which the engine
-    /// enforced when it resolved the intent that produced the batch.
+    /// batch's structure and that inserted ids are exactly the next ones the generator would assign; it does not
+    /// re-check the rules (`editable`, `movable`, `moves`, `reserveLastRow`, the limits), which the engine enforced
+    /// when it resolved the intent that produced the batch. Limits in particular apply to changes made after
+    /// them: a batch committed before a limit was lowered must still replay.
     /// An empty batch changes nothing and commits nothing: the version stays.
     public mutating func apply(_ batch: Batch) throws(TableError) {
         _ = try applyReturningLayout(batch)
@@ -30,6 +31,7 @@ extension Table {
             row.value = reload.value
             if let editable = reload.editable { row.editable = editable }
             if let movable = reload.movable { row.movable = movable }
+            if let editingStyle = reload.editingStyle { row.editingStyle = editingStyle }
             sections[reload.at.section].rows[reload.at.row] = row
         }
         for reload in batch.reloadSections {
@@ -114,9 +116,6 @@ extension Table {
             try placeSection(move.to, label(.moveSections, index))
             movedInto[move.to] = move.from
         }
-        if finalSectionCount > rules.maxSections {
-            throw .limitExceeded(label(.insertSections, 0), "table would have \(finalSectionCount) sections, more than the limit of \(rules.maxSections)")
-        }
         let sectionRemovals = (batch.deleteSections.map { (from: $0, to: Int?.none) } + batch.moveSections.map { ($0.from, $0.to) })
             .sorted { $0.from < $1.from }
         let sectionReindexing = Reindexing(
@@ -144,9 +143,7 @@ extension Table {
             removedRowCounts[path.section, default: 0] += 1
         }
         for (index, reload) in batch.reloadRows.enumerated() {
-            let entry = label(.reloadRows, index)
-            try claimRow(reload.at, "reloaded", entry)
-            try checkValueSize(reload.value, entry)
+            try claimRow(reload.at, "reloaded", label(.reloadRows, index))
         }
         for (index, move) in batch.moveRows.enumerated() {
             try claimRow(move.from, "moved", label(.moveRows, index))
@@ -157,7 +154,6 @@ extension Table {
         var placedEntries: [Int: [(row: Int, label: String)]] = [:]
         for (index, insert) in batch.insertRows.enumerated() {
             let entry = label(.insertRows, index)
-            try checkValueSize(insert.row.value, entry)
             placedEntries[insert.at.section, default: []].append((insert.at.row, entry))
             guard insert.at.section >= 0, insert.at.section < finalSectionCount else {
                 throw .outOfRange(entry, "row \(insert.at) is out of range: table has \(finalSectionCount) sections after the update")
@@ -189,16 +185,6 @@ extension Table {
                 if let other = taken[row] { throw .invalidBatch(entry, "row \(path) is also the destination of \(other)") }
                 taken[row] = entry
             }
-            if finalCount > rules.maxRowsPerSection {
-                throw .limitExceeded(entries[0].label, "section \(section) would have \(finalCount) rows, more than the limit of \(rules.maxRowsPerSection)")
-            }
-        }
-        for (index, insert) in batch.insertSections.enumerated() {
-            let entry = label(.insertSections, index)
-            if insert.section.rows.count > rules.maxRowsPerSection {
-                throw .limitExceeded(entry, "section \(insert.at) would have \(insert.section.rows.count) rows, more than the limit of \(rules.maxRowsPerSection)")
-            }
-            for row in insert.section.rows { try checkValueSize(row.value, entry) }
         }
         if checkIDs { try checkCreatedIDs(batch, label: label) }
 
@@ -226,13 +212,6 @@ extension Table {
         return BatchLayout(
             sections: sectionReindexing, sectionDestinations: sectionRemovals.map(\.to), sectionInserts: sectionInserts,
             sectionSources: movedInto, removedRows: removedRows, rowDestinations: rowDestinations, placedRows: placedRows)
-    }
-
-    private func checkValueSize(_ value: JSONValue, _ entry: String) throws(TableError) {
-        let size = value.encodedByteCount
-        if size > rules.maxValueBytes {
-            throw .limitExceeded(entry, "value is \(size) bytes, more than the limit of \(rules.maxValueBytes)")
-        }
     }
 
     /// Inserted ids must be exactly the next ones the generator assigns (in any order), which makes them unique

@@ -76,6 +76,10 @@ extension Batch {
                 writer.key("editable")
                 writer.bool(editable)
             }
+            if let editingStyle = reload.editingStyle {
+                writer.key("editingStyle")
+                writer.string(editingStyle.rawValue)
+            }
             if let movable = reload.movable {
                 writer.key("movable")
                 writer.bool(movable)
@@ -112,12 +116,16 @@ extension RowPath {
 }
 
 extension Row {
-    /// Writes ``json``'s object: flags only when false.
+    /// Writes ``json``'s object: flags only when not their defaults.
     public func write(to writer: inout JSONWriter) {
         writer.beginObject()
         if !editable {
             writer.key("editable")
             writer.bool(false)
+        }
+        if editingStyle != .delete {
+            writer.key("editingStyle")
+            writer.string(editingStyle.rawValue)
         }
         writer.key("id")
         writer.string(id)

@@ -30,77 +30,103 @@ extension JSONValue {
     }
 }
 
-/// Reads the members of a JSON object, naming the full path in errors and refusing members it was not asked about
-/// (so that a misspelt key is an error, not silently ignored).
-struct ObjectReader {
-    let members: [String: JSONValue]
-    let path: String
+/// Reads the members of one JSON object, naming the full path in errors and refusing members it was not asked about
+/// (so that a misspelt key is an error, never silently ignored). The one reader of JSON objects: the model's
+/// stored and wire shapes and the protocol's messages all decode through it.
+public struct JSONObjectReader {
+    /// The object's members.
+    public let members: [String: JSONValue]
+    /// Where the object is, for messages: `sections[2]`, `insert`, `deleteRows[0]`; empty for the value itself.
+    public let path: String
 
-    init(_ value: JSONValue, path: String, allowing keys: Set<String>) throws(JSONDecodingError) {
+    /// Reads `value`, which must be an object with no members outside `keys`; with `keys` nil, other members are
+    /// ignored (for messages from a newer peer, which may add fields).
+    public init(_ value: JSONValue, path: String, allowing keys: Set<String>?) throws(JSONDecodingError) {
         guard case .object(let members) = value else {
             throw JSONDecodingError(path: path, message: "expected an object, got \(value.kindName)")
         }
         self.members = members
         self.path = path
-        if let unknown = members.keys.filter({ !keys.contains($0) }).sorted().first {
-            throw JSONDecodingError(path: self.path(unknown), message: "unknown member")
+        if let keys, let unknown = members.keys.filter({ !keys.contains($0) }).sorted().first {
+            throw JSONDecodingError(path: self.path(unknown), message: "unknown field")
         }
     }
 
-    func path(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+    /// The path of member `key`.
+    public func path(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    /// Whether member `key` is present (null included).
+    public func contains(_ key: String) -> Bool { members[key] != nil }
 
     /// The member `key`, which must be present.
-    func required<T>(_ key: String, _ decode: (JSONValue, String) throws(JSONDecodingError) -> T) throws(JSONDecodingError) -> T {
+    public func required<T>(_ key: String, _ decode: (JSONValue, String) throws(JSONDecodingError) -> T) throws(JSONDecodingError) -> T {
         guard let value = members[key] else { throw JSONDecodingError(path: path(key), message: "missing") }
         return try decode(value, path(key))
     }
 
     /// The member `key`, or `nil` when it is absent.
-    func optional<T>(_ key: String, _ decode: (JSONValue, String) throws(JSONDecodingError) -> T) throws(JSONDecodingError) -> T? {
+    public func optional<T>(_ key: String, _ decode: (JSONValue, String) throws(JSONDecodingError) -> T) throws(JSONDecodingError) -> T? {
         guard let value = members[key] else { return nil }
         return try decode(value, path(key))
     }
+
+    /// An error for member `key`, whose value is of the right type but not acceptable: `expected <expectation>`.
+    public func failure(_ key: String, expected expectation: String) -> JSONDecodingError {
+        JSONDecodingError(path: path(key), message: "expected \(expectation)")
+    }
 }
 
-/// Decoders for the primitive shapes the model uses; each takes the value and its path for messages.
-enum Decode {
-    static func string(_ value: JSONValue, _ path: String) throws(JSONDecodingError) -> String {
+/// Decoders for the primitive shapes, for ``JSONObjectReader``; each takes the value and its path for messages.
+public enum JSONDecode {
+    /// A string.
+    public static func string(_ value: JSONValue, _ path: String) throws(JSONDecodingError) -> String {
         guard case .string(let string) = value else { throw mismatch("a string", value, path) }
         return string
     }
 
     /// A string, or `nil` for JSON null.
-    static func nullableString(_ value: JSONValue, _ path: String) throws(JSONDecodingError) -> String? {
+    public static func nullableString(_ value: JSONValue, _ path: String) throws(JSONDecodingError) -> String? {
         if case .null = value { return nil }
         guard case .string(let string) = value else { throw mismatch("a string or null", value, path) }
         return string
     }
 
-    static func bool(_ value: JSONValue, _ path: String) throws(JSONDecodingError) -> Bool {
+    /// A boolean.
+    public static func bool(_ value: JSONValue, _ path: String) throws(JSONDecodingError) -> Bool {
         guard case .bool(let bool) = value else { throw mismatch("a boolean", value, path) }
         return bool
     }
 
+    /// A row's editing style: `"delete"`, `"insert"` or `"none"`.
+    public static func editingStyle(_ value: JSONValue, _ path: String) throws(JSONDecodingError) -> EditingStyle {
+        guard case .string(let name) = value, let style = EditingStyle(rawValue: name) else {
+            throw mismatch("one of \"delete\", \"insert\", \"none\"", value, path)
+        }
+        return style
+    }
+
     /// A non-negative integer that a double represents exactly (below 2^53).
-    static func count(_ value: JSONValue, _ path: String) throws(JSONDecodingError) -> Int {
+    public static func count(_ value: JSONValue, _ path: String) throws(JSONDecodingError) -> Int {
         guard case .number(let number) = value, number >= 0, number < 9_007_199_254_740_992, number.rounded(.towardZero) == number
         else { throw mismatch("a non-negative integer", value, path) }
         return Int(number)
     }
 
-    static func version(_ value: JSONValue, _ path: String) throws(JSONDecodingError) -> UInt64 {
+    /// A version: a non-negative integer.
+    public static func version(_ value: JSONValue, _ path: String) throws(JSONDecodingError) -> UInt64 {
         UInt64(try count(value, path))
     }
 
     /// An index path, `[section, row]`.
-    static func rowPath(_ value: JSONValue, _ path: String) throws(JSONDecodingError) -> RowPath {
+    public static func rowPath(_ value: JSONValue, _ path: String) throws(JSONDecodingError) -> RowPath {
         guard case .array(let elements) = value, elements.count == 2 else {
             throw mismatch("an index path [section, row]", value, path)
         }
         return RowPath(section: try count(elements[0], "\(path)[0]"), row: try count(elements[1], "\(path)[1]"))
     }
 
-    static func array<T>(
+    /// An array whose elements `element` decodes, each with its index in the path.
+    public static func array<T>(
         _ element: @escaping (JSONValue, String) throws(JSONDecodingError) -> T
     ) -> (JSONValue, String) throws(JSONDecodingError) -> [T] {
         { (value: JSONValue, path: String) throws(JSONDecodingError) -> [T] in
@@ -112,9 +138,11 @@ enum Decode {
         }
     }
 
-    static func any(_ value: JSONValue, _ path: String) -> JSONValue { value }
+    /// Any value, as it is.
+    public static func any(_ value: JSONValue, _ path: String) -> JSONValue { value }
 
-    static func mismatch(_ expected: String, _ value: JSONValue, _ path: String) -> JSONDecodingError {
+    /// `expected <expected>, got <the value's kind>`.
+    public static func mismatch(_ expected: String, _ value: JSONValue, _ path: String) -> JSONDecodingError {
         JSONDecodingError(path: path, message: "expected \(expected), got \(value.kindName)")
     }
 }

@@ -11,7 +11,7 @@ public struct Resolution: Hashable, Sendable {
     /// The version the table has once this is committed (`tableVersion + 1`, or `tableVersion` for a no-op).
     public var version: UInt64
     /// The ids the batch assigns, in the order of the intent's entries: each inserted section's id followed by
-    /// its rows' ids, then each inserted row's id.
+    /// its rows' ids, then each inserted row's id, then the ids of the rows that section reloads put in.
     public var createdIDs: [String]
     /// Where each of the intent's insertSections entries landed (final section index), in entry order.
     public var insertedSections: [Int]

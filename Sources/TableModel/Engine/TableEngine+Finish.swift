@@ -1,9 +1,11 @@
 extension TableEngine {
     /// Turns a draft in current coordinates into a resolution: validates it, enforces the rules, retargets moves
-    /// and insertions, drops what changes nothing, assigns ids and puts the batch in canonical order.
+    /// and insertions, checks the limits where everything landed, drops what changes nothing, assigns ids and
+    /// puts the batch in canonical order.
     func finish(_ draft: Draft, intent: Intent) throws(TableError) -> Resolution {
         var draft = draft
-        let label = { (list: BatchList, index: Int) in intent.label(list, draft.origin(list, index)) }
+        try replaceReloadedRows(&draft, intent: intent)
+        let label = { (list: BatchList, index: Int) in draft.label(list, index, in: intent) }
         var layout = try table.layout(of: draft.batch(on: table), checkIDs: false, label: label)
         try checkRules(draft, label: label)
         if table.rules.moves == .withinSection, retargetIntoSourceSection(&draft, layout: layout) {
@@ -12,10 +14,11 @@ extension TableEngine {
         if table.rules.reserveLastRow, keepPlaceholdersLast(&draft, layout: layout) {
             layout = try table.layout(of: draft.batch(on: table), checkIDs: false, label: label)
         }
+        try checkLimits(draft, layout: layout, label: label)
         draft.reloadRows.removeAll { reload in
             let row = table.sections[reload.at.section].rows[reload.at.row]
             return row.value == reload.value && (reload.editable ?? row.editable) == row.editable
-                && (reload.movable ?? row.movable) == row.movable
+                && (reload.movable ?? row.movable) == row.movable && (reload.editingStyle ?? row.editingStyle) == row.editingStyle
         }
         draft.reloadSections.removeAll { reload in
             let section = table.sections[reload.at]
@@ -45,19 +48,29 @@ extension TableEngine {
 
         return Resolution(
             batch: batch.canonical, tableVersion: table.version, version: table.version + (changesNothing ? 0 : 1),
-            createdIDs: createdIDs, insertedSections: draft.insertSections.map(\.at), insertedRows: draft.insertRows.map(\.at),
+            createdIDs: createdIDs, insertedSections: draft.insertSections.map(\.at),
+            insertedRows: draft.insertRows.prefix(draft.sectionReloadInserts).map(\.at),
             movedSections: draft.moveSections.map(\.to), movedRows: draft.moveRows.map(\.to))
     }
 
-    /// The delegate decisions: canEditRow, canMoveRow, the `moves` rule and the reserved last row.
+    /// The delegate decisions: canEditRow, canMoveRow, editingStyleForRow, the `moves` rule and the reserved last
+    /// row. Deleting a whole section is not a row deletion: it takes its rows whatever their flags.
     private func checkRules(_ draft: Draft, label: (BatchList, Int) -> String) throws(TableError) {
         let rules = table.rules
         func isReserved(_ path: RowPath) -> Bool {
             rules.reserveLastRow && path.row == table.sections[path.section].rows.count - 1
         }
         for (index, delete) in draft.deleteRows.enumerated() {
-            if !table.sections[delete.path.section].rows[delete.path.row].editable {
+            let row = table.sections[delete.path.section].rows[delete.path.row]
+            if !row.editable {
                 throw .notEditable(label(.deleteRows, index), "row \(delete.path) is not editable")
+            }
+            switch row.editingStyle {
+            case .delete: break
+            case .insert:
+                throw .notEditable(label(.deleteRows, index), "row \(delete.path) is an add-item placeholder (editingStyle insert)")
+            case .none:
+                throw .notEditable(label(.deleteRows, index), "row \(delete.path) cannot be deleted (editingStyle none)")
             }
             if isReserved(delete.path) {
                 throw .notEditable(label(.deleteRows, index), "row \(delete.path) is the reserved last row of section \(delete.path.section)")
@@ -66,13 +79,19 @@ extension TableEngine {
         // A reload that sets flags is how a row is unlocked (the server lets only admins send flags), so it may
         // touch a row that is not editable; a plain reload may not.
         for (index, reload) in draft.reloadRows.enumerated()
-        where !table.sections[reload.at.section].rows[reload.at.row].editable && reload.editable == nil && reload.movable == nil {
+        where !table.sections[reload.at.section].rows[reload.at.row].editable && reload.editable == nil && reload.movable == nil
+            && reload.editingStyle == nil
+        {
             throw .notEditable(label(.reloadRows, index), "row \(reload.at) is not editable")
         }
         for (index, move) in draft.moveRows.enumerated() {
             if rules.moves == .none { throw .notMovable(label(.moveRows, index), "rows cannot be moved in this table (moves: none)") }
-            if !table.sections[move.from.section].rows[move.from.row].movable {
+            let row = table.sections[move.from.section].rows[move.from.row]
+            if !row.movable {
                 throw .notMovable(label(.moveRows, index), "row \(move.from) is not movable")
+            }
+            if row.editingStyle == .insert {
+                throw .notMovable(label(.moveRows, index), "row \(move.from) is an add-item placeholder (editingStyle insert)")
             }
             if isReserved(move.from) {
                 throw .notMovable(label(.moveRows, index), "row \(move.from) is the reserved last row of section \(move.from.section)")
@@ -81,21 +100,43 @@ extension TableEngine {
     }
 
     /// Listing 8-3 for `moves: withinSection`: a destination in an earlier section becomes row 0 of the source
-    /// section, one in a later section becomes its last row. Returns whether anything changed.
+    /// section, one in a later section becomes its last row. The delegate is asked about each proposed move in
+    /// turn, so several moves of one batch must not collide: each retargeted move first leaves the section it was
+    /// proposed into (the batch's rows placed after it there close up), then the retargeted moves take, in entry
+    /// order, the first (toward an earlier section) or the last (toward a later one) rows of their source section
+    /// that the batch's other insertions and destinations leave free. Returns whether anything changed.
     private func retargetIntoSourceSection(_ draft: inout Draft, layout: BatchLayout) -> Bool {
         var retargeted: [(index: Int, toEarlier: Bool)] = []
         for (index, move) in draft.moveRows.enumerated() {
             let source = layout.finalSection(ofOld: move.from.section)!
-            if move.to.section != source {
-                retargeted.append((index, move.to.section < source))
-                draft.moveRows[index].to = RowPath(section: source, row: 0)
-            }
+            if move.to.section != source { retargeted.append((index, move.to.section < source)) }
         }
         guard !retargeted.isEmpty else { return false }
+        for (index, _) in retargeted {
+            let left = draft.moveRows[index].to
+            // Row -1 until it is placed below, so that nothing closes up over it or counts it as taken.
+            draft.moveRows[index].to = RowPath(section: layout.finalSection(ofOld: draft.moveRows[index].from.section)!, row: -1)
+            for other in draft.insertRows.indices where draft.insertRows[other].at.section == left.section {
+                if draft.insertRows[other].at.row > left.row { draft.insertRows[other].at.row -= 1 }
+            }
+            for other in draft.moveRows.indices where draft.moveRows[other].to.section == left.section {
+                if draft.moveRows[other].to.row > left.row { draft.moveRows[other].to.row -= 1 }
+            }
+        }
         let counts = finalRowCounts(draft, layout: layout)
-        for (index, toEarlier) in retargeted where !toEarlier {
+        var taken: [Int: Set<Int>] = [:]
+        for insert in draft.insertRows { taken[insert.at.section, default: []].insert(insert.at.row) }
+        for move in draft.moveRows where move.to.row >= 0 { taken[move.to.section, default: []].insert(move.to.row) }
+        func place(_ index: Int, from start: Int, step: Int) {
             let section = draft.moveRows[index].to.section
-            draft.moveRows[index].to.row = counts[section, default: 0] - 1
+            var row = start
+            while taken[section, default: []].contains(row) { row += step }
+            taken[section, default: []].insert(row)
+            draft.moveRows[index].to.row = row
+        }
+        for (index, toEarlier) in retargeted where toEarlier { place(index, from: 0, step: 1) }
+        for (index, toEarlier) in retargeted.reversed() where !toEarlier {
+            place(index, from: counts[draft.moveRows[index].to.section, default: 0] - 1, step: -1)
         }
         return true
     }
@@ -131,7 +172,7 @@ extension TableEngine {
     }
 
     /// The row count after the draft of every final section that rows are placed into.
-    private func finalRowCounts(_ draft: Draft, layout: BatchLayout) -> [Int: Int] {
+    func finalRowCounts(_ draft: Draft, layout: BatchLayout) -> [Int: Int] {
         var counts: [Int: Int] = [:]
         for insert in draft.insertRows { counts[insert.at.section, default: 0] += 1 }
         for move in draft.moveRows { counts[move.to.section, default: 0] += 1 }

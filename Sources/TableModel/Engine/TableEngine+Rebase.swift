@@ -54,7 +54,8 @@ extension TableEngine {
             draft.deleteSections.append((try section(ref, label(.deleteSections, index)), index))
         }
         for (index, reload) in client.reloadSections.enumerated() {
-            draft.reloadSections.append((try section(reload.section, label(.reloadSections, index)), reload.header, reload.footer, index))
+            draft.reloadSections.append(
+                (try section(reload.section, label(.reloadSections, index)), reload.header, reload.footer, reload.rows, index))
         }
         for (index, move) in client.moveSections.enumerated() {
             draft.moveSections.append((try section(move.from, label(.moveSections, index)), 0, index))
@@ -64,7 +65,7 @@ extension TableEngine {
         }
         for (index, reload) in client.reloadRows.enumerated() {
             let path = try row(reload.row, label(.reloadRows, index), deleting: false)!
-            draft.reloadRows.append((path, reload.value, reload.editable, reload.movable, index))
+            draft.reloadRows.append((path, reload.value, reload.editable, reload.movable, reload.editingStyle, index))
         }
         for (index, move) in client.moveRows.enumerated() {
             draft.moveRows.append((try row(move.from, label(.moveRows, index), deleting: false)!, RowPath(section: 0, row: 0), index))

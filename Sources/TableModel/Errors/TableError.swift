@@ -8,15 +8,19 @@ public struct TableError: Error, Hashable, Sendable, CustomStringConvertible {
         case outOfRange = "out_of_range"
         /// A batch that contradicts itself: duplicates, collisions, operations on what it also deletes, bad ids.
         case invalidBatch = "invalid_batch"
-        /// The table changed since the client's base in a way that makes the intent meaningless.
+        /// A stale intent's target (or the section of its position) was deleted since the client's base, or a given
+        /// id is not the row or section at that place. A target edited or moved since is not a conflict: edits are
+        /// last writer wins.
         case conflict
         /// The client's base is older than the kept history (or newer than the table): it must resynchronize.
         case stale
-        /// A row that cannot be edited (`editable` false, or the reserved last row) was deleted or reloaded.
+        /// A row that cannot be edited (`editable` false) was deleted or reloaded, or a row that cannot be deleted
+        /// (`editingStyle` insert or none, the reserved last row) was deleted.
         case notEditable = "not_editable"
-        /// A row that cannot be moved (`movable` false, the reserved last row, or `moves: none`) was moved.
+        /// A row that cannot be moved (`movable` false, `editingStyle` insert, the reserved last row, or `moves:
+        /// none`) was moved.
         case notMovable = "not_movable"
-        /// A limit of the table's rules would be exceeded.
+        /// A limit of the table's rules would be exceeded by growing past it.
         case limitExceeded = "limit_exceeded"
     }
 

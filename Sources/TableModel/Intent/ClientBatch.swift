@@ -1,6 +1,11 @@
 /// A batch as a client sends it: the eight lists with UIKit index semantics relative to the client's base
 /// version, inserted content without ids (the table assigns them) and optional ids on what it deletes, reloads
 /// and moves.
+///
+/// Its entries differ from ``Batch``'s on purpose, which is why there are two types: a committed batch names bare
+/// positions and carries the ids the table assigned, while a client's batch names rows and sections as the client
+/// saw them (a position at its base, plus an id to check), carries content without ids and tells "keep" from
+/// "clear" for headers and footers. The eight lists correspond one to one; ``BatchList`` names them for both.
 public struct ClientBatch: Hashable, Sendable {
     /// A section to insert at its index after the update.
     public struct SectionInsert: Hashable, Sendable {
@@ -15,7 +20,8 @@ public struct ClientBatch: Hashable, Sendable {
         }
     }
 
-    /// A change to a section's header and footer: for each, `nil` keeps it and `.some(nil)` clears it.
+    /// A change to a section's header and footer (for each, `nil` keeps it and `.some(nil)` clears it) and,
+    /// optionally, of all its rows (UIKit's `reloadSections:` reloads the rows too).
     public struct SectionReload: Hashable, Sendable {
         /// The section, before the update.
         public var section: SectionRef
@@ -23,11 +29,14 @@ public struct ClientBatch: Hashable, Sendable {
         public var header: String??
         /// The new footer; `nil` leaves it unchanged, `.some(nil)` clears it.
         public var footer: String??
+        /// The rows that replace all of the section's rows (with new ids), or `nil` to keep its rows.
+        public var rows: [RowContent]?
         /// Creates an entry.
-        public init(section: SectionRef, header: String?? = nil, footer: String?? = nil) {
+        public init(section: SectionRef, header: String?? = nil, footer: String?? = nil, rows: [RowContent]? = nil) {
             self.section = section
             self.header = header
             self.footer = footer
+            self.rows = rows
         }
     }
 
@@ -67,12 +76,17 @@ public struct ClientBatch: Hashable, Sendable {
         public var editable: Bool?
         /// The new `movable` flag, or `nil` to keep it.
         public var movable: Bool?
+        /// The new editing style, or `nil` to keep it.
+        public var editingStyle: EditingStyle?
         /// Creates an entry.
-        public init(row: RowRef, value: JSONValue, editable: Bool? = nil, movable: Bool? = nil) {
+        public init(
+            row: RowRef, value: JSONValue, editable: Bool? = nil, movable: Bool? = nil, editingStyle: EditingStyle? = nil
+        ) {
             self.row = row
             self.value = value
             self.editable = editable
             self.movable = movable
+            self.editingStyle = editingStyle
         }
     }
 
@@ -93,7 +107,7 @@ public struct ClientBatch: Hashable, Sendable {
     public var deleteSections: [SectionRef]
     /// Sections to insert.
     public var insertSections: [SectionInsert]
-    /// Sections whose header or footer change.
+    /// Sections whose header, footer or rows change.
     public var reloadSections: [SectionReload]
     /// Sections to move.
     public var moveSections: [SectionMove]

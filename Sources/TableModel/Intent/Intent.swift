@@ -8,15 +8,16 @@ public enum Intent: Hashable, Sendable {
     /// Move a row to a proposed index path (`moveRowAt:to:`); the rules may retarget it.
     case move(from: RowRef, to: RowPath)
     /// Reload a row with a new value and, optionally, new flags.
-    case edit(RowRef, value: JSONValue, editable: Bool? = nil, movable: Bool? = nil)
+    case edit(RowRef, value: JSONValue, editable: Bool? = nil, movable: Bool? = nil, editingStyle: EditingStyle? = nil)
     /// Insert a section with its rows.
     case insertSection(at: Int, section: SectionContent)
     /// Delete a section and its rows.
     case deleteSection(SectionRef)
     /// Move a section (`moveSection:toSection:`).
     case moveSection(from: SectionRef, to: Int)
-    /// Change a section's header and footer: for each, `nil` keeps it and `.some(nil)` clears it.
-    case editSection(SectionRef, header: String?? = nil, footer: String?? = nil)
+    /// Change a section's header and footer (for each, `nil` keeps it and `.some(nil)` clears it) and, when `rows`
+    /// is given, replace all of its rows (`reloadSections:`).
+    case editSection(SectionRef, header: String?? = nil, footer: String?? = nil, rows: [RowContent]? = nil)
     /// Several changes at once, with `beginUpdates`/`endUpdates` index semantics.
     case batch(ClientBatch)
 
@@ -41,13 +42,14 @@ public enum Intent: Hashable, Sendable {
         case .insert(let at, let row): ClientBatch(insertRows: [.init(at: at, row: row)])
         case .delete(let row): ClientBatch(deleteRows: [row])
         case .move(let from, let to): ClientBatch(moveRows: [.init(from: from, to: to)])
-        case .edit(let row, let value, let editable, let movable):
-            ClientBatch(reloadRows: [.init(row: row, value: value, editable: editable, movable: movable)])
+        case .edit(let row, let value, let editable, let movable, let editingStyle):
+            ClientBatch(
+                reloadRows: [.init(row: row, value: value, editable: editable, movable: movable, editingStyle: editingStyle)])
         case .insertSection(let at, let section): ClientBatch(insertSections: [.init(at: at, section: section)])
         case .deleteSection(let section): ClientBatch(deleteSections: [section])
         case .moveSection(let from, let to): ClientBatch(moveSections: [.init(from: from, to: to)])
-        case .editSection(let section, let header, let footer):
-            ClientBatch(reloadSections: [.init(section: section, header: header, footer: footer)])
+        case .editSection(let section, let header, let footer, let rows):
+            ClientBatch(reloadSections: [.init(section: section, header: header, footer: footer, rows: rows)])
         case .batch(let batch): batch
         }
     }

@@ -36,7 +36,8 @@ public struct Table: Hashable, Sendable {
         for content in contents {
             var section = Section(id: assignID(.section), header: content.header, footer: content.footer)
             for row in content.rows {
-                section.rows.append(Row(id: assignID(.row), value: row.value, editable: row.editable, movable: row.movable))
+                section.rows.append(
+                    Row(id: assignID(.row), value: row.value, editable: row.editable, movable: row.movable, editingStyle: row.editingStyle))
             }
             sections.append(section)
         }

@@ -6,7 +6,8 @@ public struct TableRules: Hashable, Sendable {
         /// Anywhere (the default).
         case any
         /// Only within their section; a destination in another section is retargeted as in the reordering
-        /// document's Listing 8-3 (toward an earlier section: row 0, toward a later one: the last row).
+        /// document's Listing 8-3 (toward an earlier section: row 0, toward a later one: the last row; several
+        /// moves of one batch take the first or last free rows in entry order).
         case withinSection
         /// Nowhere: every row move is refused with `not_movable`. Sections may still be moved.
         case none
@@ -19,6 +20,9 @@ public struct TableRules: Hashable, Sendable {
     public var reserveLastRow: Bool
     /// The title of the swipe-to-delete confirmation button that editors show (`titleForDeleteConfirmationButton`).
     public var deleteConfirmationTitle: String
+    // Limits apply to changes made after them: a table may hold more (a limit lowered since), and then only
+    // changes that grow the quantity further are refused (see `TableEngine.checkLimits`).
+
     /// The most sections the table may have.
     public var maxSections: Int
     /// The most rows any one section may have.

@@ -1,7 +1,10 @@
 /// The store's layout in PostgreSQL: every table inside the schema `tablecast`, so it can share a database with
 /// others, and a schema version in `tablecast.meta`.
+///
+/// Version 2 has what SQLite's schema version 3 has: refs kept per principal with the fingerprint of their intent,
+/// and the origin's display name in the log.
 enum PostgresSchema {
-    static let version = 1
+    static let version = 2
     /// Serializes the first start of several nodes (`pg_advisory_xact_lock`): "TBLC" in ASCII.
     static let creationLock: Int64 = 0x5442_4C43
 
@@ -22,6 +25,7 @@ enum PostgresSchema {
             origin_client TEXT NOT NULL,
             origin_ref TEXT,
             time BIGINT NOT NULL,
+            origin_name TEXT NOT NULL DEFAULT '',
             PRIMARY KEY (table_name, version)
         );
         CREATE TABLE tablecast.snapshots (
@@ -31,15 +35,17 @@ enum PostgresSchema {
             PRIMARY KEY (table_name, version)
         );
         CREATE TABLE tablecast.refs (
+            principal TEXT NOT NULL,
             client TEXT NOT NULL,
             ref TEXT NOT NULL,
             table_name TEXT NOT NULL,
             version BIGINT NOT NULL,
+            intent TEXT NOT NULL,
             ack TEXT NOT NULL,
             seq BIGSERIAL NOT NULL,
-            PRIMARY KEY (client, ref)
+            PRIMARY KEY (principal, client, ref)
         );
-        CREATE INDEX refs_by_seq ON tablecast.refs (client, seq);
+        CREATE INDEX refs_by_seq ON tablecast.refs (principal, client, seq);
         CREATE UNLOGGED TABLE tablecast.nodes (node TEXT PRIMARY KEY, seen BIGINT NOT NULL);
         CREATE UNLOGGED TABLE tablecast.presence (
             node TEXT NOT NULL,
@@ -49,4 +55,19 @@ enum PostgresSchema {
         );
         INSERT INTO tablecast.meta (key, value) VALUES ('schema_version', '\(version)');
         """
+
+    /// The script that brings a database of each older version to the next one.
+    static let migrations: [Int: String] = [
+        // Refs stored before were the tokenless principal's, their intents unknown (empty), as in SQLite's v2.
+        1: """
+        ALTER TABLE tablecast.log ADD COLUMN origin_name TEXT NOT NULL DEFAULT '';
+        ALTER TABLE tablecast.refs ADD COLUMN principal TEXT NOT NULL DEFAULT '';
+        ALTER TABLE tablecast.refs ADD COLUMN intent TEXT NOT NULL DEFAULT '';
+        ALTER TABLE tablecast.refs DROP CONSTRAINT refs_pkey;
+        ALTER TABLE tablecast.refs ADD PRIMARY KEY (principal, client, ref);
+        DROP INDEX tablecast.refs_by_seq;
+        CREATE INDEX refs_by_seq ON tablecast.refs (principal, client, seq);
+        UPDATE tablecast.meta SET value = '2' WHERE key = 'schema_version';
+        """
+    ]
 }

@@ -34,7 +34,12 @@ public final class PostgresTableStore: TableStorage {
             let exists = try connection.execute("SELECT to_regclass('tablecast.meta') IS NOT NULL").text(0, 0) == "t"
             if exists {
                 let found = try connection.execute("SELECT value FROM tablecast.meta WHERE key = 'schema_version'")
-                let version = found.count == 1 ? found.text(0, 0) : "none"
+                var version = found.count == 1 ? found.text(0, 0) : "none"
+                // Each older version is brought to the next in this same transaction.
+                while let number = Int(version), let migration = PostgresSchema.migrations[number] {
+                    try connection.execute(migration)
+                    version = String(number + 1)
+                }
                 guard version == String(PostgresSchema.version) else {
                     throw StoreError(
                         .foreign, "\(location) has Tablecast schema version \(version); this build knows version "
@@ -53,6 +58,9 @@ public final class PostgresTableStore: TableStorage {
     public func close() throws {
         isClosed = true
     }
+
+    /// PostgreSQL checkpoints on its own.
+    public var checkpointFailure: StoreError? { nil }
 
     /// `url` without its password, for messages.
     static func redacted(_ url: String) -> String {
@@ -99,17 +107,18 @@ public final class PostgresTableStore: TableStorage {
         }
         try connection.execute(
             """
-            INSERT INTO tablecast.log (table_name, version, batch, origin_client, origin_ref, time)
-            SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+            INSERT INTO tablecast.log (table_name, version, batch, origin_client, origin_ref, time, origin_name)
+            SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
             """,
             [
                 first.table, Self.array(run.map { String($0.version) }), Self.array(run.map(\.batch)),
                 Self.array(run.map(\.originClient)), Self.array(run.map(\.originRef)), Self.array(run.map { String($0.time) }),
+                Self.array(run.map(\.originName)),
             ])
         let withRefs = run.filter { $0.originRef != nil }
         if !withRefs.isEmpty {
             try storeRefs(withRefs, of: first.table, connection)
-            for record in withRefs { try countRef(of: record.originClient, connection) }
+            for record in withRefs { try countRef(of: record.originClient, principal: record.principal, connection) }
         }
         for record in run {
             guard let snapshot = record.snapshot else { continue }
@@ -121,18 +130,20 @@ public final class PostgresTableStore: TableStorage {
         try notify(.committed(table: first.table, version: last.version), connection)
     }
 
-    /// Stores (client, ref) → ack for `records`; a ref already stored (a retry committed by another node) is
-    /// `.duplicateRef`, so the group is rebased rather than applied twice.
+    /// Stores (principal, client, ref) → ack and intent for `records`; a ref already stored (a retry committed by
+    /// another node) is `.duplicateRef`, so the group is rebased rather than applied twice.
     private func storeRefs(_ records: [CommitRecord], of table: String, _ connection: PostgresConnection) throws {
         let outcome = Result { () throws(PostgresError) in
             try connection.execute(
                 """
-                INSERT INTO tablecast.refs (client, ref, table_name, version, ack)
-                SELECT c, r, $1, v, a FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[]) AS u(c, r, v, a)
+                INSERT INTO tablecast.refs (principal, client, ref, table_name, version, intent, ack)
+                SELECT p, c, r, $1, v, i, a
+                FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[]) AS u(p, c, r, v, i, a)
                 """,
                 [
-                    table, Self.array(records.map(\.originClient)), Self.array(records.map(\.originRef)),
-                    Self.array(records.map { String($0.version) }), Self.array(records.map(\.ack)),
+                    table, Self.array(records.map(\.principal)), Self.array(records.map(\.originClient)),
+                    Self.array(records.map(\.originRef)), Self.array(records.map { String($0.version) }),
+                    Self.array(records.map(\.intent)), Self.array(records.map(\.ack)),
                 ])
         }
         if case .failure(let error) = outcome {
@@ -143,28 +154,60 @@ public final class PostgresTableStore: TableStorage {
         }
     }
 
-    /// Prunes `client`'s refs beyond the last `refsPerClient` every 1/64th of that quota.
-    private func countRef(of client: String, _ connection: PostgresConnection) throws(PostgresError) {
-        let count = refCounts[client, default: 0] + 1
-        refCounts[client] = count
+    /// Prunes `client`'s (of `principal`) refs beyond the last `refsPerClient` every 1/64th of that quota.
+    private func countRef(of client: String, principal: String, _ connection: PostgresConnection) throws(PostgresError) {
+        let key = "\(principal)\u{0}\(client)"
+        let count = refCounts[key, default: 0] + 1
+        refCounts[key] = count
         guard count % max(1, options.refsPerClient / 64) == 0 else { return }
         try connection.execute(
             """
-            DELETE FROM tablecast.refs WHERE client = $1 AND seq <= (
-                SELECT seq FROM tablecast.refs WHERE client = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1)
-            """, [client, String(options.refsPerClient)])
+            DELETE FROM tablecast.refs WHERE principal = $1 AND client = $2 AND seq <= (
+                SELECT seq FROM tablecast.refs WHERE principal = $1 AND client = $2 ORDER BY seq DESC OFFSET $3 LIMIT 1)
+            """, [principal, client, String(options.refsPerClient)])
     }
 
-    /// Drops snapshots older than the latest and the log entries the retention policy no longer keeps.
+    /// Drops snapshots older than the latest and the log entries the retention policy no longer keeps (with
+    /// `options.history`, what neither it nor `options.retention` keeps).
     private func prune(_ name: String, _ connection: PostgresConnection) throws(PostgresError) {
         let latest = try connection.execute("SELECT max(version) FROM tablecast.snapshots WHERE table_name = $1", [name])
         guard !latest.isNull(0, 0) else { return }
         let version = latest.int64(0, 0)
+        if let history = options.history { return try prune(name, keeping: history, latestSnapshot: version, connection) }
         try connection.execute(
             "DELETE FROM tablecast.snapshots WHERE table_name = $1 AND version < $2", [name, String(version)])
         guard case .versionsBeforeSnapshot(let kept) = options.retention else { return }
         try connection.execute(
             "DELETE FROM tablecast.log WHERE table_name = $1 AND version <= $2", [name, String(version - kept)])
+    }
+
+    /// Prunes table `name` down to what `history` and `options.retention` keep, as the SQLite store does: the log
+    /// after the newest snapshot at or below the oldest version either keeps, and the snapshots from that one on.
+    private func prune(
+        _ name: String, keeping history: HistoryRetention, latestSnapshot: Int64, _ connection: PostgresConnection
+    ) throws(PostgresError) {
+        guard history != .all, let info = try Self.info(of: name, connection) else { return }
+        // The highest version whose log entry retention lets go: one for each bound, the lower one wins.
+        var cut = Int64.max
+        if let versions = history.versions { cut = min(cut, info.version - versions) }
+        if let age = history.age {
+            let before = try connection.execute(
+                """
+                SELECT coalesce(max(version), 0) FROM tablecast.log
+                WHERE table_name = $1 AND time < (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $2
+                """, [name, String(age)])
+            cut = min(cut, before.int64(0, 0))
+        }
+        switch options.retention {
+        case .keepAll: return
+        case .versionsBeforeSnapshot(let kept): cut = min(cut, latestSnapshot - kept)
+        }
+        let base = try connection.execute(
+            "SELECT max(version) FROM tablecast.snapshots WHERE table_name = $1 AND version <= $2", [name, String(cut)])
+        guard !base.isNull(0, 0) else { return }
+        let version = String(base.int64(0, 0))
+        try connection.execute("DELETE FROM tablecast.snapshots WHERE table_name = $1 AND version < $2", [name, version])
+        try connection.execute("DELETE FROM tablecast.log WHERE table_name = $1 AND version <= $2", [name, version])
     }
 
     private func notify(_ notification: StoreNotification, _ connection: PostgresConnection) throws(PostgresError) {
@@ -272,29 +315,93 @@ public final class PostgresTableStore: TableStorage {
     {
         let found = try connection.execute(
             """
-            SELECT version, batch, origin_client, origin_ref, time FROM tablecast.log
+            SELECT version, batch, origin_client, origin_ref, time, origin_name FROM tablecast.log
             WHERE table_name = $1 AND version > $2 ORDER BY version LIMIT $3
             """, [name, String(version), String(limit)])
-        return found.map { row in
+        return Self.logEntries(name, found)
+    }
+
+    /// The log entries of `found` (columns version, batch, origin_client, origin_ref, time, origin_name).
+    private static func logEntries(_ name: String, _ found: PostgresResult) -> [LogEntry] {
+        found.map { row in
             LogEntry(
                 table: name, version: found.int64(row, 0), batch: found.text(row, 1), originClient: found.text(row, 2),
-                originRef: found.optionalText(row, 3), time: found.int64(row, 4))
+                originRef: found.optionalText(row, 3), time: found.int64(row, 4), originName: found.text(row, 5))
         }
     }
 
-    public func ack(client: String, ref: String) throws -> StoredAck? {
+    // MARK: History
+
+    public func history(_ name: String, from: Int64, to: Int64, limit: Int, newestFirst: Bool) throws -> HistoryPage {
+        try transaction("reading the history of table \(name) in \(location)", begin: Self.readOnly) { connection in
+            let (info, oldest) = try historyBounds(name, connection)
+            let found = try connection.execute(
+                """
+                SELECT version, batch, origin_client, origin_ref, time, origin_name FROM tablecast.log
+                WHERE table_name = $1 AND version > $2 AND version >= $3 AND version <= $4
+                ORDER BY version \(newestFirst ? "DESC" : "ASC") LIMIT $5
+                """, [name, String(oldest), String(from), String(to), String(max(0, limit))])
+            return HistoryPage(info: info, oldest: oldest, entries: Self.logEntries(name, found))
+        }
+    }
+
+    public func state(_ name: String, at version: Int64) throws -> HistoricalState {
+        try transaction("reading table \(name) at version \(version) in \(location)", begin: Self.readOnly) { connection in
+            let (info, oldest) = try historyBounds(name, connection)
+            guard (oldest...info.version).contains(version) else {
+                return HistoricalState(info: info, oldest: oldest, snapshot: nil, log: [])
+            }
+            let found = try connection.execute(
+                """
+                SELECT version, body FROM tablecast.snapshots WHERE table_name = $1 AND version <= $2
+                ORDER BY version DESC LIMIT 1
+                """, [name, String(version)])
+            guard found.count == 1 else { throw StoreError(.corrupt, "table \(name) has no snapshot in \(location)") }
+            let snapshot = Snapshot(version: found.int64(0, 0), body: found.text(0, 1))
+            let log = try entries(name, after: snapshot.version, limit: Int(version - snapshot.version), connection)
+            let contiguous = log.enumerated().allSatisfy { $1.version == snapshot.version + 1 + Int64($0) }
+            guard contiguous, snapshot.version + Int64(log.count) == version else {
+                throw StoreError(
+                    .corrupt, "table \(name)'s snapshot (version \(snapshot.version)) and log (\(log.count) entries) "
+                        + "do not lead to version \(version) in \(location)")
+            }
+            return HistoricalState(info: info, oldest: oldest, snapshot: snapshot, log: log)
+        }
+    }
+
+    /// One snapshot of the database for the reads of one history request.
+    private static let readOnly = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+
+    /// The table's metadata and its oldest kept version, its oldest snapshot's.
+    private func historyBounds(_ name: String, _ connection: PostgresConnection) throws -> (TableInfo, oldest: Int64) {
+        guard let info = try Self.info(of: name, connection) else {
+            throw StoreError(.noSuchTable, "no table \(name) in \(location)")
+        }
+        let found = try connection.execute("SELECT min(version) FROM tablecast.snapshots WHERE table_name = $1", [name])
+        guard !found.isNull(0, 0) else { throw StoreError(.corrupt, "table \(name) has no snapshot in \(location)") }
+        return (info, found.int64(0, 0))
+    }
+
+    public func ack(client: String, ref: String, principal: String = "") throws -> StoredAck? {
         try perform("looking up ref \(ref) of client \(client) in \(location)") { connection in
             let found = try connection.execute(
-                "SELECT table_name, version, ack FROM tablecast.refs WHERE client = $1 AND ref = $2", [client, ref])
+                """
+                SELECT table_name, version, ack, intent FROM tablecast.refs
+                WHERE principal = $1 AND client = $2 AND ref = $3
+                """, [principal, client, ref])
             return found.count == 1
-                ? StoredAck(table: found.text(0, 0), version: found.int64(0, 1), ack: found.text(0, 2)) : nil
+                ? StoredAck(table: found.text(0, 0), version: found.int64(0, 1), ack: found.text(0, 2), intent: found.text(0, 3))
+                : nil
         }
     }
 
-    public func refs(of client: String) throws -> Set<String> {
+    public func refs(of client: String, principal: String = "") throws -> [String: StoredRef] {
         try perform("listing the refs of client \(client) in \(location)") { connection in
-            let found = try connection.execute("SELECT ref FROM tablecast.refs WHERE client = $1", [client])
-            return Set(found.map { found.text($0, 0) })
+            let found = try connection.execute(
+                "SELECT ref, table_name, intent FROM tablecast.refs WHERE principal = $1 AND client = $2", [principal, client])
+            return Dictionary(
+                found.map { (found.text($0, 0), StoredRef(table: found.text($0, 1), intent: found.text($0, 2))) },
+                uniquingKeysWith: { first, _ in first })
         }
     }
 

@@ -153,6 +153,21 @@ public final class SQLiteConnection {
     /// Whether the connection was opened read-only or the file could only be opened for reading.
     public var isReadOnly: Bool { !isClosed && sqlite3_db_readonly(handle, "main") == 1 }
 
+    /// Copies this connection's main database into `destination`'s with SQLite's online backup API, in one step:
+    /// one read transaction, so the copy is the database as of one commit, while other connections keep writing
+    /// (in WAL mode a reader does not block the writer).
+    public func backup(into destination: SQLiteConnection) throws {
+        try checkOpen()
+        try destination.checkOpen()
+        guard let backup = sqlite3_backup_init(destination.handle, "main", handle, "main") else {
+            throw SQLiteError(extendedCode: sqlite3_extended_errcode(destination.handle), db: destination.handle)
+        }
+        let rc = sqlite3_backup_step(backup, -1)
+        let finished = sqlite3_backup_finish(backup)
+        guard rc == SQLITE_DONE else { throw SQLiteError(extendedCode: rc, message: String(cString: sqlite3_errstr(rc))) }
+        guard finished == SQLITE_OK else { throw SQLiteError(extendedCode: finished, db: destination.handle) }
+    }
+
     private func prepare(_ sql: String, flags: UInt32) throws -> SQLiteStatement {
         try checkOpen()
         var statement: OpaquePointer?

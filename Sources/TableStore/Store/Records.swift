@@ -11,8 +11,17 @@ public struct CommitRecord: Sendable, Equatable {
     public var batch: String
     /// The client whose intent produced the batch.
     public var originClient: String
-    /// The client's `ref`, when it sent one: (originClient, originRef) is then stored with `ack` for idempotency.
+    /// The display name that client gave in its hello (its id when it gave none; empty when unknown).
+    public var originName: String
+    /// The client's `ref`, when it sent one: (principal, originClient, originRef) is then stored with `ack` and
+    /// `intent` for idempotency.
     public var originRef: String?
+    /// Whose client ids `originClient` is one of, for refs: clients choose their ids, so refs are kept per
+    /// principal (the server's hash of the client's token; empty when everyone is one principal).
+    public var principal: String
+    /// What the ref was used for (the server's fingerprint of the intent), so that a reuse of the ref for another
+    /// intent is told from a retry.
+    public var intent: String
     /// Commit time, milliseconds since the Unix epoch.
     public var time: Int64
     /// The acknowledgement to replay to a retried intent; stored only when `originRef` is present.
@@ -24,8 +33,12 @@ public struct CommitRecord: Sendable, Equatable {
 
     public init(
         table: String, version: Int64, batch: String, originClient: String, originRef: String? = nil, time: Int64,
-        ack: String = "", snapshot: String? = nil, rules: String? = nil
+        ack: String = "", snapshot: String? = nil, rules: String? = nil, principal: String = "", intent: String = "",
+        originName: String = ""
     ) {
+        self.originName = originName
+        self.principal = principal
+        self.intent = intent
         self.table = table
         self.version = version
         self.batch = batch
@@ -66,6 +79,8 @@ public struct LogEntry: Sendable, Equatable {
     public var originRef: String?
     /// Milliseconds since the Unix epoch.
     public var time: Int64
+    /// The origin client's display name; empty for entries stored before schema version 3.
+    public var originName: String = ""
 }
 
 /// What a table actor needs at start-up: its metadata, the latest snapshot, and the log after it in version order.
@@ -76,10 +91,24 @@ public struct LoadedTable: Sendable, Equatable {
     public var log: [LogEntry]
 }
 
-/// The stored outcome of an intent, found again by (client, ref) when the client retries it.
+/// The stored outcome of an intent, found again by (principal, client, ref) when the client retries it.
 public struct StoredAck: Sendable, Equatable {
     public var table: String
     public var version: Int64
     /// The ack JSON the server sent the first time.
     public var ack: String
+    /// The fingerprint of the intent the ref was used for; empty for refs stored before schema version 2.
+    public var intent: String = ""
+}
+
+/// What a stored ref was used for: its table and the fingerprint of its intent.
+public struct StoredRef: Sendable, Hashable {
+    public var table: String
+    /// Empty for refs stored before schema version 2.
+    public var intent: String
+
+    public init(table: String, intent: String) {
+        self.table = table
+        self.intent = intent
+    }
 }

@@ -3,7 +3,7 @@ enum Schema {
     /// `PRAGMA application_id`: "TBLC" in ASCII, so `file` and SQLite tools can tell a Tablecast database apart.
     static let applicationID: Int32 = 0x5442_4C43
     /// `PRAGMA user_version`: bumped with every change to `script`, with a migration.
-    static let version: Int32 = 1
+    static let version: Int32 = 3
     /// The tables `script` creates; an existing file must have all of them.
     static let tableNames: Set<String> = ["tables", "log", "snapshots", "refs"]
 
@@ -24,6 +24,7 @@ enum Schema {
             origin_client TEXT NOT NULL,
             origin_ref TEXT,
             time INTEGER NOT NULL,
+            origin_name TEXT NOT NULL DEFAULT '',
             PRIMARY KEY (table_name, version)
         ) WITHOUT ROWID;
         CREATE TABLE snapshots (
@@ -32,17 +33,49 @@ enum Schema {
             body TEXT NOT NULL,
             PRIMARY KEY (table_name, version)
         ) WITHOUT ROWID;
-        CREATE TABLE refs (
+        \(refsTable("refs"))
+        CREATE UNIQUE INDEX refs_by_seq ON refs (principal, client, seq);
+        PRAGMA application_id = \(applicationID);
+        PRAGMA user_version = \(version);
+        """
+
+    /// Refs are kept per principal (whose token) and client, with the table and the fingerprint of the intent
+    /// each was used for. The ack comes last, so listing a client's refs never reads a long ack's overflow pages.
+    private static func refsTable(_ name: String) -> String {
+        """
+        CREATE TABLE \(name) (
+            principal TEXT NOT NULL,
             client TEXT NOT NULL,
             ref TEXT NOT NULL,
             table_name TEXT NOT NULL,
             version INTEGER NOT NULL,
-            ack TEXT NOT NULL,
             seq INTEGER NOT NULL,
-            PRIMARY KEY (client, ref)
+            intent TEXT NOT NULL,
+            ack TEXT NOT NULL,
+            PRIMARY KEY (principal, client, ref)
         ) WITHOUT ROWID;
-        CREATE UNIQUE INDEX refs_by_seq ON refs (client, seq);
-        PRAGMA application_id = \(applicationID);
-        PRAGMA user_version = \(version);
         """
+    }
+
+    /// The script that brings a file of each older version to the next one.
+    static let migrations: [Int64: String] = [
+        // Version 2 scopes refs by principal and records each ref's intent. Existing refs were stored without a
+        // principal, which is the tokenless one; their intents are unknown (empty), so a reuse of one is told
+        // from a retry by its table only.
+        1: """
+        \(refsTable("refs_v2"))
+        INSERT INTO refs_v2 (principal, client, ref, table_name, version, ack, seq, intent)
+            SELECT '', client, ref, table_name, version, ack, seq, '' FROM refs;
+        DROP TABLE refs;
+        ALTER TABLE refs_v2 RENAME TO refs;
+        CREATE UNIQUE INDEX refs_by_seq ON refs (principal, client, seq);
+        PRAGMA user_version = 2;
+        """,
+        // Version 3 records who made each change by name too, for history. Older entries have no name (empty);
+        // adding a column with a constant default rewrites nothing.
+        2: """
+        ALTER TABLE log ADD COLUMN origin_name TEXT NOT NULL DEFAULT '';
+        PRAGMA user_version = 3;
+        """,
+    ]
 }

@@ -78,7 +78,7 @@ extension StoreError {
         let what =
             switch kind {
             case .full: "the disk or the database's size limit is full"
-            case .readOnly: "the database is read-only"
+            case .readOnly: "the database file or its folder is read-only"
             case .corrupt: "the database file is corrupt"
             case .notADatabase: "the file is not a SQLite database"
             case .io: "an I/O error occurred"

@@ -27,10 +27,18 @@ public protocol TableStorage: AnyObject {
     func load(_ name: String) throws -> LoadedTable
     /// Up to `limit` log entries of table `name` after `version`, in version order.
     func logEntries(_ name: String, after version: Int64, limit: Int) throws -> [LogEntry]
-    /// The ack stored for (client, ref), or nil.
-    func ack(client: String, ref: String) throws -> StoredAck?
-    /// The refs of `client`'s committed intents that are still kept.
-    func refs(of client: String) throws -> Set<String>
+    /// The ack stored for (principal, client, ref), with the table and intent fingerprint it was stored for, or nil.
+    func ack(client: String, ref: String, principal: String) throws -> StoredAck?
+    /// The refs of `client`'s (of `principal`) committed intents that are still kept, with what each was used for.
+    func refs(of client: String, principal: String) throws -> [String: StoredRef]
+    /// Up to `limit` kept log entries of table `name` with versions in `from...to`, newest or oldest first, with
+    /// the table's oldest kept version. Throws `.noSuchTable`.
+    func history(_ name: String, from: Int64, to: Int64, limit: Int, newestFirst: Bool) throws -> HistoryPage
+    /// The nearest snapshot of table `name` at or below `version` and the log from it up to `version`. Throws
+    /// `.noSuchTable`.
+    func state(_ name: String, at version: Int64) throws -> HistoricalState
+    /// Why the latest background checkpoint failed (SQLite's WAL), or nil; commits are unaffected.
+    var checkpointFailure: StoreError? { get }
     /// Finishes with the store (SQLite checkpoints its WAL); later calls fail.
     func close() throws
 }

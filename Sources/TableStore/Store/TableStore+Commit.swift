@@ -80,12 +80,12 @@ extension TableStore {
     private func write(_ record: CommitRecord) throws {
         try connection.run(
             """
-            INSERT INTO log (table_name, version, batch, origin_client, origin_ref, time)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            INSERT INTO log (table_name, version, batch, origin_client, origin_ref, time, origin_name)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
             """,
             [
                 .text(record.table), .integer(record.version), .text(record.batch), .text(record.originClient),
-                SQLiteValue(record.originRef), .integer(record.time),
+                SQLiteValue(record.originRef), .integer(record.time), .text(record.originName),
             ])
         if let ref = record.originRef {
             try storeRef(ref, of: record)
@@ -98,19 +98,29 @@ extension TableStore {
         }
     }
 
-    /// Stores (client, ref) → ack with the client's next sequence number, and now and then drops the client's
-    /// refs that fell out of the last `refsPerClient`: with contiguous sequence numbers that is one range delete.
+    /// Stores (principal, client, ref) → ack with the client's next sequence number, and now and then drops the
+    /// client's refs that fell out of the last `refsPerClient`: with contiguous sequence numbers that is one range
+    /// delete.
     private func storeRef(_ ref: String, of record: CommitRecord) throws {
-        let client = record.originClient
-        let last = try refSequences[client]
-            ?? connection.firstRow("SELECT max(seq) FROM refs WHERE client = ?1", [.text(client)]) { $0.int64(at: 0) }
+        let (principal, client) = (record.principal, record.originClient)
+        let key = "\(principal)\u{0}\(client)"
+        let last = try refSequences[key]
+            ?? connection.firstRow(
+                "SELECT max(seq) FROM refs WHERE principal = ?1 AND client = ?2", [.text(principal), .text(client)]
+            ) { $0.int64(at: 0) }
             ?? 0
         let seq = last + 1
-        refSequences[client] = seq
+        refSequences[key] = seq
         do {
             try connection.run(
-                "INSERT INTO refs (client, ref, table_name, version, ack, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                [.text(client), .text(ref), .text(record.table), .integer(record.version), .text(record.ack), .integer(seq)])
+                """
+                INSERT INTO refs (principal, client, ref, table_name, version, ack, seq, intent)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                """,
+                [
+                    .text(principal), .text(client), .text(ref), .text(record.table), .integer(record.version),
+                    .text(record.ack), .integer(seq), .text(record.intent),
+                ])
         } catch let error as SQLiteError where error.isConstraint {
             throw StoreError(
                 .conflict, "client \(client) already has ref \(ref) stored; a retry must be answered from ack(client:ref:)",
@@ -120,18 +130,20 @@ extension TableStore {
         // between refsPerClient and 1/64 more refs.
         if seq % max(1, options.refsPerClient / 64) == 0 {
             try connection.run(
-                "DELETE FROM refs WHERE client = ?1 AND seq <= ?2", [.text(client), .integer(seq - options.refsPerClient)])
+                "DELETE FROM refs WHERE principal = ?1 AND client = ?2 AND seq <= ?3",
+                [.text(principal), .text(client), .integer(seq - options.refsPerClient)])
         }
     }
 
-    /// Drops snapshots older than the latest and log entries the retention policy no longer keeps. Returns the
-    /// number of log entries removed.
+    /// Drops snapshots older than the latest and log entries the retention policy no longer keeps (with
+    /// `options.history`, what neither it nor `options.retention` keeps). Returns the number of log entries removed.
     @discardableResult
     private func prune(_ name: String) throws -> Int64 {
         let latest = try connection.firstRow(
             "SELECT max(version) FROM snapshots WHERE table_name = ?1", [.text(name)]
         ) { $0.isNull(at: 0) ? nil : $0.int64(at: 0) }
         guard let snapshotVersion = latest ?? nil else { return 0 }
+        if let history = options.history { return try prune(name, keeping: history, latestSnapshot: snapshotVersion) }
         try connection.run(
             "DELETE FROM snapshots WHERE table_name = ?1 AND version < ?2", [.text(name), .integer(snapshotVersion)])
         guard case .versionsBeforeSnapshot(let kept) = options.retention else { return 0 }

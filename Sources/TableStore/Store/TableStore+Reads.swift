@@ -37,26 +37,28 @@ extension TableStore {
         }
     }
 
-    /// The ack stored for (client, ref), or nil when this intent was never committed (or its ref was pruned).
-    public func ack(client: String, ref: String) throws -> StoredAck? {
+    /// The ack stored for (principal, client, ref), or nil when this intent was never committed (or its ref was
+    /// pruned).
+    public func ack(client: String, ref: String, principal: String = "") throws -> StoredAck? {
         try perform("looking up ref \(ref) of client \(client) in \(path)") {
             try connection.firstRow(
-                "SELECT table_name, version, ack FROM refs WHERE client = ?1 AND ref = ?2", [.text(client), .text(ref)]
-            ) { StoredAck(table: $0.text(at: 0), version: $0.int64(at: 1), ack: $0.text(at: 2)) }
+                "SELECT table_name, version, ack, intent FROM refs WHERE principal = ?1 AND client = ?2 AND ref = ?3",
+                [.text(principal), .text(client), .text(ref)]
+            ) { StoredAck(table: $0.text(at: 0), version: $0.int64(at: 1), ack: $0.text(at: 2), intent: $0.text(at: 3)) }
         }
     }
 
     private func entries(_ name: String, after version: Int64, limit: Int) throws -> [LogEntry] {
         try connection.rows(
             """
-            SELECT version, batch, origin_client, origin_ref, time FROM log
+            SELECT version, batch, origin_client, origin_ref, time, origin_name FROM log
             WHERE table_name = ?1 AND version > ?2 ORDER BY version LIMIT ?3
             """,
             [.text(name), .integer(version), .integer(Int64(limit))]
         ) {
             LogEntry(
                 table: name, version: $0.int64(at: 0), batch: $0.text(at: 1), originClient: $0.text(at: 2),
-                originRef: $0.optionalText(at: 3), time: $0.int64(at: 4))
+                originRef: $0.optionalText(at: 3), time: $0.int64(at: 4), originName: $0.text(at: 5))
         }
     }
 }

@@ -25,6 +25,8 @@ public final class TableStore {
     private var walPages: Int32 = 0
     /// `walPages` when the latest background checkpoint was requested.
     private var checkpointRequestedAt: Int32 = 0
+    /// Why the latest fallback checkpoint (see `checkpointIfNeeded`) failed; cleared once the WAL starts over.
+    private var fallbackCheckpointFailure: StoreError?
 
     /// Opens the store at `path`, creating the file and schema when it does not exist or is empty.
     ///
@@ -50,9 +52,10 @@ public final class TableStore {
         }
     }
 
-    /// Why the latest background checkpoint failed, or nil when it succeeded or none ran. Commits are unaffected,
-    /// but the WAL grows until checkpoints succeed again (the server should log it).
-    public var checkpointFailure: StoreError? { checkpointer?.lastFailure }
+    /// Why the latest checkpoint failed (the committing connection's fallback, else the background one), or nil
+    /// when they succeeded or none ran. Commits are unaffected, but the WAL grows until checkpoints succeed again
+    /// (the server should log it).
+    public var checkpointFailure: StoreError? { fallbackCheckpointFailure ?? checkpointer?.lastFailure }
 
     deinit {
         try? close()
@@ -91,10 +94,20 @@ public final class TableStore {
     func checkpointIfNeeded() {
         guard let checkpointer else { return }
         let threshold = options.checkpointPages
-        if walPages < checkpointRequestedAt { checkpointRequestedAt = 0 }
+        if walPages < checkpointRequestedAt {
+            // The WAL started over, so a checkpoint got through.
+            checkpointRequestedAt = 0
+            fallbackCheckpointFailure = nil
+        }
         if walPages >= threshold * 10 {
-            // Best effort, like SQLite's own automatic checkpoint: a failure here leaves the WAL to grow.
-            _ = try? connection.checkpoint(.restart)
+            // A failure leaves the WAL to grow, as SQLite's own automatic checkpoint would; it is reported through
+            // `checkpointFailure` rather than failing the commit that already succeeded.
+            do throws(SQLiteError) {
+                _ = try connection.checkpoint(.restart)
+                fallbackCheckpointFailure = nil
+            } catch {
+                fallbackCheckpointFailure = StoreError(error, while: "checkpoint of \(path) by the committing connection")
+            }
             checkpointRequestedAt = 0
         } else if walPages >= checkpointRequestedAt + threshold {
             checkpointRequestedAt = walPages
@@ -120,6 +133,10 @@ public final class TableStore {
             try checkOurs(applicationID: applicationID, userVersion: userVersion, tables: tables)
             if options.checkIntegrityOnOpen { try checkIntegrity() }
         }
+        // SQLite quietly opens a file it may not write read-only; every commit would then fail.
+        guard options.readOnly || !connection.isReadOnly else {
+            throw StoreError(.readOnly, "\(path) is read-only: the server could not store anything in it")
+        }
         if !options.readOnly {
             let mode = try connection.firstRow("PRAGMA journal_mode = WAL") { $0.text(at: 0) }
             guard mode?.lowercased() == "wal" else {
@@ -129,6 +146,19 @@ public final class TableStore {
         try connection.execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
         if isEmpty {
             try transaction("creating the schema in \(path)") { try connection.execute(Schema.script) }
+        } else if userVersion < Int64(Schema.version) {
+            try migrate(from: userVersion)
+        }
+    }
+
+    /// Brings a file of an older schema version to the current one, one version per transaction.
+    private func migrate(from version: Int64) throws {
+        guard !options.readOnly else {
+            throw StoreError(
+                .foreign, "\(path) has Tablecast schema version \(version); open it read-write once to migrate it to \(Schema.version)")
+        }
+        for from in version..<Int64(Schema.version) {
+            try transaction("migrating \(path) from schema version \(from)") { try connection.execute(Schema.migrations[from]!) }
         }
     }
 
@@ -140,7 +170,7 @@ public final class TableStore {
                 : "its application_id is \(applicationID), not Tablecast's \(Schema.applicationID)"
             throw StoreError(.foreign, "\(path) is a SQLite database of another application: \(detail)")
         }
-        guard userVersion == Int64(Schema.version) else {
+        guard userVersion == Int64(Schema.version) || Schema.migrations[userVersion] != nil else {
             throw StoreError(
                 .foreign, "\(path) has Tablecast schema version \(userVersion); this build knows version \(Schema.version)")
         }

@@ -27,6 +27,11 @@ public struct TableStoreOptions: Sendable {
     public var snapshotInterval: Int64 = 1000
     /// What `compact` keeps, and what commits carrying a snapshot keep when `autoCompact` is on.
     public var retention: LogRetention = .versionsBeforeSnapshot(1000)
+    /// How much history stays readable (``TableStore/history(_:from:to:limit:newestFirst:)``,
+    /// ``TableStore/state(_:at:)``). Nil: none beyond the latest snapshot, and older snapshots are dropped. With a
+    /// retention, pruning keeps what it or `retention` asks for, and every snapshot from the one at or below the
+    /// oldest kept version on.
+    public var history: HistoryRetention?
     /// Prune a table's log in the same transaction as each commit that stores a snapshot of it, so the log stays
     /// bounded without a separate `compact`.
     public var autoCompact = true

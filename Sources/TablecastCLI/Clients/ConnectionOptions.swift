@@ -4,65 +4,139 @@ import TableModel
 import TablecastClient
 import TablecastProtocol
 
-/// The options every client subcommand shares.
+/// The options every client subcommand shares. `--url`, `--token` and `--client` default to the environment's
+/// `TABLECAST_URL`, `TABLECAST_TOKEN` and `TABLECAST_CLIENT` (a flag given wins).
 struct ConnectionOptions: ParsableArguments {
-    @Option(help: "The server; repeat it (or separate with commas) to name several nodes: the client fails over to the next on disconnect.")
-    var url: [String] = ["ws://127.0.0.1:8080/"]
+    static let defaultURL = "ws://127.0.0.1:8080/"
 
-    @Option(help: "Stable client id (makes retried intents idempotent). Default: a random one.")
-    var client: String?
+    @Option(
+        name: .customLong("url"),
+        help: """
+            The server (default: $TABLECAST_URL, else \(ConnectionOptions.defaultURL)); repeat it (or separate with \
+            commas) to name several nodes: the client fails over to the next on disconnect.
+            """)
+    var urlFlag: [String] = []
 
-    @Option(help: "Name shown to others in presence.")
+    @Option(
+        name: .customLong("client"),
+        help: "Stable client id (makes retried intents idempotent). Default: $TABLECAST_CLIENT, else a random one.")
+    var clientFlag: String?
+
+    @Option(help: "Name shown to others in presence (without one, a subscriber is only counted among the viewers).")
     var name: String?
 
-    @Option(help: "Token for a server with a tokens file.")
-    var token: String?
+    @Option(name: .customLong("token"), help: "Token for a server with a tokens file (default: $TABLECAST_TOKEN).")
+    var tokenFlag: String?
 
-    @Option(help: "Seconds to wait for the server before giving up.")
+    @Option(help: "Seconds to wait for the server before giving up (exit 2).")
     var timeout: Double = 10
 
-    func makeClient() throws -> TablecastClient {
-        try TablecastClient(configuration: .init(url: url.joined(separator: ","), clientID: client, name: name, token: token))
+    func validate() throws {
+        guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds") }
+    }
+
+    var url: String { urlFlag.isEmpty ? Environment.value("TABLECAST_URL") ?? Self.defaultURL : urlFlag.joined(separator: ",") }
+    var client: String? { clientFlag ?? Environment.value("TABLECAST_CLIENT") }
+    var token: String? { tokenFlag ?? Environment.value("TABLECAST_TOKEN") }
+
+    /// A client on `transport` (its caller shuts it down), or else on a transport of its own that `close()` shuts
+    /// down; `defaultName` is its presence name when `--name` is not given.
+    @OptionGroup var tls: TLSOptions
+
+    func makeClient(transport: TablecastTransport? = nil, defaultName: String? = nil) throws -> TablecastClient {
+        var configuration = TablecastClient.Configuration(url: url, clientID: client, name: name ?? defaultName, token: token)
+        configuration.tls = tls.clientTLS
+        return try TablecastClient(configuration: configuration, transport: transport)
+    }
+
+    /// The transport of one command's client, kept apart from the client so that a command that gave up can exit
+    /// without shutting it down: a connection still in its handshake would hold the shutdown for its flush timeout.
+    func makeTransport() throws -> TablecastTransport {
+        try TablecastTransport(
+            configuration: .init(maxMessageSize: TablecastTransport.defaultMaxMessageSize, maxConnections: 16, tls: tls.clientTLS))
     }
 
     /// Connects, runs `body`, closes. A refusal prints the error as JSON on stderr and exits 1; no answer within
-    /// the timeout exits 2.
+    /// the timeout exits 2 with the reason on stderr (connection refused, no such host, no answer).
     func withClient<T: Sendable>(_ body: @escaping @Sendable (TablecastClient) async throws -> T) async throws -> T {
-        let client = try makeClient()
+        let transport = try makeTransport()
+        let client = try makeClient(transport: transport)
+        let tlsWatch = exitOnTLSFailure(of: client, url: url)
+        defer { tlsWatch.cancel() }
         client.connect()
-        let timeout = self.timeout
-        let outcome: Result<T, any Error> = await withTaskGroup(of: Result<T, any Error>?.self) { group in
-            group.addTask {
-                do { return .success(try await body(client)) } catch { return .failure(error) }
-            }
-            group.addTask {
-                try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
-                return nil
-            }
-            let first = await group.next()!
-            group.cancelAll()
-            return first ?? .failure(TimedOut(seconds: timeout, state: client.connectionState))
-        }
+        let outcome = await within(client) { try await body(client) }
         await client.close()
+        if case .failure(let error as TimedOut) = outcome {
+            Output.error("tablecast: \(error)")
+            throw ExitCode(2)
+        }
+        await transport.shutdown()
         switch outcome {
         case .success(let value):
             return value
         case .failure(let error as ProtocolError):
             Output.error(ServerMessage.error(error).json.jsonText)
             throw ExitCode(1)
-        case .failure(let error as TimedOut):
-            Output.error("tablecast: \(error)")
-            throw ExitCode(2)
         case .failure(let error):
             Output.error("tablecast: \(error)")
             throw ExitCode(1)
         }
     }
 
+    /// Runs `body`, or fails with ``TimedOut`` once `--timeout` has passed (the client's requests end when
+    /// cancelled). The last part of the time goes to finding out why, while `body` may still finish.
+    func within<T: Sendable>(_ client: TablecastClient, _ body: @escaping @Sendable () async throws -> T) async
+        -> Result<T, any Error>
+    {
+        await Self.within(timeout, diagnosing: client, body)
+    }
+
+    /// Runs `body`, or fails with ``TimedOut`` after `seconds`, saying why `client` got no answer.
+    static func within<T: Sendable>(
+        _ seconds: Double, diagnosing client: TablecastClient, _ body: @escaping @Sendable () async throws -> T
+    ) async -> Result<T, any Error> {
+        await withTaskGroup(of: Result<T, any Error>?.self) { group in
+            group.addTask {
+                do { return .success(try await body()) } catch { return .failure(error) }
+            }
+            group.addTask {
+                let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+                let diagnosis = min(1, seconds / 5)
+                try? await Task.sleep(until: deadline - .milliseconds(Int(diagnosis * 1000)))
+                if Task.isCancelled { return nil }
+                let problem = await TimedOut.problem(of: client, within: diagnosis)
+                try? await Task.sleep(until: deadline)
+                if Task.isCancelled { return nil }
+                return .failure(TimedOut(seconds: seconds, url: client.configuration.url, problem: problem))
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? .failure(CancellationError())
+        }
+    }
+
+    /// No answer in time, and why: the server cannot be reached, refused the connection, or is silent.
     struct TimedOut: Error, CustomStringConvertible {
-        let seconds: Double
-        let state: ConnectionState
-        var description: String { "no answer from the server within \(seconds)s (connection \(state))" }
+        let description: String
+
+        init(seconds: Double, url: String, problem: String) {
+            let within = seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+            description = "no answer from \(url) within \(within)s: \(problem)"
+        }
+
+        /// Why `client` got no answer: what a fresh look-up and TCP connect find, else how its connection stands.
+        static func problem(of client: TablecastClient, within seconds: Double) async -> String {
+            let state = client.connectionState
+            if case .live = state { return "connected, but the request was not answered" }
+            if let first = client.configuration.url.split(separator: ",").first,
+                let endpoint = try? TablecastClient.parse(String(first)),
+                let problem = await ConnectionProbe.problem(host: endpoint.host, port: endpoint.port, within: seconds)
+            {
+                return problem
+            }
+            if let problem = client.connectionProblem { return "the connection failed: \(problem)" }
+            return "the server accepted the connection but did not answer the WebSocket handshake"
+        }
     }
 }
 
@@ -90,7 +164,16 @@ struct IndexPathArgument: ExpressibleByArgument, Sendable {
     }
 }
 
-/// A row value: JSON when it parses as JSON, otherwise the text as a string (`milk` is `"milk"`).
+/// A row value: JSON when it parses as JSON, otherwise the text as a string (`milk` is `"milk"`). Text that looks
+/// like JSON (starts with `{`, `[` or `"`) but does not parse is probably a typo: it is stored as a string all the
+/// same, with a warning on stderr.
 func jsonArgument(_ text: String) -> JSONValue {
-    (try? JSONValue(parsing: text)) ?? .string(text)
+    do {
+        return try JSONValue(parsing: text)
+    } catch {
+        if let first = text.first(where: { !$0.isWhitespace }), "{[\"".contains(first) {
+            Output.error("tablecast: warning: the value is not valid JSON (\(error)); it is stored as a string")
+        }
+        return .string(text)
+    }
 }

@@ -86,7 +86,8 @@ struct BatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "batch", abstract: "Send a batch (beginUpdates…endUpdates); prints the ack.",
         discussion: """
-            FILE (or - for stdin) holds a JSON object with any of the eight lists in their wire shapes, e.g.
+            FILE (or - for stdin) holds a JSON object with any of the eight lists in their wire shapes, e.g.:
+
             {"deleteRows": [{"at": [0, 2]}], "insertRows": [{"at": [0, 0], "value": "Alaska"}]}
             """)
     @OptionGroup var connection: ConnectionOptions
@@ -115,6 +116,5 @@ struct BatchCommand: AsyncParsableCommand {
 /// The bytes of a file, or of stdin for `-`.
 func readInput(_ path: String) throws -> [UInt8] {
     if path == "-" { return Array(FileHandle.standardInput.readDataToEndOfFile()) }
-    guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
-    return Array(data)
+    return try readFile(path, what: "")
 }

@@ -94,15 +94,22 @@ struct ExportCommand: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "The table.")
     var table: String
+    @Option(help: "Export the table as it was at this kept version instead of now.")
+    var atVersion: UInt64?
 
     func run() async throws {
-        let table = table
-        let replica = try await connection.withClient { try await $0.subscribe(table) }
+        let (table, atVersion) = (table, atVersion)
+        let replica = try await connection.withClient { client in
+            if let atVersion { return try await client.table(table, atVersion: atVersion) }
+            return try await client.subscribe(table)
+        }
         // New-section shapes (no ids): the importing server assigns its own.
         let sections = replica.table.sections.map { section in
             SectionContent(
                 header: section.header, footer: section.footer,
-                rows: section.rows.map { RowContent(value: $0.value, editable: $0.editable, movable: $0.movable) }
+                rows: section.rows.map {
+                    RowContent(value: $0.value, editable: $0.editable, movable: $0.movable, editingStyle: $0.editingStyle)
+                }
             ).json
         }
         Output.line(

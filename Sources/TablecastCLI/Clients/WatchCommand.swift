@@ -9,7 +9,7 @@ struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch", abstract: "Print a table's snapshot and every update as JSON lines (or --pretty).",
         discussion: """
-            Keeps watching across reconnects (resuming from the last version, so nothing is printed twice).
+            Keeps watching across reconnects (resuming from the last version, so nothing is printed twice). \
             Exits 1 with the server's error when it refuses (no such table, forbidden, …) or drops the table.
             """)
     @OptionGroup var connection: ConnectionOptions
@@ -21,17 +21,22 @@ struct WatchCommand: AsyncParsableCommand {
     var updates: Int?
 
     func run() async throws {
-        let client = try connection.makeClient()
+        let transport = try connection.makeTransport()
+        let client = try connection.makeClient(transport: transport)
         let events = client.events()
+        let tlsWatch = exitOnTLSFailure(of: client, url: connection.url)
+        defer { tlsWatch.cancel() }
         client.connect()
-        do {
-            // The snapshot (or catch-up) is buffered in `events` meanwhile.
-            try await client.subscribe(table)
-        } catch {
+        let table = table
+        // The snapshot (or catch-up) is buffered in `events` meanwhile. Only the first subscribe has a deadline:
+        // after it, watch keeps watching across reconnects.
+        if case .failure(let error) = await connection.within(client, { try await client.subscribe(table) }) {
             await client.close()
+            let timedOut = error is ConnectionOptions.TimedOut
+            if !timedOut { await transport.shutdown() }  // (see ConnectionOptions.makeTransport)
             let text = (error as? ProtocolError).map { ServerMessage.error($0).json.jsonText } ?? "\(error)"
             Output.error("tablecast watch: \(text)")
-            throw ExitCode(1)
+            throw ExitCode(timedOut ? 2 : 1)
         }
         var seen = 0
         var failure: String?
@@ -53,16 +58,19 @@ struct WatchCommand: AsyncParsableCommand {
                 Output.line("rules: \(rules.json.jsonText)")
             case .rules(let name, let rules):
                 Output.line(ServerMessage.rules(table: name, rules: rules).json.jsonText)
-            case .presence(_, let clients) where pretty:
+            case .presence(_, let presence) where pretty:
                 Output.line(
                     "here: "
-                        + clients.map { "\($0.name)\($0.editing ? " (editing)" : "")\($0.row.map { " on \($0)" } ?? "")" }
-                        .joined(separator: ", "))
+                        + presence.clients.map { entry in
+                            "\(entry.name)\(entry.editing ? " (editing)" : "")\(entry.row.map { " on \($0)" } ?? "")"
+                        }
+                        .joined(separator: ", ") + (presence.viewers > 0 ? " and \(presence.viewers) watching" : ""))
             default:
                 break
             }
         }
         await client.close()
+        await transport.shutdown()
         if let failure {
             Output.error("tablecast watch: \(failure)")
             throw ExitCode(1)

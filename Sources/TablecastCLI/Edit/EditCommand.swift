@@ -88,7 +88,9 @@ struct EditCommand: AsyncParsableCommand {
             Output.error("tablecast edit: needs a terminal (stdin and stdout); for scripts use watch and the intent commands")
             throw ExitCode(1)
         }
-        let client = try connection.makeClient()
+        // An editor is a person at work: listed in presence under --name, else --client, else the login name.
+        let client = try connection.makeClient(
+            defaultName: connection.client ?? ProcessInfo.processInfo.environment["USER"] ?? "editor")
         let (inputs, sink) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .unbounded)
         let events = client.events()
         let forward = Task {
@@ -117,7 +119,7 @@ struct EditCommand: AsyncParsableCommand {
         }
 
         var editor = Editor(
-            tableName: table, me: client.configuration.clientID, myName: client.configuration.name)
+            tableName: table, me: "", myName: client.configuration.name ?? client.configuration.clientID)
         var decoder = KeyDecoder()
         var previous: Frame?
         var reconnectAt: ContinuousClock.Instant?
@@ -204,6 +206,7 @@ struct EditCommand: AsyncParsableCommand {
                         editor.connection = .reconnecting(
                             seconds: Int((Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18).rounded(.up)))
                         editor.presence = []
+                        editor.viewers = 0
                     }
                 case .snapshot(let replica) where replica.name == table:
                     editor.replaceTable(replica.table)
@@ -212,8 +215,10 @@ struct EditCommand: AsyncParsableCommand {
                 case .subscribed(let status) where status.table == table:
                     if let replica = client.replica(of: table) { editor.replaceTable(replica.table) }
                     _ = perform(editor.presenceCommands)  // after a reconnect the server knows none of it
-                case .presence(let name, let clients) where name == table:
-                    editor.presence = clients
+                case .presence(let name, let presence) where name == table:
+                    editor.me = presence.you
+                    editor.presence = presence.clients
+                    editor.viewers = presence.viewers
                 case .rules(let name, let rules) where name == table:
                     var updated = editor.table
                     updated.rules = rules
@@ -223,6 +228,9 @@ struct EditCommand: AsyncParsableCommand {
                     break loop
                 case .refusal(let error):
                     editor.failed(label: "server", message: error.description)
+                case .tlsFailed(let reason):
+                    failure = "cannot connect to \(connection.url): \(reason)"
+                    break loop
                 default:
                     break
                 }

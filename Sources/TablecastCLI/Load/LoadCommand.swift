@@ -13,23 +13,35 @@ struct LoadCommand: AsyncParsableCommand {
         commandName: "load",
         abstract: "Load-test a server: N subscribers and W writers, an intent mix, latency percentiles, convergence.",
         discussion: """
-            Writers are subscribed too (they pick index paths from their replica). Each intent's ref carries its send
-            time, so intent → delivery latency is measured at every subscriber. At the end every replica is compared
-            with a fresh snapshot; any difference fails the run (exit code 1).
+            Writers are subscribed too (they pick index paths from their replica). Each intent's ref carries its send \
+            time, so intent → delivery latency is measured at every subscriber. At the end every replica kept (see \
+            --replicas) is compared with a fresh snapshot; any difference fails the run (exit code 1).
+
             Servers limit intents per connection (default 1,000/s): raise `serve --intents-per-second` for benchmarks.
             """)
 
-    @Option(help: "The server; repeat it (or separate with commas) for several nodes: writer i starts on node i, subscriber i on node i+1 (so writer 0's updates reach subscriber 0 through another node), each failing over to the next.")
-    var url: [String] = ["ws://127.0.0.1:8080/"]
+    @Option(
+        name: .customLong("url"),
+        help: """
+            The server (default: $TABLECAST_URL, else ws://127.0.0.1:8080/); repeat it (or separate with commas) for \
+            several nodes: writer i starts on node i, subscriber i on node i+1 (so writer 0's updates reach \
+            subscriber 0 through another node), each failing over to the next.
+            """)
+    var urlFlag: [String] = []
 
     /// Every server named by `--url`.
-    private var servers: [String] { url.flatMap { $0.split(separator: ",").map(String.init) } }
+    private var servers: [String] { url.split(separator: ",").map(String.init) }
 
     /// The servers, starting with the `index`-th (round robin), as one `--url` list for a client.
     private func servers(from index: Int) -> String {
         let all = servers
         return (0..<all.count).map { all[(index + $0) % all.count] }.joined(separator: ",")
     }
+
+    @Option(help: "Seconds to wait for the server while setting up (creating tables, connecting, subscribing) and for the final snapshots; exit 2 when it does not answer.")
+    var timeout: Double = 30
+
+    @OptionGroup var tls: TLSOptions
 
     @Option(name: .customLong("table"), help: "A table to load (repeatable). Default: 'load', or load-0… with --tables.")
     var tableNames: [String] = []
@@ -99,7 +111,9 @@ struct LoadCommand: AsyncParsableCommand {
     var quiet = false
 
     func validate() throws {
-        guard subscribers >= 0, writers >= 1, inFlight >= 1, duration > 0, rate >= 0, sections >= 1, initialRows >= 0 else {
+        guard subscribers >= 0, writers >= 1, inFlight >= 1, duration > 0, rate >= 0, sections >= 1, initialRows >= 0,
+            timeout > 0
+        else {
             throw ValidationError("counts must be positive (writers ≥ 1, in-flight ≥ 1, sections ≥ 1)")
         }
         let parsed = try IntentMix(parsing: mix)
@@ -113,6 +127,10 @@ struct LoadCommand: AsyncParsableCommand {
         }
     }
 
+    private var url: String {
+        urlFlag.isEmpty ? Environment.value("TABLECAST_URL") ?? ConnectionOptions.defaultURL : urlFlag.joined(separator: ",")
+    }
+
     private var tables: [String] {
         if !tableNames.isEmpty { return tableNames }
         if let tableCount { return (0..<max(1, tableCount)).map { "load-\($0)" } }
@@ -124,12 +142,22 @@ struct LoadCommand: AsyncParsableCommand {
         let tables = self.tables
         let run = String(UInt64.random(in: 0...UInt64.max), radix: 36).prefix(8)
         let stats = LoadStats(refMarker: "\(run).", budget: count ?? Int.max)
+        let clientTLS = tls.clientTLS
         let transport = try TablecastTransport(
             configuration: .init(
                 maxMessageSize: TablecastTransport.defaultMaxMessageSize, maxQueuedBytes: 64 << 20,
-                maxQueuedMessages: 1 << 20, maxConnections: subscribers + writers + 64))
+                maxQueuedMessages: 1 << 20, maxConnections: subscribers + writers + 64, tls: clientTLS))
 
-        if create { try await createTables(tables, transport: transport) }
+        // Everything before the run answers within --timeout, or the run stops with exit 2 and the reason.
+        let admin = try TablecastClient(configuration: .init(url: servers(from: 0), clientID: "load-\(run)-admin"), transport: transport)
+        let adminTLSWatch = exitOnTLSFailure(of: admin, url: url)
+        defer { adminTLSWatch.cancel() }
+        admin.connect()
+        try await setUp(diagnosing: admin) {
+            _ = try await admin.listTables()
+            if create { try await createTables(tables, admin: admin) }
+        }
+        await admin.close()
 
         // Connect everyone and subscribe, at most a few hundred handshakes at a time.
         func configuration(_ id: String, _ index: Int) -> TablecastClient.Configuration {
@@ -164,25 +192,48 @@ struct LoadCommand: AsyncParsableCommand {
         let everyone = subscriberClients.enumerated().map { ($1, tables[$0 % tables.count]) }
             + views.enumerated().map { ($1, tables[$0 % tables.count]) }
         let connectStart = ContinuousClock.now
-        try await forEach(everyone, concurrency: 200) { client, table in
-            client.connect()
-            try await client.subscribe(table)
-        }
-        if !writersSubscribe {
+        let tlsWatch = everyone.first.map { exitOnTLSFailure(of: $0.0, url: url) }
+        defer { tlsWatch?.cancel() }
+        let subscribing = everyone
+        try await setUp(diagnosing: everyone.first?.0 ?? writerClients[0]) {
+            try await self.forEach(subscribing, concurrency: 200) { client, table in
+                client.connect()
+                try await client.subscribe(table)
+            }
             for client in writerClients { client.connect() }
+            while !writerClients.allSatisfy({ $0.connectionState == .live }) { try await Task.sleep(for: .milliseconds(10)) }
         }
-        progress("connected \(everyone.count) clients to \(tables.count) table(s) in \(seconds(since: connectStart))s\n")
-        // The server tells every subscriber of a table the whole presence list whenever anyone joins: N joins send
-        // N² entries. Let that drain before measuring: wait until no presence arrived for `settle` seconds.
+        let parts =
+            (rawWriters ? [] : ["\(writers) writer(s)"]) + ["\(subscribers) subscriber(s)"]
+            + (writersSubscribe || rawWriters ? [] : ["\(views.count) shared view(s) for the writers"])
+        progress(
+            "connected \(parts.joined(separator: ", ")) to \(tables.count) table(s) in \(format(seconds(since: connectStart)))s"
+                + (rawWriters ? "; \(writers) raw writer(s) connect at the start of the run\n" : "\n"))
+        // Each join is a presence delta to every subscriber of the table (at most one per table every 100 ms; these
+        // clients have no names, so the deltas only count viewers). Let them drain before measuring: wait until no
+        // presence arrived for `settle` seconds (at most --timeout in all).
         let settleStart = ContinuousClock.now
-        var presenceSeen = -1
-        while true {
+        var presenceSeen = everyone.reduce(0) { $0 + $1.0.skippedPresenceCount }
+        var lastPresence = settleStart
+        var quietSince = settleStart
+        while ContinuousClock.now - quietSince < .milliseconds(Int(settle * 1000)),
+            ContinuousClock.now - settleStart < .milliseconds(Int(timeout * 1000))
+        {
+            try await Task.sleep(for: .milliseconds(min(100, Int(settle * 1000))))
             let now = everyone.reduce(0) { $0 + $1.0.skippedPresenceCount }
-            if now == presenceSeen { break }
-            presenceSeen = now
-            try await Task.sleep(for: .milliseconds(Int(settle * 1000)))
+            if now != presenceSeen {
+                presenceSeen = now
+                lastPresence = ContinuousClock.now
+                quietSince = lastPresence
+            }
         }
-        progress("presence of the joins drained in \(seconds(since: settleStart))s (\(presenceSeen) presence messages)\n")
+        if ContinuousClock.now - quietSince >= .milliseconds(Int(settle * 1000)) {
+            progress(
+                "presence of the joins: \(presenceSeen) message(s), the last \(format(seconds(lastPresence - settleStart)))s "
+                    + "after connecting; then none for \(format(settle))s\n")
+        } else {
+            progress("presence still arriving after \(format(timeout))s (\(presenceSeen) message(s)); starting anyway\n")
+        }
 
         // The run.
         let start = ContinuousClock.now
@@ -195,7 +246,7 @@ struct LoadCommand: AsyncParsableCommand {
             for table in tables { shapes[table] = try await snapshot(table, transport: transport).table.sections.map(\.rows.count) }
             try await RawWriters(
                 rowsPerSection: shapes, window: inFlight, stats: stats, clientPrefix: "load-\(run)-raw", deadline: deadline
-            ).run(urls: servers, tables: tables, count: writers)
+            ).run(urls: servers, tables: tables, count: writers, tls: clientTLS)
         }
         await withTaskGroup(of: Void.self) { group in
             for (index, client) in writerClients.enumerated() {
@@ -214,6 +265,7 @@ struct LoadCommand: AsyncParsableCommand {
 
         // Convergence: every replica equals a fresh snapshot of its table.
         var failures: [String] = []
+        var compared = 0
         for table in tables {
             let truth = try await snapshot(table, transport: transport)
             let watchers = everyone.filter { $0.1 == table && $0.0.configuration.keepsReplicas }.map(\.0)
@@ -223,6 +275,7 @@ struct LoadCommand: AsyncParsableCommand {
             {
                 try await Task.sleep(for: .milliseconds(20))
             }
+            compared += watchers.count
             for client in watchers {
                 guard let replica = client.replica(of: table) else {
                     failures.append("\(client.configuration.clientID): no replica of \(table)")
@@ -245,6 +298,7 @@ struct LoadCommand: AsyncParsableCommand {
 
         let report = LoadReport(
             stats: stats, sendingSeconds: sendingSeconds, deliverySeconds: deliverySeconds, failures: failures,
+            replicasCompared: compared, requestedRate: rate,
             settings: [
                 "url": .string(servers.joined(separator: ",")), "tables": .array(tables.map(JSONValue.string)),
                 "subscribers": .number(Double(subscribers)), "writers": .number(Double(writers)), "mix": .string(mix.description),
@@ -252,6 +306,7 @@ struct LoadCommand: AsyncParsableCommand {
                 "writersSubscribe": .bool(writersSubscribe), "rawWriters": .bool(rawWriters),
                 "replicas": .number(Double(replicas.map { min($0, subscribers) } ?? subscribers)),
             ])
+        if let warning = report.rateWarning { Output.error("tablecast load: warning: \(warning)") }
         print(json ? report.json.jsonText : report.text)
         if !failures.isEmpty { throw ExitCode(1) }
     }
@@ -306,13 +361,30 @@ struct LoadCommand: AsyncParsableCommand {
                 }
                 waiting += 1
             }
+            // A paced writer that fell behind its schedule (waiting for acks with its window full) skipped the
+            // slots between where it is and where it stopped: the report says how much of --rate was reached.
+            if let interval {
+                let end = min(ContinuousClock.now, deadline ?? ContinuousClock.now)
+                if next < end { stats.missedSlots.add(Int((end - next) / interval), ordering: .relaxed) }
+            }
         }
     }
 
-    private func createTables(_ tables: [String], transport: TablecastTransport) async throws {
-        let admin = try TablecastClient(configuration: .init(url: servers(from: 0), clientID: "load-admin"), transport: transport)
-        admin.connect()
-        defer { Task { await admin.close() } }
+    /// Runs a step of the set-up within --timeout; when the server does not answer, exits 2 with the reason.
+    private func setUp<T: Sendable>(diagnosing client: TablecastClient, _ body: @escaping @Sendable () async throws -> T)
+        async throws -> T
+    {
+        switch await ConnectionOptions.within(timeout, diagnosing: client, body) {
+        case .success(let value): return value
+        case .failure(let error as ConnectionOptions.TimedOut):
+            // Without shutting the transport down: connections still in their handshake would hold it.
+            Output.error("tablecast load: \(error)")
+            throw ExitCode(2)
+        case .failure(let error): throw error
+        }
+    }
+
+    private func createTables(_ tables: [String], admin: TablecastClient) async throws {
         let perSection = initialRows / sections
         let contents = (0..<sections).map { s in
             SectionContent(
@@ -330,7 +402,7 @@ struct LoadCommand: AsyncParsableCommand {
     private func snapshot(_ table: String, transport: TablecastTransport) async throws -> Replica {
         let client = try TablecastClient(configuration: .init(url: servers(from: 0)), transport: transport)
         client.connect()
-        let replica = try await client.subscribe(table)
+        let replica = try await setUp(diagnosing: client) { try await client.subscribe(table) }
         await client.close()
         return replica
     }
@@ -338,8 +410,9 @@ struct LoadCommand: AsyncParsableCommand {
     private func showProgress(_ stats: LoadStats, start: ContinuousClock.Instant) async {
         guard !quiet else { return }
         var last = (acked: 0, deliveries: 0, time: start)
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(1))
+        while true {
+            // Cancelled at the end of the run: a partial second's rates would be noise, so none is shown.
+            do { try await Task.sleep(for: .seconds(1)) } catch { break }
             let now = ContinuousClock.now
             let acked = stats.acked.load(ordering: .relaxed)
             let deliveries = stats.deliveries.load(ordering: .relaxed)
@@ -358,9 +431,13 @@ struct LoadCommand: AsyncParsableCommand {
         if !quiet { FileHandle.standardError.write(Data(text.utf8)) }
     }
 
-    private func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    /// Seconds to the millisecond.
+    private func format(_ seconds: Double) -> String { String(format: "%.3f", seconds) }
+
+    private func seconds(since start: ContinuousClock.Instant) -> Double { seconds(ContinuousClock.now - start) }
+
+    private func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Runs `body` for each element with at most `concurrency` at once.

@@ -10,7 +10,33 @@ struct LoadReport {
     /// From the first intent to the last delivery.
     let deliverySeconds: Double
     let failures: [String]
+    /// How many replicas were compared with a fresh snapshot.
+    let replicasCompared: Int
+    /// The --rate asked for (intents/s in all), 0 for none.
+    let requestedRate: Double
     let settings: [String: JSONValue]
+
+    /// The rate the paced writers reached: the requested rate scaled by the share of send slots they did not miss.
+    var reachedRate: Double? {
+        guard requestedRate > 0 else { return nil }
+        let sent = Double(stats.sent.load(ordering: .relaxed))
+        let missed = Double(stats.missedSlots.load(ordering: .relaxed))
+        return sent + missed > 0 ? requestedRate * sent / (sent + missed) : requestedRate
+    }
+
+    /// Reaching less than this share of --rate is reported as a shortfall.
+    static let rateTolerance = 0.95
+
+    /// Says so when the writers did not reach --rate (they waited for acks with their in-flight window full).
+    var rateWarning: String? {
+        guard let reached = reachedRate, reached < requestedRate * Self.rateTolerance else { return nil }
+        return String(
+            format: "the writers reached %.0f intents/s, %.0f%% of the --rate %.0f asked for: their --in-flight windows "
+                + "were full, waiting for acks (raise --in-flight or --writers)",
+            reached, 100 * reached / requestedRate, requestedRate)
+    }
+
+    private static func milliseconds(_ seconds: Double) -> JSONValue { .number((seconds * 1000).rounded() / 1000) }
 
     private static let percentiles: [(String, Double)] = [("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9)]
 
@@ -28,20 +54,30 @@ struct LoadReport {
         let deliveries = stats.deliveries.load(ordering: .relaxed)
         return .object([
             "settings": .object(settings),
-            "seconds": .number(sendingSeconds),
+            "seconds": Self.milliseconds(sendingSeconds),
             "intents": .object([
                 "sent": .number(Double(stats.sent.load(ordering: .relaxed))), "acked": .number(Double(acked)),
                 "noop": .number(Double(stats.noops.load(ordering: .relaxed))),
                 "ackedPerSecond": .number((Double(acked) / sendingSeconds).rounded()),
                 "errors": .object(stats.errorsByCode.mapValues { .number(Double($0)) }),
             ]),
+            "rate": reachedRate.map { reached in
+                .object([
+                    "requested": .number(requestedRate), "reached": .number(reached.rounded()),
+                    "shortfall": .bool(rateWarning != nil),
+                ])
+            } ?? .null,
             "deliveries": .object([
                 "count": .number(Double(deliveries)), "perSecond": .number((Double(deliveries) / deliverySeconds).rounded()),
+                "seconds": Self.milliseconds(deliverySeconds),
             ]),
             "latencyMs": .object([
                 "intentToAck": object(latency(stats.ackHistogram)), "intentToDelivery": object(latency(stats.deliveryHistogram)),
             ]),
-            "convergence": .object(["ok": .bool(failures.isEmpty), "failures": .array(failures.map(JSONValue.string))]),
+            "convergence": .object([
+                "ok": .bool(failures.isEmpty), "replicasCompared": .number(Double(replicasCompared)),
+                "failures": .array(failures.map(JSONValue.string)),
+            ]),
         ])
     }
 
@@ -56,18 +92,25 @@ struct LoadReport {
         }
         var lines = [
             String(
-                format: "intents: %d sent, %d acked (%d no-op) in %.2fs: %.0f acked/s", stats.sent.load(ordering: .relaxed),
+                format: "intents: %d sent, %d acked (%d no-op) in %.3fs: %.0f acked/s", stats.sent.load(ordering: .relaxed),
                 acked, stats.noops.load(ordering: .relaxed), sendingSeconds, Double(acked) / sendingSeconds),
             "errors: "
                 + (stats.errorsByCode.isEmpty
                     ? "none" : stats.errorsByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")),
-            String(format: "deliveries: %d in %.2fs: %.0f/s", deliveries, deliverySeconds, Double(deliveries) / deliverySeconds),
+            String(format: "deliveries: %d in %.3fs: %.0f/s", deliveries, deliverySeconds, Double(deliveries) / deliverySeconds),
             "latency:",
             line("intent → ack", stats.ackHistogram),
             line("intent → delivery", stats.deliveryHistogram),
         ]
-        if failures.isEmpty {
-            lines.append("convergence: ok (every replica equals a fresh snapshot)")
+        if let reached = reachedRate {
+            lines.insert(
+                rateWarning.map { "rate: SHORT: \($0)" }
+                    ?? String(format: "rate: %.0f intents/s of the %.0f asked for", reached, requestedRate), at: 1)
+        }
+        if replicasCompared == 0 {
+            lines.append("convergence: not checked (no client kept a replica: see --replicas)")
+        } else if failures.isEmpty {
+            lines.append("convergence: ok (\(replicasCompared) replica(s), each equal to a fresh snapshot)")
         } else {
             lines.append("convergence: FAILED")
             lines += failures.prefix(20).map { "  \($0)" }

@@ -10,6 +10,8 @@ final class LoadStats: Sendable {
     let noops = Atomic<Int>(0)
     let deliveries = Atomic<Int>(0)
     let errorCount = Atomic<Int>(0)
+    /// Send slots of paced writers (--rate) that passed while they waited for acks: intents asked for, not sent.
+    let missedSlots = Atomic<Int>(0)
     /// Intents still to send (with --count; otherwise practically unbounded).
     let remaining: Atomic<Int>
     /// The uptime (ns) of the last delivery, for the delivery rate.

@@ -52,9 +52,9 @@ final class RawWriters: Sendable {
 
     /// Runs `count` writers, spread over `tables`, until the deadline (or the stats' budget) and every answer.
     /// Writer `i` writes to server `i` modulo `urls.count`, so several nodes share the load.
-    func run(urls: [String], tables: [String], count: Int) async throws {
+    func run(urls: [String], tables: [String], count: Int, tls: ClientTLS) async throws {
         let requests = try urls.map(TablecastClient.parse)
-        let client = try WebSocketClient(configuration: .init(maxConnections: count + 8)) { [self] event in
+        let client = try WebSocketClient(configuration: .init(maxConnections: count + 8, tls: tls)) { [self] event in
             handle(event)
         }
         self.client.withLock { $0 = client }

@@ -1,15 +1,18 @@
+import WebSocketTransport
+
 extension TablecastClient {
     /// Where to connect and who the client is.
     public struct Configuration: Sendable {
-        /// `ws://host[:port][/path]`; the port defaults to 80. Several servers (nodes sharing one database),
-        /// separated by commas: the client connects to the first and moves to the next after each lost connection,
-        /// resuming its subscriptions there with since/epoch.
+        /// `ws://host[:port][/path]` (the port defaults to 80) or `wss://…` (TLS; 443). Several servers (nodes
+        /// sharing one database), separated by commas: the client connects to the first and moves to the next after
+        /// each lost connection, resuming its subscriptions there with since/epoch.
         public var url: String
         /// The stable client id (1–64 characters) the server deduplicates retried intents by; keep it across
         /// runs to make retries idempotent across restarts.
         public var clientID: String
-        /// The name other people see in presence.
-        public var name: String
+        /// The name other people see in presence. Without one the connection is not listed in presence (it counts
+        /// among a table's viewers) until it sends presence itself.
+        public var name: String?
         /// The token that picks a role, when the server has a tokens file.
         public var token: String?
         /// Delays between reconnect attempts.
@@ -17,20 +20,22 @@ extension TablecastClient {
         /// Prefix of the refs this client generates: unique per instance (random by default), so a new process
         /// with the same client id never collides with refs the server remembers from an earlier run.
         public var refPrefix: String
-        /// Whether `presence` messages are decoded and delivered as events. The server sends every subscriber
-        /// the whole list of a table's clients whenever anyone joins or leaves, so a client that does not show
-        /// presence (a load generator with thousands of connections) saves most of its time by skipping them.
+        /// Whether `presence` messages are decoded, applied and delivered as events. A client that does not show
+        /// presence (a load generator with thousands of connections) saves the work by skipping them.
         public var observesPresence: Bool
         /// Whether subscribed tables are kept as replicas (default). Off, updates are not decoded or applied: each
         /// is reported as ``Event/updateSeen(table:version:originClient:originRef:)`` from a scan of its top level,
         /// which costs a fraction of decoding, and is reported at once on the transport's thread (the handler must
         /// return quickly); snapshots still arrive. For load generators counting deliveries.
         public var keepsReplicas: Bool
+        /// How a `wss://` server's certificate is verified (default: against the system's CA store). Used when
+        /// the client makes its own transport; a shared ``TablecastTransport`` has its own.
+        public var tls: ClientTLS
 
         /// - Parameters:
         ///   - url: the server, e.g. `ws://127.0.0.1:8080/`, or several, comma-separated.
         ///   - clientID: default: a random id (retries are then idempotent only within this instance's life).
-        ///   - name: default: the client id.
+        ///   - name: default: none (a viewer, not listed in presence).
         ///   - token: default: none.
         ///   - backoff: default: 100 ms doubling to 10 s, with jitter.
         public init(
@@ -39,12 +44,13 @@ extension TablecastClient {
             let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
             self.url = url
             self.clientID = clientID ?? "swift-\(random)"
-            self.name = name ?? self.clientID
+            self.name = name
             self.token = token
             self.backoff = backoff
             self.refPrefix = String(random.prefix(6)) + "-"
             self.observesPresence = true
             self.keepsReplicas = true
+            self.tls = ClientTLS()
         }
     }
 
@@ -61,10 +67,15 @@ extension TablecastClient {
         case update(ServerMessage.Update, Replica)
         /// A subscribe's catch-up completed (also after each reconnect): the replica is at `status.version`.
         case subscribed(ServerMessage.TableStatus)
-        /// Who is on a table, and what they are editing.
-        case presence(table: String, clients: [PresenceEntry])
+        /// Who is on a table now, and what they are editing: after the state a catch-up brought, and after each
+        /// `presence` delta.
+        case presence(table: String, presence: PresenceState)
         /// A table's rules changed.
         case rules(table: String, rules: TableRules)
+        /// A `wss://` connection attempt failed because the server's certificate did not verify (untrusted CA,
+        /// expired, another name); `reason` says which. The client keeps retrying with backoff, as for any lost
+        /// connection, since the server's certificate may be replaced; a script may rather give up.
+        case tlsFailed(reason: String)
         /// A subscribed table was dropped; its subscription ended.
         case dropped(table: String)
         /// An `error` that answers no pending request (e.g. a refused presence message).

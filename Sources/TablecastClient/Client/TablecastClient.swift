@@ -46,6 +46,8 @@ public final class TablecastClient: Sendable, TransportReceiver {
         var replica: Replica?
         /// Set while a snapshot is awaited after the replica fell out of step; updates are ignored meanwhile.
         var resyncing = false
+        /// Who is on the table: the state of the last catch-up with every delta since applied.
+        var presence: PresenceState?
     }
 
     private struct State {
@@ -58,6 +60,7 @@ public final class TablecastClient: Sendable, TransportReceiver {
         var endpoint = 0
         var closed = false
         var welcomedAs: String?
+        var problem: String?
         var nextRef: UInt64 = 0
         var pending: [String: Pending] = [:]
         var subscriptions: [String: Subscription] = [:]
@@ -83,7 +86,8 @@ public final class TablecastClient: Sendable, TransportReceiver {
             self.transport = transport
             ownsTransport = false
         } else {
-            self.transport = try TablecastTransport()
+            self.transport = try TablecastTransport(
+                configuration: .init(maxMessageSize: TablecastTransport.defaultMaxMessageSize, tls: configuration.tls))
             ownsTransport = true
         }
         queue = DispatchQueue(label: "tablecast.client.\(configuration.clientID)")
@@ -131,12 +135,21 @@ public final class TablecastClient: Sendable, TransportReceiver {
     /// The connection state now.
     public var connectionState: ConnectionState { state.withLock { $0.connection } }
 
+    /// Why the last connection attempt failed or the last connection was lost (e.g. `conn fail: ECONNREFUSED`, or
+    /// the close code and reason), until the server welcomes the client again; nil while none failed.
+    public var connectionProblem: String? { state.withLock { $0.problem } }
+
     /// The client id the server welcomed this client as (the configured one), once welcomed.
     public var clientID: String? { state.withLock { $0.welcomedAs } }
 
     /// The replica of a subscribed table, once its snapshot (or resume) arrived.
     public func replica(of table: String) -> Replica? {
         state.withLock { $0.subscriptions[table]?.replica }
+    }
+
+    /// Who is on a subscribed table, once its catch-up arrived (nil when ``Configuration/observesPresence`` is off).
+    public func presence(of table: String) -> PresenceState? {
+        state.withLock { $0.subscriptions[table]?.presence }
     }
 
     /// `presence` messages received and skipped because ``Configuration/observesPresence`` is off.
@@ -209,6 +222,29 @@ public final class TablecastClient: Sendable, TransportReceiver {
         return tables
     }
 
+    /// A page of a table's history (read role): the kept changes with versions in `from...to` (nil: from the
+    /// oldest kept, to the latest), at most `limit` of them (nil: the server's default, 100), newest or oldest first.
+    /// When the range has more, `next` says where the next page starts: pass it as `to` (newest first) or `from`
+    /// (oldest first). A version before the oldest kept one is refused with `pruned`.
+    public func history(
+        _ table: String, from: UInt64? = nil, to: UInt64? = nil, limit: Int? = nil, newestFirst: Bool = true
+    ) async throws -> ServerMessage.Changes {
+        let response = try await request { _ in .history(table: table, from: from, to: to, limit: limit, newestFirst: newestFirst) }
+        guard case .changes(let changes) = response else { throw TablecastClientError.unexpectedResponse("\(response)") }
+        return changes
+    }
+
+    /// The table as it was at `version` (read role), with its current rules. It does not subscribe and leaves the
+    /// table's replica alone. A version before the oldest kept one is refused with `pruned`, a future one with
+    /// `out_of_range`.
+    public func table(_ table: String, atVersion version: UInt64) async throws -> Replica {
+        let response = try await request { _ in .snapshotAt(table: table, version: version) }
+        guard case .historicalSnapshot(_, let name, let version, let epoch, let rules, let sections) = response else {
+            throw TablecastClientError.unexpectedResponse("\(response)")
+        }
+        return Replica(name: name, epoch: epoch, table: Table(sections: sections, version: version, rules: rules))
+    }
+
     /// Creates a table (admin); the ack carries its epoch.
     @discardableResult
     public func createTable(_ table: String, sections: [SectionContent] = [], rules: RulesPatch = RulesPatch()) async throws
@@ -248,13 +284,14 @@ public final class TablecastClient: Sendable, TransportReceiver {
         }
     }
 
-    /// Inserts a row (the Add button).
+    /// Inserts a row (the Add button). Flags other than the defaults need the admin role.
     @discardableResult
     public func insert(
         _ table: String, at path: RowPath, value: JSONValue, editable: Bool = true, movable: Bool = true,
-        base: Base = .replica, ref: String? = nil
+        editingStyle: EditingStyle = .delete, base: Base = .replica, ref: String? = nil
     ) async throws -> ServerMessage.Ack {
-        try await send(.insert(at: path, row: RowContent(value: value, editable: editable, movable: movable)), to: table, base: base, ref: ref)
+        let row = RowContent(value: value, editable: editable, movable: movable, editingStyle: editingStyle)
+        return try await send(.insert(at: path, row: row), to: table, base: base, ref: ref)
     }
 
     /// Deletes a row (swipe-to-delete); `id` makes the server check it is the row meant.
@@ -306,21 +343,38 @@ public final class TablecastClient: Sendable, TransportReceiver {
         return ack
     }
 
-    /// Registers a request under its ref and writes it when the connection is open (otherwise on open).
+    /// Registers a request under its ref and writes it when the connection is open (otherwise on open). Cancelling
+    /// the awaiting task stops the wait with `CancellationError` (an intent already sent may still be applied).
     private func request(ref: String? = nil, _ body: @escaping @Sendable (inout State) -> ClientMessage.Body) async throws
         -> ServerMessage
     {
-        try await withCheckedThrowingContinuation { continuation in
-            let failure = state.withLock { state -> (any Error)? in
-                if state.closed { return TablecastClientError.closed }
-                state.nextRef += 1
-                let ref = ref ?? "\(configuration.refPrefix)\(state.nextRef)"
-                let message = ClientMessage(ref: ref, body(&state))
-                state.pending[ref] = Pending(sequence: state.nextRef, message: message, continuation: continuation)
-                if state.open, let socket = state.socket { transport.send(message.encoded, to: socket) }
-                return nil
+        let (key, sequence) = state.withLock { state in
+            state.nextRef += 1
+            return (ref ?? "\(configuration.refPrefix)\(state.nextRef)", state.nextRef)
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let failure = state.withLock { state -> (any Error)? in
+                    if state.closed { return TablecastClientError.closed }
+                    // Checked under the lock that `onCancel` takes, so a cancellation is never missed.
+                    if Task.isCancelled { return CancellationError() }
+                    let message = ClientMessage(ref: key, body(&state))
+                    state.pending[key] = Pending(sequence: sequence, message: message, continuation: continuation)
+                    if state.open, let socket = state.socket { transport.send(message.encoded, to: socket) }
+                    return nil
+                }
+                if let failure { continuation.resume(throwing: failure) }
             }
-            if let failure { continuation.resume(throwing: failure) }
+        } onCancel: {
+            let pending = state.withLock { state -> Pending? in
+                guard let pending = state.pending.removeValue(forKey: key) else { return nil }
+                // A subscription that never got its snapshot ends with its request, as when refused.
+                if case .subscribe(let table, _, _) = pending.message.body, state.subscriptions[table]?.replica == nil {
+                    state.subscriptions[table] = nil
+                }
+                return pending
+            }
+            pending?.continuation.resume(throwing: CancellationError())
         }
     }
 
@@ -373,8 +427,11 @@ public final class TablecastClient: Sendable, TransportReceiver {
                 return
             }
             handle(decoded)
-        case .closed(let id, _):
-            lost(id)
+        case .closed(let id, let frame):
+            if frame.code == .tlsHandshakeFailed, state.withLock({ $0.socket == id }) {
+                emit(.tlsFailed(reason: frame.reason))
+            }
+            lost(id, frame)
         }
     }
 
@@ -406,9 +463,10 @@ public final class TablecastClient: Sendable, TransportReceiver {
         }
     }
 
-    private func lost(_ id: WebSocketConnectionID) {
+    private func lost(_ id: WebSocketConnectionID, _ frame: WebSocketCloseFrame) {
         let delay = state.withLock { state -> Duration? in
             guard state.socket == id, !state.closed else { return nil }
+            state.problem = frame.reason.isEmpty ? "closed with \(frame.code.rawValue)" : frame.reason
             state.socket = nil
             state.open = false
             state.endpoint = (state.endpoint + 1) % endpoints.count
@@ -430,6 +488,7 @@ public final class TablecastClient: Sendable, TransportReceiver {
         case .welcome(let welcome):
             state.withLock { state in
                 state.welcomedAs = welcome.client
+                state.problem = nil
                 state.attempt = 0
                 state.connection = .live
             }
@@ -456,8 +515,8 @@ public final class TablecastClient: Sendable, TransportReceiver {
         case .snapshot(let table, let version, let epoch, let rules, let sections):
             let replica = Replica(name: table, epoch: epoch, table: Table(sections: sections, version: version, rules: rules))
             let stored = state.withLock { state -> Bool in
-                guard state.subscriptions[table] != nil else { return false }
-                state.subscriptions[table] = Subscription(replica: replica)
+                guard let subscription = state.subscriptions[table] else { return false }
+                state.subscriptions[table] = Subscription(replica: replica, presence: subscription.presence)
                 return true
             }
             if stored { emit(.snapshot(replica)) }
@@ -474,19 +533,39 @@ public final class TablecastClient: Sendable, TransportReceiver {
             }
             answer(ref, message)
             emit(.subscribed(status))
+            replacePresence(status)
+        case .refreshed(let ref, let status):
+            answer(ref, message)
+            replacePresence(status)
         case .rules(let table, let rules):
             state.withLock { state in state.subscriptions[table]?.replica?.table.rules = rules }
             emit(.rules(table: table, rules: rules))
         case .dropped(let table):
             state.withLock { state in state.subscriptions[table] = nil }
             emit(.dropped(table: table))
-        case .presence(let table, let clients):
-            emit(.presence(table: table, clients: clients))
+        case .presence(let delta):
+            let presence = state.withLock { state -> PresenceState? in
+                guard state.subscriptions[delta.table]?.presence != nil else { return nil }
+                delta.apply(to: &state.subscriptions[delta.table]!.presence!)
+                return state.subscriptions[delta.table]!.presence
+            }
+            if let presence { emit(.presence(table: delta.table, presence: presence)) }
         case .error(let error):
             if !answer(error.ref, message) { emit(.refusal(error)) }
-        case .ack, .refreshed, .unsubscribed, .tables:
+        case .ack, .unsubscribed, .tables, .changes, .historicalSnapshot:
             answer(message.ref, message)
         }
+    }
+
+    /// Takes a subscribed table's presence state from a catch-up's `subscribed` or `refreshed`.
+    private func replacePresence(_ status: ServerMessage.TableStatus) {
+        guard configuration.observesPresence, let presence = status.presence else { return }
+        let stored = state.withLock { state -> Bool in
+            guard state.subscriptions[status.table] != nil else { return false }
+            state.subscriptions[status.table]!.presence = presence
+            return true
+        }
+        if stored { emit(.presence(table: status.table, presence: presence)) }
     }
 
     /// Most times a request refused as `unavailable` is retried (the server was shutting down, or could not store
@@ -534,25 +613,27 @@ public final class TablecastClient: Sendable, TransportReceiver {
         for stream in streams { stream.yield(event) }
     }
 
-    private static let presenceSuffix = Array(#""type":"presence"}"#.utf8)
+    private static let presencePrefix = Array(#"{"type":"presence""#.utf8)
 
-    /// Whether a (compact) message is a `presence`: its top-level object ends with that `type` member. Text inside
-    /// a value cannot end the message this way (its quotes would be escaped), so there are no false positives.
+    /// Whether a message is a `presence`: the server writes its `type` first. A message of another type that
+    /// began this way would need its first member to be `type` with that value, so there are no false positives.
     static func isPresence(_ bytes: [UInt8]) -> Bool {
-        bytes.count >= presenceSuffix.count && bytes.suffix(presenceSuffix.count).elementsEqual(presenceSuffix)
+        bytes.count >= presencePrefix.count && bytes.prefix(presencePrefix.count).elementsEqual(presencePrefix)
     }
 
     // MARK: - URL
 
-    /// The WebSocket request for a server URL (`ws://host:port/path`), with the protocol's subprotocol.
+    /// The WebSocket request for a server URL (`ws://host:port/path` or `wss://…`), with the protocol's
+    /// subprotocol.
     public static func parse(_ url: String) throws -> WebSocketConnectRequest {
-        guard url.hasPrefix("ws://") else { throw TablecastClientError.invalidURL(url) }
-        let rest = url.dropFirst(5)
+        let usesTLS = url.hasPrefix("wss://")
+        guard usesTLS || url.hasPrefix("ws://") else { throw TablecastClientError.invalidURL(url) }
+        let rest = url.dropFirst(usesTLS ? 6 : 5)
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
         let authority = rest[..<slash]
         let path = rest[slash...].isEmpty ? "/" : String(rest[slash...])
         var host = String(authority)
-        var port = 80
+        var port = usesTLS ? 443 : 80
         if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") {
             guard let number = Int(authority[authority.index(after: colon)...]), (1...65535).contains(number) else {
                 throw TablecastClientError.invalidURL(url)
@@ -562,6 +643,7 @@ public final class TablecastClient: Sendable, TransportReceiver {
         }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         guard !host.isEmpty else { throw TablecastClientError.invalidURL(url) }
-        return WebSocketConnectRequest(host: host, port: port, path: path, subprotocol: "tablecast.v1")
+        return WebSocketConnectRequest(
+            host: host, port: port, path: path, subprotocol: "tablecast.v1", usesTLS: usesTLS)
     }
 }

@@ -1,104 +1,124 @@
 import TableModel
 
 extension ClientMessage {
+    /// The single-change intents by wire name, each the one entry of a batch list: they share the entry's
+    /// members and its decoding.
+    static let singleChangeIntents: [String: BatchList] = [
+        "insert": .insertRows, "delete": .deleteRows, "move": .moveRows, "edit": .reloadRows,
+        "insertSection": .insertSections, "deleteSection": .deleteSections, "moveSection": .moveSections,
+        "editSection": .reloadSections,
+    ]
+
+    /// The members of a batch entry of each list.
+    static let entryKeys: [BatchList: Set<String>] = [
+        .deleteSections: ["at", "section"],
+        .insertSections: SectionContent.jsonKeys.union(["at"]),
+        .reloadSections: ["at", "section", "header", "footer", "rows"],
+        .moveSections: ["from", "to", "section"],
+        .deleteRows: ["at", "row"],
+        .insertRows: RowContent.jsonKeys.union(["at"]),
+        .reloadRows: ["at", "row", "value", "editable", "movable", "editingStyle"],
+        .moveRows: ["from", "to", "row"],
+    ]
+
     /// The edit intents: a single change, or a `batch` of eight lists.
-    static func intent(type: String, fields: FieldReader, limits: ProtocolLimits) throws(ProtocolError) -> Intent {
-        switch type {
-        case "insert":
-            return .insert(at: try fields.rowPath("at"), row: try rowContent(fields, context: type))
-        case "delete":
-            return .delete(try rowRef(fields, "at"))
-        case "move":
-            return .move(from: try rowRef(fields, "from"), to: try fields.rowPath("to"))
-        case "edit":
-            return .edit(
-                try rowRef(fields, "at"), value: try fields.value("value"), editable: try fields.optionalBool("editable"),
-                movable: try fields.optionalBool("movable"))
-        case "insertSection":
-            return .insertSection(at: try fields.index("at"), section: try sectionContent(fields, context: type))
-        case "deleteSection":
-            return .deleteSection(try sectionRef(fields, "at"))
-        case "moveSection":
-            return .moveSection(from: try sectionRef(fields, "from"), to: try fields.index("to"))
-        case "editSection":
-            return .editSection(
-                try sectionRef(fields, "at"), header: try fields.nullableString("header"),
-                footer: try fields.nullableString("footer"))
-        default:
-            return .batch(try batch(fields, limits: limits))
-        }
+    static func intent(type: String, fields: JSONObjectReader, limits: ProtocolLimits) throws -> Intent {
+        guard let list = singleChangeIntents[type] else { return .batch(try batch(fields, limits: limits)) }
+        var batch = ClientBatch()
+        try append(list, fields, to: &batch)
+        return singleChange(batch)
     }
 
-    private static func batch(_ fields: FieldReader, limits: ProtocolLimits) throws(ProtocolError) -> ClientBatch {
-        let names = [
-            "deleteSections", "insertSections", "reloadSections", "moveSections", "deleteRows", "insertRows",
-            "reloadRows", "moveRows",
-        ]
-        var lists: [String: [JSONValue]] = [:]
-        for name in names { lists[name] = try fields.optionalArray(name) ?? [] }
+    private static func batch(_ fields: JSONObjectReader, limits: ProtocolLimits) throws -> ClientBatch {
+        var lists: [(BatchList, [JSONValue])] = []
+        for list in BatchList.allCases {
+            if let elements = try fields.optional(list.rawValue, JSONDecode.array(JSONDecode.any)) {
+                lists.append((list, elements))
+            }
+        }
         // Count before decoding anything, so an oversized batch costs no more than its parse.
-        var entries = lists.values.reduce(0) { $0 + $1.count }
-        for section in lists["insertSections"]! {
-            if case .object(let members) = section, case .array(let rows)? = members["rows"] { entries += rows.count }
+        var entries = lists.reduce(0) { $0 + $1.1.count }
+        // Inserted and reloaded sections carry rows, each of which counts as an entry.
+        for (list, sections) in lists where list == .insertSections || list == .reloadSections {
+            for section in sections {
+                if case .object(let members) = section, case .array(let rows)? = members["rows"] { entries += rows.count }
+            }
         }
         guard entries <= limits.maxBatchEntries else {
             throw ProtocolError(
                 .limitExceeded, "batch has \(entries) entries; the limit is \(limits.maxBatchEntries)", at: "batch")
         }
-        func each<T>(_ name: String, _ decode: (FieldReader) throws(ProtocolError) -> T) throws(ProtocolError) -> [T] {
-            var result: [T] = []
-            for (index, element) in lists[name]!.enumerated() {
-                result.append(try decode(try FieldReader(element, context: "\(name)[\(index)]")))
+        var batch = ClientBatch()
+        for (list, elements) in lists {
+            for (index, element) in elements.enumerated() {
+                let entry = try JSONObjectReader(element, path: "\(list.rawValue)[\(index)]", allowing: entryKeys[list]!)
+                try append(list, entry, to: &batch)
             }
-            return result
         }
-        return ClientBatch(
-            deleteSections: try each("deleteSections") { (entry) throws(ProtocolError) in try sectionRef(entry, "at") },
-            insertSections: try each("insertSections") { (entry) throws(ProtocolError) in
-                .init(at: try entry.index("at"), section: try sectionContent(entry, context: entry.context))
-            },
-            reloadSections: try each("reloadSections") { (entry) throws(ProtocolError) in
+        return batch
+    }
+
+    /// Decodes one entry of `list` (a batch entry, or a single-change intent's members) and appends it to `batch`.
+    private static func append(_ list: BatchList, _ entry: JSONObjectReader, to batch: inout ClientBatch)
+        throws(JSONDecodingError)
+    {
+        switch list {
+        case .deleteSections:
+            batch.deleteSections.append(try sectionRef(entry, "at"))
+        case .insertSections:
+            batch.insertSections.append(
+                .init(at: try entry.required("at", JSONDecode.count), section: try SectionContent(reading: entry)))
+        case .reloadSections:
+            batch.reloadSections.append(
                 .init(
-                    section: try sectionRef(entry, "at"), header: try entry.nullableString("header"),
-                    footer: try entry.nullableString("footer"))
-            },
-            moveSections: try each("moveSections") { (entry) throws(ProtocolError) in
-                .init(from: try sectionRef(entry, "from"), to: try entry.index("to"))
-            },
-            deleteRows: try each("deleteRows") { (entry) throws(ProtocolError) in try rowRef(entry, "at") },
-            insertRows: try each("insertRows") { (entry) throws(ProtocolError) in
-                .init(at: try entry.rowPath("at"), row: try rowContent(entry, context: entry.context))
-            },
-            reloadRows: try each("reloadRows") { (entry) throws(ProtocolError) in
+                    section: try sectionRef(entry, "at"), header: try entry.optional("header", JSONDecode.nullableString),
+                    footer: try entry.optional("footer", JSONDecode.nullableString),
+                    rows: try entry.optional(
+                        "rows",
+                        JSONDecode.array { (value, path) throws(JSONDecodingError) in try RowContent(json: value, path: path) })))
+        case .moveSections:
+            batch.moveSections.append(
+                .init(from: try sectionRef(entry, "from"), to: try entry.required("to", JSONDecode.count)))
+        case .deleteRows:
+            batch.deleteRows.append(try rowRef(entry, "at"))
+        case .insertRows:
+            batch.insertRows.append(.init(at: try entry.required("at", JSONDecode.rowPath), row: try RowContent(reading: entry)))
+        case .reloadRows:
+            batch.reloadRows.append(
                 .init(
-                    row: try rowRef(entry, "at"), value: try entry.value("value"),
-                    editable: try entry.optionalBool("editable"), movable: try entry.optionalBool("movable"))
-            },
-            moveRows: try each("moveRows") { (entry) throws(ProtocolError) in
-                .init(from: try rowRef(entry, "from"), to: try entry.rowPath("to"))
-            })
-    }
-
-    private static func rowRef(_ fields: FieldReader, _ key: String) throws(ProtocolError) -> RowRef {
-        RowRef(try fields.rowPath(key), id: try fields.optionalString("row"))
-    }
-
-    private static func sectionRef(_ fields: FieldReader, _ key: String) throws(ProtocolError) -> SectionRef {
-        SectionRef(try fields.index(key), id: try fields.optionalString("section"))
-    }
-
-    static func rowContent(_ fields: FieldReader, context: String) throws(ProtocolError) -> RowContent {
-        RowContent(
-            value: try fields.value("value"), editable: try fields.optionalBool("editable") ?? true,
-            movable: try fields.optionalBool("movable") ?? true)
-    }
-
-    static func sectionContent(_ fields: FieldReader, context: String) throws(ProtocolError) -> SectionContent {
-        let rows = try (fields.optionalArray("rows") ?? []).enumerated().map { (index, element) throws(ProtocolError) in
-            try rowContent(try FieldReader(element, context: "\(context).rows[\(index)]"), context: context)
+                    row: try rowRef(entry, "at"), value: try entry.required("value", JSONDecode.any),
+                    editable: try entry.optional("editable", JSONDecode.bool),
+                    movable: try entry.optional("movable", JSONDecode.bool),
+                    editingStyle: try entry.optional("editingStyle", JSONDecode.editingStyle)))
+        case .moveRows:
+            batch.moveRows.append(.init(from: try rowRef(entry, "from"), to: try entry.required("to", JSONDecode.rowPath)))
         }
-        return SectionContent(
-            header: try fields.nullableString("header") ?? nil, footer: try fields.nullableString("footer") ?? nil,
-            rows: rows)
+    }
+
+    /// The single-change intent whose one entry `batch` holds (see ``Intent/clientBatch``).
+    private static func singleChange(_ batch: ClientBatch) -> Intent {
+        if let entry = batch.insertRows.first { return .insert(at: entry.at, row: entry.row) }
+        if let entry = batch.deleteRows.first { return .delete(entry) }
+        if let entry = batch.moveRows.first { return .move(from: entry.from, to: entry.to) }
+        if let entry = batch.reloadRows.first {
+            return .edit(
+                entry.row, value: entry.value, editable: entry.editable, movable: entry.movable,
+                editingStyle: entry.editingStyle)
+        }
+        if let entry = batch.insertSections.first { return .insertSection(at: entry.at, section: entry.section) }
+        if let entry = batch.deleteSections.first { return .deleteSection(entry) }
+        if let entry = batch.moveSections.first { return .moveSection(from: entry.from, to: entry.to) }
+        if let entry = batch.reloadSections.first {
+            return .editSection(entry.section, header: entry.header, footer: entry.footer, rows: entry.rows)
+        }
+        preconditionFailure("append(_:_:to:) adds one entry")
+    }
+
+    private static func rowRef(_ fields: JSONObjectReader, _ key: String) throws(JSONDecodingError) -> RowRef {
+        RowRef(try fields.required(key, JSONDecode.rowPath), id: try fields.optional("row", JSONDecode.string))
+    }
+
+    private static func sectionRef(_ fields: JSONObjectReader, _ key: String) throws(JSONDecodingError) -> SectionRef {
+        SectionRef(try fields.required(key, JSONDecode.count), id: try fields.optional("section", JSONDecode.string))
     }
 }

@@ -6,6 +6,10 @@ public struct ProtocolLimits: Hashable, Sendable {
     public var maxRefLength: Int
     /// Longest client id and display name in `hello`.
     public var maxClientIDLength: Int
+    /// Most entries one `history` request may ask for (its `limit`).
+    public var maxHistoryEntries = 1_000
+    /// Entries a `history` request without `limit` gets.
+    public var defaultHistoryEntries = 100
 
     /// - Parameters:
     ///   - maxBatchEntries: default 1,000; beyond it a batch is refused with `limit_exceeded`.

@@ -15,12 +15,12 @@ extension ServerMessage {
 
     /// Decodes a parsed server message (see ``decode(_:)-([UInt8])``).
     public static func decode(_ json: JSONValue) throws(JSONDecodingError) -> ServerMessage {
-        let fields = try Members(json, path: "")
+        let fields = try JSONObjectReader(lenient: json, path: "")
         let type = try fields.string("type")
         switch type {
         case "welcome":
-            let server = try Members(fields.value("server"), path: "server")
-            let limits = try Members(fields.value("limits"), path: "limits")
+            let server = try JSONObjectReader(lenient: fields.value("server"), path: "server")
+            let limits = try JSONObjectReader(lenient: fields.value("limits"), path: "limits")
             return .welcome(
                 Welcome(
                     ref: try fields.optionalString("ref"), client: try fields.string("client"),
@@ -45,16 +45,19 @@ extension ServerMessage {
                     ProtocolError.Code(rawValue: code) ?? .internal, try fields.string("message"),
                     at: try fields.optionalString("at"), ref: try fields.optionalString("ref")))
         case "snapshot":
-            let sections = try (fields.optionalArray("sections") ?? []).enumerated().map {
-                (index, value) throws(JSONDecodingError) -> Section in
-                do throws(JSONDecodingError) { return try Section(json: value) } catch { throw error.nested(in: "sections[\(index)]") }
+            let sections = try fields.optional("sections", JSONDecode.array(Section.init(json:path:))) ?? []
+            if try fields.optionalBool("historical") == true {
+                return .historicalSnapshot(
+                    ref: try fields.optionalString("ref"), table: try fields.string("table"),
+                    version: try fields.version("version"), epoch: try fields.string("epoch"), rules: try fields.rules(),
+                    sections: sections)
             }
             return .snapshot(
                 table: try fields.string("table"), version: try fields.version("version"), epoch: try fields.string("epoch"),
                 rules: try fields.rules(), sections: sections)
         case "update":
-            guard case .object(var members) = json else { preconditionFailure("checked by Members") }
-            let origin = try Members(fields.value("origin"), path: "origin")
+            guard case .object(var members) = json else { preconditionFailure("checked by the reader") }
+            let origin = try JSONObjectReader(lenient: fields.value("origin"), path: "origin")
             for key in ["type", "table", "version", "origin"] { members[key] = nil }
             return .update(
                 Update(
@@ -64,7 +67,7 @@ extension ServerMessage {
         case "subscribed", "refreshed":
             let status = TableStatus(
                 table: try fields.string("table"), version: try fields.version("version"), epoch: try fields.string("epoch"),
-                rules: try fields.rules())
+                rules: try fields.rules(), presence: try fields.optionalPresenceState("presence"))
             let ref = try fields.optionalString("ref")
             return type == "subscribed" ? .subscribed(ref: ref, status: status) : .refreshed(ref: ref, status: status)
         case "unsubscribed":
@@ -72,21 +75,34 @@ extension ServerMessage {
         case "tables":
             let tables = try (fields.optionalArray("tables") ?? []).enumerated().map {
                 (index, value) throws(JSONDecodingError) -> TableSummary in
-                let entry = try Members(value, path: "tables[\(index)]")
+                let entry = try JSONObjectReader(lenient: value, path: "tables[\(index)]")
                 return TableSummary(
                     table: try entry.string("table"), version: try entry.version("version"), epoch: try entry.string("epoch"),
                     subscribers: try entry.int("subscribers"))
             }
             return .tables(ref: try fields.optionalString("ref"), tables)
         case "presence":
-            let clients = try (fields.optionalArray("clients") ?? []).enumerated().map {
-                (index, value) throws(JSONDecodingError) -> PresenceEntry in
-                let entry = try Members(value, path: "clients[\(index)]")
-                return PresenceEntry(
-                    client: try entry.string("client"), name: try entry.string("name"),
-                    editing: try entry.optionalBool("editing") ?? false, row: try entry.optionalString("row"))
+            let left = try fields.array("left").enumerated().map { (index, value) throws(JSONDecodingError) -> String in
+                guard case .string(let key) = value else {
+                    throw JSONDecode.mismatch("a string", value, "left[\(index)]")
+                }
+                return key
             }
-            return .presence(table: try fields.string("table"), clients: clients)
+            return .presence(
+                PresenceDelta(
+                    table: try fields.string("table"), joined: try fields.presenceEntries("joined"),
+                    changed: try fields.presenceEntries("changed"), left: left, viewers: try fields.int("viewers")))
+        case "changes":
+            let entries = try (fields.optionalArray("entries") ?? []).enumerated().map {
+                (index, value) throws(JSONDecodingError) -> HistoryEntry in
+                try historyEntry(value, path: "entries[\(index)]")
+            }
+            return .changes(
+                Changes(
+                    ref: try fields.optionalString("ref"), table: try fields.string("table"),
+                    epoch: try fields.string("epoch"), version: try fields.version("version"),
+                    oldest: try fields.version("oldest"), entries: entries,
+                    next: try fields.optional("next", JSONDecode.version)))
         case "dropped":
             return .dropped(table: try fields.string("table"))
         case "rules":
@@ -96,83 +112,79 @@ extension ServerMessage {
         }
     }
 
+    private static func historyEntry(_ value: JSONValue, path: String) throws(JSONDecodingError) -> HistoryEntry {
+        guard case .object(var members) = value else { throw JSONDecodingError(path: path, message: "expected an object") }
+        let entry = try JSONObjectReader(lenient: value, path: path)
+        let origin = try JSONObjectReader(lenient: entry.value("origin"), path: path + ".origin")
+        for key in ["version", "time", "origin"] { members[key] = nil }
+        guard case .number(let time) = try entry.value("time") else {
+            throw JSONDecodingError(path: path + ".time", message: "expected a number")
+        }
+        return HistoryEntry(
+            version: try entry.version("version"), time: Int64(time), originClient: try origin.string("client"),
+            originName: try origin.optionalString("name"), originRef: try origin.optionalString("ref"),
+            batch: try Batch(json: .object(members)))
+    }
+
     /// The `ref` the message answers, for the responses that carry one.
     public var ref: String? {
         switch self {
         case .welcome(let welcome): welcome.ref
         case .ack(let ack): ack.ref
         case .error(let error): error.ref
-        case .subscribed(let ref, _), .refreshed(let ref, _), .unsubscribed(let ref, _), .tables(let ref, _): ref
+        case .subscribed(let ref, _), .refreshed(let ref, _), .unsubscribed(let ref, _), .tables(let ref, _),
+            .historicalSnapshot(let ref, _, _, _, _, _):
+            ref
+        case .changes(let changes): changes.ref
         case .snapshot, .update, .presence, .dropped, .rules: nil
         }
     }
 }
 
-extension JSONDecodingError {
-    fileprivate func nested(in prefix: String) -> JSONDecodingError {
-        JSONDecodingError(path: path.isEmpty ? prefix : "\(prefix).\(path)", message: message)
-    }
-}
-
-/// The members of a JSON object, read with errors that name the path.
-private struct Members {
-    let members: [String: JSONValue]
-    let path: String
-
-    init(_ value: JSONValue, path: String) throws(JSONDecodingError) {
-        guard case .object(let members) = value else {
-            throw JSONDecodingError(path: path, message: "expected an object")
-        }
-        self.members = members
-        self.path = path
+/// Server messages are read leniently: unknown members are ignored, so a newer server may add fields.
+extension JSONObjectReader {
+    fileprivate init(lenient value: JSONValue, path: String) throws(JSONDecodingError) {
+        try self.init(value, path: path, allowing: nil)
     }
 
-    func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
-
-    func value(_ key: String) throws(JSONDecodingError) -> JSONValue {
-        guard let value = members[key] else { throw JSONDecodingError(path: name(key), message: "missing") }
-        return value
+    fileprivate func array(_ key: String) throws(JSONDecodingError) -> [JSONValue] {
+        try required(key, JSONDecode.array(JSONDecode.any))
     }
 
-    func string(_ key: String) throws(JSONDecodingError) -> String {
-        guard let value = try optionalString(key) else { throw JSONDecodingError(path: name(key), message: "missing") }
-        return value
-    }
-
-    func optionalString(_ key: String) throws(JSONDecodingError) -> String? {
-        switch members[key] {
-        case nil, .null?: return nil
-        case .string(let value)?: return value
-        default: throw JSONDecodingError(path: name(key), message: "expected a string")
+    fileprivate func presenceEntries(_ key: String) throws(JSONDecodingError) -> [PresenceEntry] {
+        try array(key).enumerated().map { (index, value) throws(JSONDecodingError) -> PresenceEntry in
+            let entry = try JSONObjectReader(lenient: value, path: "\(path(key))[\(index)]")
+            return PresenceEntry(
+                key: try entry.string("key"), client: try entry.string("client"), name: try entry.string("name"),
+                editing: try entry.optionalBool("editing") ?? false, row: try entry.optionalString("row"))
         }
     }
 
-    func optionalBool(_ key: String) throws(JSONDecodingError) -> Bool? {
-        switch members[key] {
-        case nil: return nil
-        case .bool(let value)?: return value
-        default: throw JSONDecodingError(path: name(key), message: "expected true or false")
-        }
+    fileprivate func optionalPresenceState(_ key: String) throws(JSONDecodingError) -> PresenceState? {
+        guard let value = try optional(key, JSONDecode.any) else { return nil }
+        let state = try JSONObjectReader(lenient: value, path: path(key))
+        return PresenceState(
+            you: try state.string("you"), clients: try state.presenceEntries("clients"), viewers: try state.int("viewers"))
     }
 
-    func optionalArray(_ key: String) throws(JSONDecodingError) -> [JSONValue]? {
-        switch members[key] {
-        case nil: return nil
-        case .array(let value)?: return value
-        default: throw JSONDecodingError(path: name(key), message: "expected an array")
-        }
+    fileprivate func value(_ key: String) throws(JSONDecodingError) -> JSONValue { try required(key, JSONDecode.any) }
+
+    fileprivate func string(_ key: String) throws(JSONDecodingError) -> String { try required(key, JSONDecode.string) }
+
+    /// Absent and null are both nil.
+    fileprivate func optionalString(_ key: String) throws(JSONDecodingError) -> String? {
+        try optional(key, JSONDecode.nullableString) ?? nil
     }
 
-    func int(_ key: String) throws(JSONDecodingError) -> Int {
-        guard case .number(let number) = try value(key), number >= 0, number <= 9_007_199_254_740_992,
-            number.rounded(.towardZero) == number
-        else { throw JSONDecodingError(path: name(key), message: "expected a non-negative integer") }
-        return Int(number)
+    fileprivate func optionalBool(_ key: String) throws(JSONDecodingError) -> Bool? { try optional(key, JSONDecode.bool) }
+
+    fileprivate func optionalArray(_ key: String) throws(JSONDecodingError) -> [JSONValue]? {
+        try optional(key, JSONDecode.array(JSONDecode.any))
     }
 
-    func version(_ key: String) throws(JSONDecodingError) -> UInt64 { UInt64(try int(key)) }
+    fileprivate func int(_ key: String) throws(JSONDecodingError) -> Int { try required(key, JSONDecode.count) }
 
-    func rules() throws(JSONDecodingError) -> TableRules {
-        do throws(JSONDecodingError) { return try TableRules(json: value("rules")) } catch { throw error.nested(in: name("rules")) }
-    }
+    fileprivate func version(_ key: String) throws(JSONDecodingError) -> UInt64 { try required(key, JSONDecode.version) }
+
+    fileprivate func rules() throws(JSONDecodingError) -> TableRules { try required("rules", TableRules.init(json:path:)) }
 }

@@ -7,11 +7,12 @@ extension ClientMessage {
         var members: [String: JSONValue]
         switch body {
         case .hello(let client, let name, let token):
-            members = ["type": "hello", "client": .string(client), "name": .string(name)]
+            members = ["type": "hello", "client": .string(client)]
+            members["name"] = name.map(JSONValue.string)
             members["token"] = token.map(JSONValue.string)
         case .createTable(let table, let sections, let rules):
             members = ["type": "createTable", "table": .string(table)]
-            if !sections.isEmpty { members["sections"] = .array(sections.map(Self.newSection)) }
+            if !sections.isEmpty { members["sections"] = .array(sections.map { .object(Self.newSection($0)) }) }
             if rules != RulesPatch() { members["rules"] = rules.json }
         case .dropTable(let table):
             members = ["type": "dropTable", "table": .string(table)]
@@ -37,6 +38,13 @@ extension ClientMessage {
             members = ["type": "beginEditingRow", "table": .string(table), "row": .string(row)]
         case .endEditingRow(let table, let row):
             members = ["type": "endEditingRow", "table": .string(table), "row": .string(row)]
+        case .history(let table, let from, let to, let limit, let newestFirst):
+            members = ["type": "history", "table": .string(table), "order": newestFirst ? "newest" : "oldest"]
+            members["from"] = from.map { .number(Double($0)) }
+            members["to"] = to.map { .number(Double($0)) }
+            members["limit"] = limit.map { .number(Double($0)) }
+        case .snapshotAt(let table, let version):
+            members = ["type": "snapshotAt", "table": .string(table), "version": .number(Double(version))]
         }
         members["ref"] = ref.map(JSONValue.string)
         return .object(members)
@@ -45,97 +53,77 @@ extension ClientMessage {
     /// The message's text as UTF-8 bytes, ready to send.
     public var encoded: [UInt8] { json.jsonBytes }
 
+    /// A single-change intent's members are those of the one entry of its batch list (as in decoding); a batch
+    /// has its non-empty lists.
     private static func intentMembers(_ intent: Intent) -> [String: JSONValue] {
-        switch intent {
-        case .insert(let at, let row):
-            var members = newRow(row)
-            members["at"] = at.json
-            return members
-        case .delete(let row):
-            return rowRef(row, "at")
-        case .move(let from, let to):
-            var members = rowRef(from, "from")
-            members["to"] = to.json
-            return members
-        case .edit(let row, let value, let editable, let movable):
-            var members = rowRef(row, "at")
-            members["value"] = value
-            members["editable"] = editable.map(JSONValue.bool)
-            members["movable"] = movable.map(JSONValue.bool)
-            return members
-        case .insertSection(let at, let section):
-            guard case .object(var members) = newSection(section) else { return [:] }
-            members["at"] = .number(Double(at))
-            return members
-        case .deleteSection(let section):
-            return sectionRef(section, "at")
-        case .moveSection(let from, let to):
-            var members = sectionRef(from, "from")
-            members["to"] = .number(Double(to))
-            return members
-        case .editSection(let section, let header, let footer):
-            var members = sectionRef(section, "at")
-            if let header { members["header"] = header.map(JSONValue.string) ?? .null }
-            if let footer { members["footer"] = footer.map(JSONValue.string) ?? .null }
-            return members
-        case .batch(let batch):
-            return batchMembers(batch)
+        let lists = entries(intent.clientBatch)
+        guard case .batch = intent else { return lists.first { !$0.entries.isEmpty }?.entries.first ?? [:] }
+        var members: [String: JSONValue] = [:]
+        for (list, entries) in lists where !entries.isEmpty {
+            members[list.rawValue] = .array(entries.map(JSONValue.object))
         }
+        return members
     }
 
-    private static func batchMembers(_ batch: ClientBatch) -> [String: JSONValue] {
-        var members: [String: JSONValue] = [:]
-        func list(_ name: String, _ entries: [JSONValue]) {
-            if !entries.isEmpty { members[name] = .array(entries) }
-        }
-        list("deleteSections", batch.deleteSections.map { .object(sectionRef($0, "at")) })
-        list(
-            "insertSections",
-            batch.insertSections.map { entry in
-                guard case .object(var section) = newSection(entry.section) else { return .null }
-                section["at"] = .number(Double(entry.at))
-                return .object(section)
-            })
-        list(
-            "reloadSections",
-            batch.reloadSections.map { entry in
-                var section = sectionRef(entry.section, "at")
-                if let header = entry.header { section["header"] = header.map(JSONValue.string) ?? .null }
-                if let footer = entry.footer { section["footer"] = footer.map(JSONValue.string) ?? .null }
-                return .object(section)
-            })
-        list(
-            "moveSections",
-            batch.moveSections.map { entry in
-                var section = sectionRef(entry.from, "from")
-                section["to"] = .number(Double(entry.to))
-                return .object(section)
-            })
-        list("deleteRows", batch.deleteRows.map { .object(rowRef($0, "at")) })
-        list(
-            "insertRows",
-            batch.insertRows.map { entry in
-                var row = newRow(entry.row)
-                row["at"] = entry.at.json
-                return .object(row)
-            })
-        list(
-            "reloadRows",
-            batch.reloadRows.map { entry in
-                var row = rowRef(entry.row, "at")
-                row["value"] = entry.value
-                row["editable"] = entry.editable.map(JSONValue.bool)
-                row["movable"] = entry.movable.map(JSONValue.bool)
-                return .object(row)
-            })
-        list(
-            "moveRows",
-            batch.moveRows.map { entry in
-                var row = rowRef(entry.from, "from")
-                row["to"] = entry.to.json
-                return .object(row)
-            })
-        return members
+    /// Each list's entries as members, in ``BatchList`` order.
+    private static func entries(_ batch: ClientBatch) -> [(list: BatchList, entries: [[String: JSONValue]])] {
+        [
+            (.deleteSections, batch.deleteSections.map { sectionRef($0, "at") }),
+            (
+                .insertSections,
+                batch.insertSections.map { entry in
+                    var section = newSection(entry.section)
+                    section["at"] = .number(Double(entry.at))
+                    return section
+                }
+            ),
+            (
+                .reloadSections,
+                batch.reloadSections.map { entry in
+                    var section = sectionRef(entry.section, "at")
+                    if let header = entry.header { section["header"] = header.map(JSONValue.string) ?? .null }
+                    if let footer = entry.footer { section["footer"] = footer.map(JSONValue.string) ?? .null }
+                    section["rows"] = entry.rows.map { .array($0.map { .object(newRow($0)) }) }
+                    return section
+                }
+            ),
+            (
+                .moveSections,
+                batch.moveSections.map { entry in
+                    var section = sectionRef(entry.from, "from")
+                    section["to"] = .number(Double(entry.to))
+                    return section
+                }
+            ),
+            (.deleteRows, batch.deleteRows.map { rowRef($0, "at") }),
+            (
+                .insertRows,
+                batch.insertRows.map { entry in
+                    var row = newRow(entry.row)
+                    row["at"] = entry.at.json
+                    return row
+                }
+            ),
+            (
+                .reloadRows,
+                batch.reloadRows.map { entry in
+                    var row = rowRef(entry.row, "at")
+                    row["value"] = entry.value
+                    row["editable"] = entry.editable.map(JSONValue.bool)
+                    row["movable"] = entry.movable.map(JSONValue.bool)
+                    row["editingStyle"] = entry.editingStyle.map { .string($0.rawValue) }
+                    return row
+                }
+            ),
+            (
+                .moveRows,
+                batch.moveRows.map { entry in
+                    var row = rowRef(entry.from, "from")
+                    row["to"] = entry.to.json
+                    return row
+                }
+            ),
+        ]
     }
 
     private static func rowRef(_ ref: RowRef, _ key: String) -> [String: JSONValue] {
@@ -150,21 +138,22 @@ extension ClientMessage {
         return members
     }
 
-    /// A new row: `{value, editable?, movable?}` with a flag only when it is `false`.
+    /// A new row: `{value, editable?, movable?, editingStyle?}` with a flag only when it is not its default.
     private static func newRow(_ row: RowContent) -> [String: JSONValue] {
         var members: [String: JSONValue] = ["value": row.value]
         if !row.editable { members["editable"] = false }
         if !row.movable { members["movable"] = false }
+        if row.editingStyle != .delete { members["editingStyle"] = .string(row.editingStyle.rawValue) }
         return members
     }
 
     /// A new section: `{header?, footer?, rows?}`.
-    private static func newSection(_ section: SectionContent) -> JSONValue {
+    private static func newSection(_ section: SectionContent) -> [String: JSONValue] {
         var members: [String: JSONValue] = [:]
         members["header"] = section.header.map(JSONValue.string)
         members["footer"] = section.footer.map(JSONValue.string)
         if !section.rows.isEmpty { members["rows"] = .array(section.rows.map { .object(newRow($0)) }) }
-        return .object(members)
+        return members
     }
 }
 

@@ -50,6 +50,7 @@ extension ServerMessage {
             members["version"] = .number(Double(status.version))
             members["epoch"] = .string(status.epoch)
             members["rules"] = status.rules.json
+            members["presence"] = status.presence?.json
         case .unsubscribed(let ref, let table):
             members = ["type": "unsubscribed", "table": .string(table)]
             members["ref"] = ref.map(JSONValue.string)
@@ -65,22 +66,31 @@ extension ServerMessage {
                     }),
             ]
             members["ref"] = ref.map(JSONValue.string)
-        case .presence(let table, let clients):
+        case .presence(let delta):
             members = [
-                "type": "presence", "table": .string(table),
-                "clients": .array(
-                    clients.map { entry in
-                        var client: [String: JSONValue] = [
-                            "client": .string(entry.client), "name": .string(entry.name), "editing": .bool(entry.editing),
-                        ]
-                        client["row"] = entry.row.map(JSONValue.string)
-                        return .object(client)
-                    }),
+                "type": "presence", "table": .string(delta.table), "joined": .array(delta.joined.map(\.json)),
+                "changed": .array(delta.changed.map(\.json)), "left": .array(delta.left.map(JSONValue.string)),
+                "viewers": .number(Double(delta.viewers)),
             ]
         case .dropped(let table):
             members = ["type": "dropped", "table": .string(table)]
         case .rules(let table, let rules):
             members = ["type": "rules", "table": .string(table), "rules": rules.json]
+        case .historicalSnapshot(let ref, let table, let version, let epoch, let rules, let sections):
+            members = [
+                "type": "snapshot", "table": .string(table), "version": .number(Double(version)),
+                "epoch": .string(epoch), "rules": rules.json, "sections": .array(sections.map(\.json)),
+                "historical": true,
+            ]
+            members["ref"] = ref.map(JSONValue.string)
+        case .changes(let changes):
+            members = [
+                "type": "changes", "table": .string(changes.table), "epoch": .string(changes.epoch),
+                "version": .number(Double(changes.version)), "oldest": .number(Double(changes.oldest)),
+                "entries": .array(changes.entries.map(\.json)),
+            ]
+            members["ref"] = changes.ref.map(JSONValue.string)
+            members["next"] = changes.next.map { .number(Double($0)) }
         }
         return .object(members)
     }
@@ -91,8 +101,48 @@ extension ServerMessage {
         switch self {
         case .update(let update): update.encoded
         case .ack(let ack): ack.encoded
+        case .presence(let delta): delta.encoded
+        case .subscribed(let ref, let status) where status.presence != nil:
+            status.encoded(type: "subscribed", ref: ref, you: status.presence!.you, sharedPresence: status.presence!.sharedJSON)
+        case .refreshed(let ref, let status) where status.presence != nil:
+            status.encoded(type: "refreshed", ref: ref, you: status.presence!.you, sharedPresence: status.presence!.sharedJSON)
+        case .historicalSnapshot(let ref, let table, let version, let epoch, let rules, let sections):
+            Self.historicalSnapshot(ref: ref, table: table, version: version, epoch: epoch, rules: rules, sections: sections)
         default: json.jsonBytes
         }
+    }
+}
+
+extension ServerMessage {
+    /// A historical `snapshot`'s text, members sorted as ``json`` has them, written directly: a past table is
+    /// rebuilt for each request, so its (possibly large) message is not built as a tree first.
+    static func historicalSnapshot(
+        ref: String?, table: String, version: UInt64, epoch: String, rules: TableRules, sections: [Section]
+    ) -> [UInt8] {
+        var writer = JSONWriter(capacity: 4096)
+        writer.beginObject()
+        writer.key("epoch")
+        writer.string(epoch)
+        writer.key("historical")
+        writer.bool(true)
+        if let ref {
+            writer.key("ref")
+            writer.string(ref)
+        }
+        writer.key("rules")
+        writer.value(rules.json)
+        writer.key("sections")
+        writer.beginArray()
+        for section in sections { section.write(to: &writer) }
+        writer.endArray()
+        writer.key("table")
+        writer.string(table)
+        writer.key("type")
+        writer.string("snapshot")
+        writer.key("version")
+        writer.integer(version)
+        writer.endObject()
+        return writer.bytes
     }
 }
 
@@ -123,6 +173,20 @@ extension ServerMessage.Update {
         writer.members(ofObject: batchJSON)
         writer.endObject()
         return writer.bytes
+    }
+}
+
+extension ServerMessage.HistoryEntry {
+    /// The entry as `changes` lists it: version, time and origin, then the batch's eight lists as in `update`.
+    public var json: JSONValue {
+        guard case .object(var members) = batch.json else { preconditionFailure("a batch encodes as an object") }
+        members["version"] = .number(Double(version))
+        members["time"] = .number(Double(time))
+        var origin: [String: JSONValue] = ["client": .string(originClient)]
+        origin["name"] = originName.map(JSONValue.string)
+        origin["ref"] = originRef.map(JSONValue.string)
+        members["origin"] = .object(origin)
+        return .object(members)
     }
 }
 
@@ -159,6 +223,121 @@ extension ServerMessage.Ack {
         writer.string("ack")
         writer.key("version")
         writer.integer(version)
+        writer.endObject()
+        return writer.bytes
+    }
+}
+
+extension ServerMessage.TableStatus {
+    /// The text of `subscribed` or `refreshed` (`type`) for the connection whose presence key is `you`, with the
+    /// presence state written earlier as `sharedPresence` (``PresenceState/sharedJSON(clients:viewers:)``; the
+    /// ``presence`` member is not read): a server writes a table's presence once for everyone who catches up until
+    /// it changes. Members sorted, as ``ServerMessage/json`` has them.
+    public func encoded(type: StaticString, ref: String?, you: String, sharedPresence: [UInt8]) -> [UInt8] {
+        var writer = JSONWriter(capacity: sharedPresence.count + 320)
+        writer.beginObject()
+        writer.key("epoch")
+        writer.string(epoch)
+        writer.key("presence")
+        writer.beginObject()
+        writer.members(ofObject: sharedPresence)
+        writer.key("you")
+        writer.string(you)
+        writer.endObject()
+        if let ref {
+            writer.key("ref")
+            writer.string(ref)
+        }
+        writer.key("rules")
+        writer.value(rules.json)
+        writer.key("table")
+        writer.string(table)
+        writer.key("type")
+        writer.string(String(describing: type))
+        writer.key("version")
+        writer.integer(version)
+        writer.endObject()
+        return writer.bytes
+    }
+}
+
+extension PresenceEntry {
+    /// The entry as the protocol writes it.
+    public var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "key": .string(key), "client": .string(client), "name": .string(name), "editing": .bool(editing),
+        ]
+        members["row"] = row.map(JSONValue.string)
+        return .object(members)
+    }
+
+    /// Writes the entry, members sorted.
+    func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("client")
+        writer.string(client)
+        writer.key("editing")
+        writer.bool(editing)
+        writer.key("key")
+        writer.string(key)
+        writer.key("name")
+        writer.string(name)
+        if let row {
+            writer.key("row")
+            writer.string(row)
+        }
+        writer.endObject()
+    }
+}
+
+extension PresenceState {
+    /// The state as the protocol writes it (`presence` of `subscribed` and `refreshed`).
+    public var json: JSONValue {
+        ["clients": .array(clients.map(\.json)), "viewers": .number(Double(viewers)), "you": .string(you)]
+    }
+
+    /// The state without `you`: what every connection that catches up shares.
+    public var sharedJSON: [UInt8] { Self.sharedJSON(clients: clients, viewers: viewers) }
+
+    /// `{"clients":[…],"viewers":N}`, the part of a table's presence state every receiver shares.
+    public static func sharedJSON(clients: some Collection<PresenceEntry>, viewers: Int) -> [UInt8] {
+        var writer = JSONWriter(capacity: 32 + 80 * clients.count)
+        writer.beginObject()
+        writer.key("clients")
+        writer.beginArray()
+        for entry in clients { entry.write(to: &writer) }
+        writer.endArray()
+        writer.key("viewers")
+        writer.integer(viewers)
+        writer.endObject()
+        return writer.bytes
+    }
+}
+
+extension PresenceDelta {
+    /// The `presence` message's text, `type` first so that a client that ignores presence recognizes it from its
+    /// first bytes.
+    public var encoded: [UInt8] {
+        var writer = JSONWriter(capacity: 96 + 80 * (joined.count + changed.count) + 16 * left.count)
+        writer.beginObject()
+        writer.key("type")
+        writer.string("presence")
+        writer.key("table")
+        writer.string(table)
+        writer.key("joined")
+        writer.beginArray()
+        for entry in joined { entry.write(to: &writer) }
+        writer.endArray()
+        writer.key("changed")
+        writer.beginArray()
+        for entry in changed { entry.write(to: &writer) }
+        writer.endArray()
+        writer.key("left")
+        writer.beginArray()
+        for key in left { writer.string(key) }
+        writer.endArray()
+        writer.key("viewers")
+        writer.integer(viewers)
         writer.endObject()
         return writer.bytes
     }

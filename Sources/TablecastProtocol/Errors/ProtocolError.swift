@@ -14,10 +14,13 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         case invalidBatch = "invalid_batch"
         case conflict
         case stale
+        /// A history request reaches before the oldest version the server keeps.
+        case pruned
         case notEditable = "not_editable"
         case notMovable = "not_movable"
         case limitExceeded = "limit_exceeded"
         case rateLimited = "rate_limited"
+        case refReused = "ref_reused"
         case unauthorized
         case forbidden
         case unavailable

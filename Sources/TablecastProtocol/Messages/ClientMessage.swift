@@ -15,8 +15,9 @@ public struct ClientMessage: Hashable, Sendable {
 
     /// The requests of protocol v1.
     public enum Body: Hashable, Sendable {
-        /// Introduces the client: its stable id (for idempotency), display name and optional token.
-        case hello(client: String, name: String, token: String?)
+        /// Introduces the client: its stable id (for idempotency), optional display name (a named connection is
+        /// listed in presence; one without a name only counts as a viewer) and optional token.
+        case hello(client: String, name: String?, token: String?)
         case createTable(table: String, sections: [SectionContent], rules: RulesPatch)
         case dropTable(table: String)
         case setRules(table: String, rules: RulesPatch)
@@ -34,6 +35,11 @@ public struct ClientMessage: Hashable, Sendable {
         case beginEditingRow(table: String, row: String)
         /// Presence: the swipe or edit on a row ended.
         case endEditingRow(table: String, row: String)
+        /// A page of the table's history: the kept changes with versions in `from...to` (nil: from the oldest
+        /// kept, to the latest), at most `limit` (nil: the server's default), newest or oldest first.
+        case history(table: String, from: UInt64?, to: UInt64?, limit: Int?, newestFirst: Bool)
+        /// The table as it was at `version`, without subscribing.
+        case snapshotAt(table: String, version: UInt64)
     }
 
     /// The table the message is about, if any.
@@ -43,7 +49,7 @@ public struct ClientMessage: Hashable, Sendable {
         case .createTable(let table, _, _), .dropTable(let table), .setRules(let table, _),
             .subscribe(let table, _, _), .refresh(let table, _, _), .unsubscribe(let table),
             .intent(let table, _, _), .editing(let table, _), .beginEditingRow(let table, _),
-            .endEditingRow(let table, _):
+            .endEditingRow(let table, _), .history(let table, _, _, _, _), .snapshotAt(let table, _):
             table
         }
     }

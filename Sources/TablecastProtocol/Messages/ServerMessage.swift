@@ -14,11 +14,17 @@ public enum ServerMessage: Hashable, Sendable {
     case refreshed(ref: String?, status: TableStatus)
     case unsubscribed(ref: String?, table: String)
     case tables(ref: String?, [TableSummary])
-    case presence(table: String, clients: [PresenceEntry])
+    /// What changed in a table's presence since the previous `presence` (or the state in `subscribed`/`refreshed`).
+    case presence(PresenceDelta)
     /// The table was dropped; subscriptions to it ended.
     case dropped(table: String)
     /// The table's rules changed.
     case rules(table: String, rules: TableRules)
+    /// The table as it was at a past version (answers `snapshotAt`): a `snapshot` flagged `historical`, which
+    /// leaves replicas alone. `rules` are the table's current ones: rules are not versioned.
+    case historicalSnapshot(ref: String?, table: String, version: UInt64, epoch: String, rules: TableRules, sections: [Section])
+    /// A page of a table's history (answers `history`).
+    case changes(Changes)
 
     /// Answers `hello`.
     public struct Welcome: Hashable, Sendable {
@@ -104,12 +110,16 @@ public enum ServerMessage: Hashable, Sendable {
         public var version: UInt64
         public var epoch: String
         public var rules: TableRules
+        /// Who is on the table, as of the catch-up; the `presence` deltas that follow apply to it. Servers always
+        /// send it; nil only when decoding a message without it.
+        public var presence: PresenceState?
 
-        public init(table: String, version: UInt64, epoch: String, rules: TableRules) {
+        public init(table: String, version: UInt64, epoch: String, rules: TableRules, presence: PresenceState? = nil) {
             self.table = table
             self.version = version
             self.epoch = epoch
             self.rules = rules
+            self.presence = presence
         }
     }
 
@@ -129,19 +139,56 @@ public enum ServerMessage: Hashable, Sendable {
     }
 }
 
-/// One person on a table, as `presence` shows them.
-public struct PresenceEntry: Hashable, Sendable {
-    public var client: String
-    public var name: String
-    /// In editing mode (`setEditing:animated:`).
-    public var editing: Bool
-    /// The row being swiped or edited, if any.
-    public var row: String?
+extension ServerMessage {
+    /// A page of a table's history.
+    public struct Changes: Hashable, Sendable {
+        public var ref: String?
+        public var table: String
+        public var epoch: String
+        /// The table's latest version.
+        public var version: UInt64
+        /// The oldest kept version: the table at it can be read, and every change after it.
+        public var oldest: UInt64
+        /// The changes, in the order asked for.
+        public var entries: [HistoryEntry]
+        /// Where the next page starts when the range asked for has more: ask again with `to: next` (newest
+        /// first) or `from: next` (oldest first).
+        public var next: UInt64?
 
-    public init(client: String, name: String, editing: Bool, row: String?) {
-        self.client = client
-        self.name = name
-        self.editing = editing
-        self.row = row
+        public init(
+            ref: String?, table: String, epoch: String, version: UInt64, oldest: UInt64, entries: [HistoryEntry],
+            next: UInt64?
+        ) {
+            self.ref = ref
+            self.table = table
+            self.epoch = epoch
+            self.version = version
+            self.oldest = oldest
+            self.entries = entries
+            self.next = next
+        }
+    }
+
+    /// One committed change as the history keeps it: who made it and when.
+    public struct HistoryEntry: Hashable, Sendable {
+        /// The version the change produced.
+        public var version: UInt64
+        /// Commit time, milliseconds since the Unix epoch.
+        public var time: Int64
+        public var originClient: String
+        /// The client's display name; nil for changes stored before names were kept.
+        public var originName: String?
+        public var originRef: String?
+        /// The change, as its `update` carried it.
+        public var batch: Batch
+
+        public init(version: UInt64, time: Int64, originClient: String, originName: String?, originRef: String?, batch: Batch) {
+            self.version = version
+            self.time = time
+            self.originClient = originClient
+            self.originName = originName
+            self.originRef = originRef
+            self.batch = batch
+        }
     }
 }

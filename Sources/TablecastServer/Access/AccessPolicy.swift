@@ -45,6 +45,14 @@ public struct AccessPolicy: Sendable {
     /// Whether clients must present a token.
     public var requiresToken: Bool { grantsByToken != nil }
 
+    /// Whose client ids a connection with `token` chooses among, for keeping refs apart: clients choose their ids,
+    /// so two token holders may pick the same one. Empty without tokens (everyone is one principal); otherwise the
+    /// token's SHA-256, so the store never holds a token.
+    public func principal(token: String?) -> String {
+        guard requiresToken, let token else { return "" }
+        return TokenDigest.sha256Hex(token.utf8)
+    }
+
     /// Whether `token` is one this policy knows (always true for the open policy).
     public func recognizes(token: String?) -> Bool {
         guard let grantsByToken else { return true }

@@ -79,7 +79,7 @@ final class ClusterPresence: Sendable {
         for (table, clients) in batch {
             do {
                 try store.withLock {
-                    try $0.publish(node: node, table: table, clients: clients.map { Self.encode($0).jsonText })
+                    try $0.publish(node: node, table: table, clients: clients.map { Self.encode($0, node: node).jsonText })
                 }
             } catch {
                 logger.warning("could not share presence", metadata: ["table": "\(table)", "error": "\(error)"])
@@ -87,11 +87,12 @@ final class ClusterPresence: Sendable {
         }
     }
 
-    private static func encode(_ clients: [PresenceEntry]) -> JSONValue {
+    /// Presence keys are unique per node only, so each is shared prefixed with the node's id.
+    private static func encode(_ clients: [PresenceEntry], node: String) -> JSONValue {
         .array(
             clients.map { entry in
                 var object: [String: JSONValue] = [
-                    "client": .string(entry.client), "name": .string(entry.name), "editing": .bool(entry.editing),
+                    "key": .string("\(node.prefix(8))-\(entry.key)"), "client": .string(entry.client), "name": .string(entry.name), "editing": .bool(entry.editing),
                 ]
                 object["row"] = entry.row.map(JSONValue.string)
                 return .object(object)
@@ -101,11 +102,12 @@ final class ClusterPresence: Sendable {
     private static func decode(_ text: String) -> [PresenceEntry] {
         guard case .array(let items)? = try? JSONValue(parsing: text) else { return [] }
         return items.compactMap { item in
-            guard case .object(let object) = item, case .string(let client)? = object["client"],
+            guard case .object(let object) = item, case .string(let key)? = object["key"],
+                case .string(let client)? = object["client"],
                 case .string(let name)? = object["name"], case .bool(let editing)? = object["editing"]
             else { return nil }
             let row: String? = if case .string(let row)? = object["row"] { row } else { nil }
-            return PresenceEntry(client: client, name: name, editing: editing, row: row)
+            return PresenceEntry(key: key, client: client, name: name, editing: editing, row: row)
         }
     }
 }

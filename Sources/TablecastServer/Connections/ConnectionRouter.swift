@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 import TablecastProtocol
 import WebSocketTransport
@@ -5,13 +6,14 @@ import WebSocketTransport
 /// Takes every transport event, in order, on one task: keeps the sessions, decodes messages, enforces access,
 /// pacing and the bad-message limit, answers connection-level requests and hands table work to the table actors.
 ///
-/// Its only waits are for the rare requests that touch the store directly (hello's refs, createTable, dropTable),
-/// which also keeps those requests strictly ordered.
+/// It never waits for I/O. The few requests that touch the store directly (a first hello's refs, createTable,
+/// dropTable) run as tasks of their own, and until one finishes the rest of its connection's messages wait in
+/// order, unread by the transport's count, while every other connection is served.
 final class ConnectionRouter {
     struct Settings: Sendable {
         var policy: AccessPolicy
-        /// Origins a browser connection may come from; nil accepts any.
-        var allowedOrigins: Set<String>?
+        /// Which pages a browser connection may come from.
+        var origins: OriginPolicy
         var limits: ProtocolLimits
         var intentsPerSecond: Int
         var maxConsecutiveBadMessages: Int
@@ -29,15 +31,22 @@ final class ConnectionRouter {
     private let directory: TableDirectory
     private let settings: Settings
     private var sessions: [WebSocketConnectionID: ConnectionSession] = [:]
-    private var connectionsPerClient: [String: Int] = [:]
+    private var connectionsPerClient: [RefOwner: Int] = [:]
+    /// Messages of connections whose previous request is still running as a task, in arrival order.
+    private var held: [WebSocketConnectionID: Deque<WebSocketInboundMessage>] = [:]
+    /// Where request tasks report back.
+    private let events: AsyncStream<RouterEvent>.Continuation
     private let anonymousPrefix = "anon-" + String(UInt32.random(in: 0...UInt32.max), radix: 16) + "-"
     /// Once set, new requests are refused: the server is shutting down.
     private var stopping = false
 
-    init(context: ServerContext, directory: TableDirectory, settings: Settings) {
+    init(
+        context: ServerContext, directory: TableDirectory, settings: Settings, events: AsyncStream<RouterEvent>.Continuation
+    ) {
         self.context = context
         self.directory = directory
         self.settings = settings
+        self.events = events
     }
 
     /// Handles events until the stream ends.
@@ -45,8 +54,14 @@ final class ConnectionRouter {
         for await event in events {
             switch event {
             case .transport(.opened(let info)): opened(info)
-            case .transport(.message(let id, let message)): await received(message, on: id)
+            case .transport(.message(let id, let message)):
+                if held[id] != nil {
+                    held[id]!.append(message)
+                } else {
+                    received(message, on: id)
+                }
             case .transport(.closed(let id, _)): closed(id)
+            case .finished(let id, let outcome): finished(outcome, on: id)
             case .stop(let done):
                 stopping = true
                 done.resume()
@@ -55,28 +70,60 @@ final class ConnectionRouter {
     }
 
     private func opened(_ info: WebSocketConnectionInfo) {
-        if let allowed = settings.allowedOrigins, let origin = info.origin, !allowed.contains(origin) {
+        if !settings.origins.allows(origin: info.origin, host: info.host), let origin = info.origin {
             context.logger.notice(
-                "refused a connection from a foreign origin", metadata: ["origin": "\(origin)", "remote": "\(info.remoteAddress)"])
+                "refused a connection from a foreign origin",
+                metadata: ["origin": "\(origin)", "remote": "\(info.remoteAddress)", "connection": "\(info.id.rawValue)"])
             context.transport.close(info.id, code: WebSocketCloseCode(rawValue: 1008), reason: "origin \(origin) is not allowed")
             return
         }
         let client = anonymousPrefix + String(info.id.rawValue)
         sessions[info.id] = ConnectionSession(
             id: info.id, anonymousClient: client, intentsPerSecond: settings.intentsPerSecond)
-        connectionsPerClient[client, default: 0] += 1
+        connectionsPerClient[RefOwner(principal: "", client: client), default: 0] += 1
     }
 
     private func closed(_ id: WebSocketConnectionID) {
+        held[id] = nil
         guard let session = sessions.removeValue(forKey: id) else { return }
         for table in session.subscriptions { directory.actor(table)?.enqueue(.disconnected(id)) }
-        let remaining = (connectionsPerClient[session.client] ?? 1) - 1
+        let owner = session.requester.refOwner
+        let remaining = (connectionsPerClient[owner] ?? 1) - 1
         if remaining > 0 {
-            connectionsPerClient[session.client] = remaining
+            connectionsPerClient[owner] = remaining
         } else {
-            connectionsPerClient[session.client] = nil
-            context.refs.forget(session.client)
+            connectionsPerClient[owner] = nil
+            context.refs.forget(owner)
         }
+    }
+
+    /// Runs `work` as a task of its own; the connection's next messages wait until it reports back.
+    private func detach(_ id: WebSocketConnectionID, _ work: @escaping @Sendable () async -> RequestOutcome) {
+        held[id] = []
+        let events = events
+        Task {
+            events.yield(.finished(id, await work()))
+        }
+    }
+
+    /// A request task is done: completes it, then handles the connection's messages that waited for it, in order,
+    /// until one of them is detached in turn.
+    private func finished(_ outcome: RequestOutcome, on id: WebSocketConnectionID) {
+        guard var waiting = held.removeValue(forKey: id) else { return }
+        if case .hello(let hello, let refs) = outcome, sessions[id] != nil {
+            completeHello(&sessions[id]!, hello, refs: refs)
+        }
+        if case .adopted(let message, let actor) = outcome, sessions[id] != nil, let table = message.table {
+            if let actor {
+                dispatch(message, table: table, to: actor, session: &sessions[id]!)
+            } else {
+                refuse(id, ProtocolError(.noSuchTable, "no table '\(table)'"), ref: message.ref)
+            }
+        }
+        while held[id] == nil, sessions[id] != nil, let next = waiting.popFirst() {
+            received(next, on: id)
+        }
+        if held[id] != nil { held[id]!.prepend(contentsOf: waiting) }
     }
 
     private func reply(_ id: WebSocketConnectionID, _ message: ServerMessage) {
@@ -87,22 +134,26 @@ final class ConnectionRouter {
         context.refuse(id, error, ref: ref)
     }
 
-    private func received(_ inbound: WebSocketInboundMessage, on id: WebSocketConnectionID) async {
+    private func received(_ inbound: WebSocketInboundMessage, on id: WebSocketConnectionID) {
         defer { context.transport.consumed(id) }
         guard var session = sessions[id] else { return }
         defer { if sessions[id] != nil { sessions[id] = session } }
+        guard inbound.kind == .text else {
+            // Not a malformed message but another protocol: the spec closes the connection.
+            context.transport.close(
+                id, code: WebSocketCloseCode(rawValue: 1008), reason: "binary frames are not part of the protocol")
+            return
+        }
         let message: ClientMessage
         do {
-            guard inbound.kind == .text else {
-                throw ProtocolError(.badRequest, "binary messages are not part of the protocol: send JSON text")
-            }
             message = try ClientMessage.decode(inbound.bytes, limits: settings.limits)
         } catch {
-            let error = error as? ProtocolError ?? ProtocolError(.badRequest, "\(error)")
             reply(id, .error(error))
             session.consecutiveBadMessages += 1
             if session.consecutiveBadMessages >= settings.maxConsecutiveBadMessages {
-                context.logger.notice("closing a connection after too many bad messages", metadata: ["client": "\(session.client)"])
+                context.logger.notice(
+                    "closing a connection after too many bad messages",
+                    metadata: ["client": "\(session.client)", "connection": "\(id.rawValue)"])
                 context.transport.close(
                     id, code: WebSocketCloseCode(rawValue: 1008),
                     reason: "\(settings.maxConsecutiveBadMessages) bad messages in a row")
@@ -114,7 +165,7 @@ final class ConnectionRouter {
             return refuse(id, ProtocolError(.unavailable, "the server is shutting down"), ref: message.ref)
         }
         if case .hello(let client, let name, let token) = message.body {
-            return await hello(&session, client: client, name: name, token: token, ref: message.ref)
+            return hello(&session, Hello(client: client, name: name, token: token, ref: message.ref))
         }
         if case .listTables = message.body {
             guard authorizedAtAll(session, ref: message.ref) else { return }
@@ -130,20 +181,55 @@ final class ConnectionRouter {
         let requester = session.requester
         switch message.body {
         case .createTable(let name, let sections, let rules):
-            reply(id, await directory.create(name, sections: sections, rules: rules, ref: message.ref))
-            return
+            let (directory, context, ref) = (directory, context, message.ref)
+            return detach(id) {
+                context.send(await directory.create(name, sections: sections, rules: rules, ref: ref), to: id)
+                return .done
+            }
         case .dropTable(let name):
-            await directory.drop(name, requester: requester, ref: message.ref)
-            return
+            let (directory, ref) = (directory, message.ref)
+            return detach(id) {
+                await directory.drop(name, requester: requester, ref: ref)
+                return .done
+            }
+        case .history, .snapshotAt:
+            // Read beside the table's work, not through its actor or the committer.
+            if directory.actor(table) != nil { return readHistory(message, table: table, on: id) }
         default:
             break
         }
-        // With a shared store, another node may have created the table a moment ago.
-        var found = directory.actor(table)
-        if found == nil && context.isShared { found = await directory.adopt(table) }
-        guard let actor = found else {
-            return refuse(id, ProtocolError(.noSuchTable, "no table '\(table)'"), ref: message.ref)
+        guard let actor = directory.actor(table) else {
+            guard context.isShared else { return refuse(id, ProtocolError(.noSuchTable, "no table '\(table)'"), ref: message.ref) }
+            // With a shared store, another node may have created the table a moment ago.
+            let directory = directory
+            return detach(id) { .adopted(message, await directory.adopt(table)) }
         }
+        dispatch(message, table: table, to: actor, session: &session)
+    }
+
+    /// Answers `history` or `snapshotAt` on table `table` from the history reader.
+    private func readHistory(_ message: ClientMessage, table: String, on id: WebSocketConnectionID) {
+        let (history, context, ref) = (context.history, context, message.ref)
+        switch message.body {
+        case .history(_, let from, let to, let limit, let newestFirst):
+            detach(id) {
+                context.send(
+                    await history.changes(table, from: from, to: to, limit: limit, newestFirst: newestFirst, ref: ref), to: id)
+                return .done
+            }
+        case .snapshotAt(_, let version):
+            detach(id) {
+                context.send(await history.snapshot(table, at: version, ref: ref), to: id)
+                return .done
+            }
+        default:
+            break
+        }
+    }
+
+    /// Hands a table's request to its actor.
+    private func dispatch(_ message: ClientMessage, table: String, to actor: TableActor, session: inout ConnectionSession) {
+        let (id, requester) = (session.id, session.requester)
         switch message.body {
         case .subscribe(_, let since, let epoch):
             session.subscriptions.insert(table)
@@ -157,13 +243,13 @@ final class ConnectionRouter {
             actor.enqueue(.setRules(requester, ref: message.ref, rules))
         case .intent(_, let base, let intent):
             guard session.bucket.take(now: Self.seconds()) else {
-                context.metrics.intent(.rejected)
+                context.metrics.intent(.rejected, table: table)
                 return refuse(
                     id, ProtocolError(.rateLimited, "more than \(settings.intentsPerSecond) intents per second"),
                     ref: message.ref)
             }
             guard actor.enqueueIntent(requester, ref: message.ref, base: base, intent) else {
-                context.metrics.intent(.rejected)
+                context.metrics.intent(.rejected, table: table)
                 return refuse(
                     id,
                     ProtocolError(
@@ -177,6 +263,8 @@ final class ConnectionRouter {
             actor.enqueue(.presence(requester, ref: message.ref, .beginEditingRow(row)))
         case .endEditingRow(_, let row):
             actor.enqueue(.presence(requester, ref: message.ref, .endEditingRow(row)))
+        case .history, .snapshotAt:
+            readHistory(message, table: table, on: id)
         case .hello, .listTables, .createTable, .dropTable:
             break
         }
@@ -193,37 +281,55 @@ final class ConnectionRouter {
         }
     }
 
-    private func hello(_ session: inout ConnectionSession, client: String, name: String, token: String?, ref: String?) async {
+    private func hello(_ session: inout ConnectionSession, _ hello: Hello) {
         guard !session.saidHello else {
-            return refuse(session.id, ProtocolError(.badRequest, "hello was already sent on this connection"), ref: ref)
+            return refuse(session.id, ProtocolError(.badRequest, "hello was already sent on this connection"), ref: hello.ref)
         }
         do {
-            try settings.policy.authenticate(token: token)
+            try settings.policy.authenticate(token: hello.token)
         } catch {
-            return refuse(session.id, ProtocolError(error), ref: ref)
+            let refusal = ProtocolError(error)
+            // Who and why, never the token itself.
+            context.logger.notice(
+                "refused a hello",
+                metadata: ["client": "\(hello.client)", "connection": "\(session.id.rawValue)", "code": "\(refusal.code)"])
+            return refuse(session.id, refusal, ref: hello.ref)
         }
-        if !context.refs.isLoaded(client) {
+        let owner = RefOwner(principal: settings.policy.principal(token: hello.token), client: hello.client)
+        guard !context.refs.isLoaded(owner) else { return completeHello(&session, hello, refs: .success([:])) }
+        let committer = context.committer
+        detach(session.id) {
             do {
-                let stored = try await context.committer.perform { try $0.refs(of: client) }
-                context.refs.load(client, refs: stored)
+                let stored = try await committer.perform { try $0.refs(of: owner.client, principal: owner.principal) }
+                return .hello(hello, .success(stored.mapValues { RefUse(table: $0.table, intent: $0.intent) }))
             } catch {
-                return refuse(
-                    session.id, ProtocolError(.unavailable, "the client's history could not be read: \(error)"), ref: ref)
+                return .hello(hello, .failure(ProtocolError(.unavailable, "the client's history could not be read: \(error)")))
             }
         }
-        let previous = session.client
-        session.client = client
-        session.name = name
-        session.token = token
+    }
+
+    private func completeHello(_ session: inout ConnectionSession, _ hello: Hello, refs: Result<[String: RefUse], ProtocolError>) {
+        let owner = RefOwner(principal: settings.policy.principal(token: hello.token), client: hello.client)
+        switch refs {
+        case .success(let stored):
+            if !stored.isEmpty || !context.refs.isLoaded(owner) { context.refs.load(owner, refs: stored) }
+        case .failure(let error):
+            return refuse(session.id, error, ref: hello.ref)
+        }
+        let previous = session.requester.refOwner
+        session.client = hello.client
+        session.name = hello.name?.isEmpty == false ? hello.name : nil
+        session.token = hello.token
+        session.principal = owner.principal
         session.stable = true
         session.saidHello = true
         connectionsPerClient[previous] = nil
-        connectionsPerClient[client, default: 0] += 1
+        connectionsPerClient[owner, default: 0] += 1
         reply(
             session.id,
             .welcome(
                 .init(
-                    ref: ref, client: client, serverName: "tablecast", serverVersion: settings.serverVersion,
+                    ref: hello.ref, client: hello.client, serverName: "tablecast", serverVersion: settings.serverVersion,
                     maxMessageBytes: settings.maxMessageBytes, maxBatchEntries: settings.limits.maxBatchEntries,
                     intentsPerSecond: settings.intentsPerSecond)))
     }
@@ -234,10 +340,32 @@ final class ConnectionRouter {
     }
 }
 
-/// What the router's task receives: transport events, and the order to stop taking requests.
+/// What the router's task receives: transport events, request tasks' outcomes, and the order to stop taking
+/// requests.
 enum RouterEvent: Sendable {
     case transport(WebSocketEvent)
+    case finished(WebSocketConnectionID, RequestOutcome)
     case stop(CheckedContinuation<Void, Never>)
+}
+
+/// A hello, as the router completes it once the client's refs are loaded.
+struct Hello: Sendable {
+    var client: String
+    /// `nil` or empty: the connection is an anonymous watcher in presence.
+    var name: String?
+    var token: String?
+    var ref: String?
+}
+
+/// What a request task reports back to the router.
+enum RequestOutcome: Sendable {
+    /// The request was answered.
+    case done
+    /// The refs of a hello's client were read (or could not be).
+    case hello(Hello, Result<[String: RefUse], ProtocolError>)
+    /// A request for a table this node did not hold was looked up in the shared store: the table's actor, now
+    /// held, or nil when the store has no such table either.
+    case adopted(ClientMessage, TableActor?)
 }
 
 extension ProtocolError {

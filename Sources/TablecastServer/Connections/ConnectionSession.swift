@@ -6,10 +6,13 @@ import WebSocketTransport
 struct ConnectionSession {
     let id: WebSocketConnectionID
     var client: String
-    var name: String
+    /// The name given in `hello`, if any.
+    var name: String?
     /// The client chose its id in `hello` (so its refs are kept across reconnects).
     var stable = false
     var token: String?
+    /// The token's principal, which scopes the client's refs.
+    var principal = ""
     var saidHello = false
     /// Paces edit intents.
     var bucket: TokenBucket
@@ -21,12 +24,11 @@ struct ConnectionSession {
     init(id: WebSocketConnectionID, anonymousClient: String, intentsPerSecond: Int) {
         self.id = id
         client = anonymousClient
-        name = anonymousClient
         bucket = TokenBucket(rate: Double(intentsPerSecond), burst: Double(intentsPerSecond))
     }
 
     var requester: Requester {
-        Requester(connection: id, client: client, name: name, stable: stable)
+        Requester(connection: id, client: client, name: name, stable: stable, principal: principal)
     }
 }
 
@@ -34,7 +36,7 @@ extension ClientMessage {
     /// The role this message needs on its table.
     var neededRole: Role {
         switch body {
-        case .hello, .listTables, .subscribe, .refresh, .unsubscribe: .read
+        case .hello, .listTables, .subscribe, .refresh, .unsubscribe, .history, .snapshotAt: .read
         case .editing, .beginEditingRow, .endEditingRow: .write
         case .createTable, .dropTable, .setRules: .admin
         case .intent(_, _, let intent): intent.setsRowFlags ? .admin : .write
@@ -43,11 +45,12 @@ extension ClientMessage {
 }
 
 extension Intent {
-    /// Whether the intent sets a row's `editable` or `movable` flag, which only admins may do.
+    /// Whether the intent sets a row's `editable`, `movable` or `editingStyle` flag, which only admins may do.
     var setsRowFlags: Bool {
         let batch = clientBatch
-        let inserted = batch.insertRows.map(\.row) + batch.insertSections.flatMap(\.section.rows)
-        return inserted.contains { !$0.editable || !$0.movable }
-            || batch.reloadRows.contains { $0.editable != nil || $0.movable != nil }
+        let inserted =
+            batch.insertRows.map(\.row) + batch.insertSections.flatMap(\.section.rows) + batch.reloadSections.flatMap { $0.rows ?? [] }
+        return inserted.contains { !$0.editable || !$0.movable || $0.editingStyle != .delete }
+            || batch.reloadRows.contains { $0.editable != nil || $0.movable != nil || $0.editingStyle != nil }
     }
 }

@@ -5,9 +5,17 @@ struct Requester: Sendable, Hashable {
     let connection: WebSocketConnectionID
     /// The client id: chosen in `hello`, or assigned (`anon-…`).
     let client: String
-    /// The display name shown in presence.
-    let name: String
+    /// The display name shown in presence; nil when the client gave none (it then only counts as a viewer).
+    let name: String?
     /// Whether the client said hello with a stable id, so its refs are kept for idempotent retries across
     /// reconnects; an anonymous id lives only as long as its connection.
     let stable: Bool
+    /// Whose client ids `client` is one of (see ``AccessPolicy/principal(token:)``).
+    let principal: String
+
+    /// Who owns the requester's refs.
+    var refOwner: RefOwner { RefOwner(principal: principal, client: client) }
+
+    /// The connection's key in presence: unique for the server's life, the same on every table.
+    var presenceKey: String { "c\(connection.rawValue)" }
 }

@@ -7,6 +7,8 @@ import WebSocketTransport
 final class ServerContext: Sendable {
     let transport: WebSocketServer
     let committer: Committer
+    /// Answers history requests beside the committer.
+    let history: HistoryReader
     let refs: RefRegistry
     let metrics: ServerMetrics
     let logger: Logger
@@ -22,7 +24,7 @@ final class ServerContext: Sendable {
     let clusterPresence: ClusterPresence?
 
     init(
-        transport: WebSocketServer, committer: Committer, refs: RefRegistry, metrics: ServerMetrics, logger: Logger,
+        transport: WebSocketServer, committer: Committer, history: HistoryReader, refs: RefRegistry, metrics: ServerMetrics, logger: Logger,
         snapshotInterval: UInt64, historyLimit: Int, maxQueuedIntents: Int, isShared: Bool = false,
         clusterPresence: ClusterPresence? = nil
     ) {
@@ -30,6 +32,7 @@ final class ServerContext: Sendable {
         self.clusterPresence = clusterPresence
         self.transport = transport
         self.committer = committer
+        self.history = history
         self.refs = refs
         self.metrics = metrics
         self.logger = logger

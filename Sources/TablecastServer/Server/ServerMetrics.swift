@@ -1,6 +1,8 @@
-import Prometheus
+import CoreMetrics
+import Synchronization
 
-/// The server's own metrics, registered in the registry the transport renders at `/metrics`.
+/// The server's own metrics under `tablecast_`, recorded through the swift-metrics API into the factory the
+/// application chose (the `tablecast` executable bootstraps Prometheus and serves it at `/metrics`).
 final class ServerMetrics: Sendable {
     /// How an intent ended.
     enum Outcome: String, CaseIterable {
@@ -8,42 +10,50 @@ final class ServerMetrics: Sendable {
     }
 
     let tables: Gauge
-    let subscribers: Gauge
-    let commitSeconds: DurationHistogram
-    let commitGroupSize: ValueHistogram
+    let subscribers: Meter
+    let commitSeconds: CoreMetrics.Timer
+    let commitGroupSize: Recorder
     let deliveries: Counter
+    /// Snapshot messages written; each is shared by every catch-up at its version.
+    let snapshotsEncoded: Counter
     /// Groups resolved again because another node committed to their table first (shared stores).
     let rebases: Counter
-    private let intents: [String: Counter]
+    private let intents: [Outcome: Counter]
+    private let factory: any MetricsFactory
+    /// Per table and outcome, when per-table counters are on (`nil` otherwise): table names are unbounded label
+    /// values, so a server with many tables would export as many series.
+    private let tableIntents: Mutex<[String: [Outcome: Counter]]>?
 
-    init(registry: PrometheusCollectorRegistry) {
-        func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
-            MetricNameDescriptor(namespace: "tablecast", metricName: metric, unitName: unit, helpText: help)
-        }
-        tables = registry.makeGauge(descriptor: name("tables", "", "Tables loaded"))
-        subscribers = registry.makeGauge(descriptor: name("subscribers", "", "Subscriptions open, over all tables"))
-        commitSeconds = registry.makeDurationHistogram(
-            descriptor: name("commit", "seconds", "Duration of one group-commit transaction, fsync included"),
-            buckets: [
-                .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .microseconds(2500),
-                .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(100), .seconds(1),
-            ])
-        commitGroupSize = registry.makeValueHistogram(
-            descriptor: name("commit_group", "size", "Intents written by one group-commit transaction"),
-            buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 1024])
-        deliveries = registry.makeCounter(
-            descriptor: name("fanout_deliveries", "total", "Update messages queued to subscribers"))
-        rebases = registry.makeCounter(
-            descriptor: name("rebases", "total", "Commit groups rebased because another node committed first"))
-        let intent = name("intents", "total", "Edit intents by outcome")
-        var intents: [String: Counter] = [:]
+    init(factory: any MetricsFactory, perTable: Bool) {
+        self.factory = factory
+        tables = Gauge(label: "tablecast_tables", factory: factory)
+        subscribers = Meter(label: "tablecast_subscribers", factory: factory)
+        commitSeconds = CoreMetrics.Timer(label: "tablecast_commit_seconds", factory: factory)
+        commitGroupSize = Recorder(label: "tablecast_commit_group_size", factory: factory)
+        deliveries = Counter(label: "tablecast_fanout_deliveries_total", factory: factory)
+        snapshotsEncoded = Counter(label: "tablecast_snapshots_encoded_total", factory: factory)
+        rebases = Counter(label: "tablecast_rebases_total", factory: factory)
+        var intents: [Outcome: Counter] = [:]
         for outcome in Outcome.allCases {
-            intents[outcome.rawValue] = registry.makeCounter(descriptor: intent, labels: [("outcome", outcome.rawValue)])
+            intents[outcome] = Counter(
+                label: "tablecast_intents_total", dimensions: [("outcome", outcome.rawValue)], factory: factory)
         }
         self.intents = intents
+        tableIntents = perTable ? Mutex([:]) : nil
     }
 
-    func intent(_ outcome: Outcome) {
-        intents[outcome.rawValue]!.increment()
+    func intent(_ outcome: Outcome, table: String) {
+        intents[outcome]!.increment()
+        tableIntents?.withLock { counters in
+            if counters[table] == nil {
+                counters[table] = Dictionary(
+                    uniqueKeysWithValues: Outcome.allCases.map { outcome in
+                        (outcome, Counter(
+                            label: "tablecast_table_intents_total",
+                            dimensions: [("table", table), ("outcome", outcome.rawValue)], factory: factory))
+                    })
+            }
+            counters[table]![outcome]!.increment()
+        }
     }
 }

@@ -1,4 +1,4 @@
-import Prometheus
+import CoreMetrics
 import Synchronization
 import TableStore
 
@@ -10,11 +10,10 @@ final class StoreHealth: Sendable {
     private let listenerUp = Atomic(true)
     private let gauge: Gauge
 
-    init(registry: PrometheusCollectorRegistry) {
-        gauge = registry.makeGauge(
-            descriptor: MetricNameDescriptor(
-                namespace: "tablecast", metricName: "store_up", unitName: "", helpText: "1 while the store answers, 0 while it does not"))
-        gauge.set(1.0)
+    /// `tablecast_store_up`: 1 while the store answers, 0 while it does not.
+    init(factory: any MetricsFactory) {
+        gauge = Gauge(label: "tablecast_store_up", factory: factory)
+        gauge.record(1.0)
     }
 
     /// `ok` or `degraded`, for `/healthz`.
@@ -26,12 +25,12 @@ final class StoreHealth: Sendable {
     func record(_ error: (any Error)?) {
         let down = (error as? StoreError)?.kind.isStorageFailure ?? false
         committerUp.store(!down, ordering: .relaxed)
-        gauge.set(isUp ? 1.0 : 0.0)
+        gauge.record(isUp ? 1.0 : 0.0)
     }
 
     /// The connection that follows other nodes was lost (false) or is listening again (true).
     func listening(_ up: Bool) {
         listenerUp.store(up, ordering: .relaxed)
-        gauge.set(isUp ? 1.0 : 0.0)
+        gauge.record(isUp ? 1.0 : 0.0)
     }
 }

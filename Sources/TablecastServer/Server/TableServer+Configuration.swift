@@ -1,5 +1,7 @@
+import CoreMetrics
 import TableStore
 import TablecastProtocol
+import WebSocketTransport
 
 extension TableServer {
     /// Everything `tablecast serve` can be told.
@@ -18,13 +20,17 @@ extension TableServer {
         /// Committed batches kept per table (and the log versions kept behind the latest snapshot): how stale a
         /// base may be, and how far back a client can resume without a snapshot.
         public var historyLimit: Int
+        /// How much history stays readable (`history`, `snapshotAt`): a number of versions per table and/or an age.
+        /// Default: the last 10,000 versions.
+        public var historyRetention: HistoryRetention = HistoryRetention(versions: 10_000)
         /// Who may do what; ``AccessPolicy/open`` (everyone admin) without a tokens file.
         public var policy: AccessPolicy
         /// Listen on a non-loopback address with the open policy anyway.
         public var allowAnonymous: Bool
-        /// Origins browsers may connect from. Nil: the server's own pages only (`http://host:port`, and
-        /// `localhost` for a loopback host), which stops cross-site WebSocket hijacking.
-        public var allowedOrigins: [String]?
+        /// Origins browsers may connect from besides the server's own pages (which are accepted from whatever
+        /// address the browser used, see `OriginPolicy`); any other origin is refused with 1008, which stops
+        /// cross-site WebSocket hijacking.
+        public var allowedOrigins: [String]
         /// Directory served over HTTP (the browser client), or nil.
         public var staticFilesDirectory: String?
         /// Largest message a client may send.
@@ -46,16 +52,34 @@ extension TableServer {
         /// Intents a table may have waiting to be resolved; more get `rate_limited`, so that writers faster than
         /// the table cannot grow its queue without bound.
         public var maxQueuedIntents: Int
+        /// Where the server records its metrics (swift-metrics); default: the process' `MetricsSystem.factory`.
+        public var metricsFactory: any MetricsFactory
+        /// What `GET /metrics` answers, rendered by the metrics backend; `nil` answers 404.
+        public var metricsPage: (@Sendable () -> [UInt8])?
+        /// Per-table intent counters (`tablecast_table_intents_total{table,outcome}`): one series per table and
+        /// outcome, so off by default.
+        public var perTableMetrics: Bool
+        /// Who may read `/healthz` and `/metrics`.
+        public var endpointAccess: EndpointAccess
+        /// Serve https/wss with this certificate and key (reloaded by ``TableServer/reloadCertificates()``).
+        public var tls: ServerTLS?
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, databasePath: String = "tablecast.db",
             synchronous: TableStoreOptions.Synchronous = .full, snapshotInterval: Int = 1000,
-            historyLimit: Int = 10_000, policy: AccessPolicy = .open, allowAnonymous: Bool = false, allowedOrigins: [String]? = nil,
+            historyLimit: Int = 10_000, policy: AccessPolicy = .open, allowAnonymous: Bool = false, allowedOrigins: [String] = [],
             staticFilesDirectory: String? = nil, maxMessageBytes: Int = 1 << 20, maxBatchEntries: Int = 1000,
             intentsPerSecond: Int = 1000, maxConsecutiveBadMessages: Int = 100, maxConnections: Int = 10_000,
             maxQueuedBytes: Int = 8 << 20, maxQueuedMessages: Int = 16_384, refsPerClient: Int = 10_000,
-            maxQueuedIntents: Int = 10_000
+            maxQueuedIntents: Int = 10_000, tls: ServerTLS? = nil,
+            metricsFactory: any MetricsFactory = MetricsSystem.factory, metricsPage: (@Sendable () -> [UInt8])? = nil,
+            perTableMetrics: Bool = false, endpointAccess: EndpointAccess = .everyone
         ) {
+            self.metricsFactory = metricsFactory
+            self.metricsPage = metricsPage
+            self.perTableMetrics = perTableMetrics
+            self.endpointAccess = endpointAccess
+            self.tls = tls
             self.host = host
             self.port = port
             self.databasePath = databasePath
@@ -82,13 +106,14 @@ extension TableServer {
             host == "localhost" || host == "::1" || host.hasPrefix("127.")
         }
 
-        /// The origins of the server's own pages, served on `port`: the default for ``allowedOrigins``.
+        /// The origins of the server's own pages, served on `port`, by the names it is known to answer to.
         func ownOrigins(port: Int) -> [String] {
-            var origins = ["http://\(host):\(port)"]
-            if isLoopback {
-                origins += ["http://localhost:\(port)", "http://127.0.0.1:\(port)", "http://[::1]:\(port)"]
-            }
-            return origins
+            var hosts = [host]
+            if isLoopback { hosts += ["localhost", "127.0.0.1", "[::1]"] }
+            // With TLS, pages come from https://; libwebsockets' client sends http:// whatever the scheme, and no
+            // page can be served as http:// from a port that only speaks TLS, so that origin is as much our own.
+            let schemes = tls == nil ? ["http"] : ["https", "http"]
+            return schemes.flatMap { scheme in hosts.map { "\(scheme)://\($0):\(port)" } }
         }
     }
 }

@@ -1,5 +1,5 @@
 import Logging
-import Prometheus
+import CoreMetrics
 import TableModel
 import TableStore
 import TablecastProtocol
@@ -29,11 +29,14 @@ public final class TableServer: Sendable {
     private let follower: ClusterFollower?
     private let events: AsyncStream<RouterEvent>.Continuation
     private let router: Task<Void, Never>
+    /// Keeps a second server (or `compact`) off the database file while this one runs; nil with PostgreSQL.
+    private let lock: DatabaseLock?
 
     private init(
         port: Int, context: ServerContext, directory: TableDirectory, follower: ClusterFollower?,
-        events: AsyncStream<RouterEvent>.Continuation, router: Task<Void, Never>
+        events: AsyncStream<RouterEvent>.Continuation, router: Task<Void, Never>, lock: DatabaseLock?
     ) {
+        self.lock = lock
         self.port = port
         self.context = context
         self.directory = directory
@@ -45,8 +48,9 @@ public final class TableServer: Sendable {
     /// Opens the database, loads every table (latest snapshot plus the log after it) and starts listening.
     ///
     /// Throws a `StoreError` when the database is not a Tablecast database, is corrupt, or cannot be opened (never
-    /// replacing it with a new one), a ``StartError`` for an unsafe configuration, and the transport's error when
-    /// the port cannot be bound.
+    /// replacing it with a new one), a `DatabaseLock.Failure` when another process holds the file (or its lock
+    /// file cannot be created), a ``StartError`` for an unsafe configuration, and the transport's error when the
+    /// port cannot be bound.
     public static func start(_ configuration: Configuration, logger: Logger) async throws -> TableServer {
         if !configuration.isLoopback && !configuration.policy.requiresToken && !configuration.allowAnonymous {
             throw StartError(
@@ -58,6 +62,9 @@ public final class TableServer: Sendable {
         options.snapshotInterval = Int64(configuration.snapshotInterval)
         options.retention = .versionsBeforeSnapshot(Int64(configuration.historyLimit))
         options.refsPerClient = Int64(configuration.refsPerClient)
+        options.history = configuration.historyRetention
+        // PostgreSQL is shared by design; a SQLite file has one server at a time.
+        let lock = configuration.isPostgres ? nil : try DatabaseLock(database: configuration.databasePath)
         let store: any TableStorage =
             if configuration.isPostgres {
                 try PostgresTableStore(url: configuration.databasePath, options: options)
@@ -69,12 +76,12 @@ public final class TableServer: Sendable {
             engines.append((info, try TableEngine(loaded: store.load(info.name), historyLimit: configuration.historyLimit)))
         }
 
-        let registry = PrometheusCollectorRegistry()
-        let metrics = ServerMetrics(registry: registry)
-        let health = StoreHealth(registry: registry)
-        let committer = Committer(store: store, health: health) { turn in
-            metrics.commitGroupSize.record(Double(turn.records))
-            metrics.commitSeconds.record(turn.duration)
+        let metrics = ServerMetrics(factory: configuration.metricsFactory, perTable: configuration.perTableMetrics)
+        let health = StoreHealth(factory: configuration.metricsFactory)
+        let committer = Committer(store: store, logger: logger, health: health) { turn in
+            metrics.commitGroupSize.record(turn.records)
+            let (seconds, attoseconds) = turn.duration.components
+            metrics.commitSeconds.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         }
         let (stream, continuation) = AsyncStream.makeStream(of: RouterEvent.self)
         let transport: WebSocketServer
@@ -87,15 +94,18 @@ public final class TableServer: Sendable {
                     maxUnconsumedMessages: ConnectionRouter.maxUnconsumedMessages,
                     maxUnconsumedBytes: ConnectionRouter.maxUnconsumedBytes,
                     maxConnections: configuration.maxConnections,
-                    staticFilesDirectory: configuration.staticFilesDirectory, metricsRegistry: registry,
-                    healthStatus: { health.status }),
+                    staticFilesDirectory: configuration.staticFilesDirectory,
+                    metricsFactory: configuration.metricsFactory, metricsPage: configuration.metricsPage,
+                    endpointAccess: configuration.endpointAccess, tls: configuration.tls, healthStatus: { health.status }),
                 logger: logger, onEvent: { continuation.yield(.transport($0)) })
         } catch {
             await committer.stop()
             throw error
         }
+        let limits = ProtocolLimits(maxBatchEntries: configuration.maxBatchEntries)
         let context = ServerContext(
-            transport: transport, committer: committer, refs: RefRegistry(limit: configuration.refsPerClient),
+            transport: transport, committer: committer,
+            history: HistoryReader(database: configuration.databasePath, limits: limits), refs: RefRegistry(limit: configuration.refsPerClient),
             metrics: metrics, logger: logger, snapshotInterval: UInt64(max(1, configuration.snapshotInterval)),
             historyLimit: configuration.historyLimit, maxQueuedIntents: configuration.maxQueuedIntents,
             isShared: configuration.isPostgres,
@@ -110,22 +120,31 @@ public final class TableServer: Sendable {
         let port = transport.port
         let settings = ConnectionRouter.Settings(
             policy: configuration.policy,
-            allowedOrigins: Set(configuration.allowedOrigins ?? configuration.ownOrigins(port: port)),
-            limits: ProtocolLimits(maxBatchEntries: configuration.maxBatchEntries),
+            origins: OriginPolicy(
+                listed: configuration.ownOrigins(port: port) + configuration.allowedOrigins,
+                loopbackOnly: configuration.isLoopback),
+            limits: limits,
             intentsPerSecond: configuration.intentsPerSecond,
             maxConsecutiveBadMessages: configuration.maxConsecutiveBadMessages,
             maxMessageBytes: configuration.maxMessageBytes, serverVersion: version)
         let router = Task {
-            await ConnectionRouter(context: context, directory: directory, settings: settings).run(stream)
+            await ConnectionRouter(context: context, directory: directory, settings: settings, events: continuation).run(stream)
         }
         logger.info(
             "serving",
             metadata: [
-                "url": "ws://\(configuration.host):\(port)/", "database": "\(store.location)",
+                "url": "\(configuration.tls == nil ? "ws" : "wss")://\(configuration.host):\(port)/", "database": "\(store.location)",
                 "tables": "\(actors.count)", "synchronous": "\(configuration.synchronous.rawValue)",
             ])
         return TableServer(
-            port: port, context: context, directory: directory, follower: follower, events: continuation, router: router)
+            port: port, context: context, directory: directory, follower: follower, events: continuation, router: router,
+            lock: lock)
+    }
+
+    /// Loads the TLS certificate and key again from their files (after a renewal) for new connections; open
+    /// connections keep theirs. Throws, keeping the current pair, when the new one is unreadable or mismatched.
+    public func reloadCertificates() async throws {
+        try await context.transport.reloadCertificates()
     }
 
     /// Graceful shutdown: stops taking requests, lets every table finish and acknowledge what it was given,
@@ -141,6 +160,7 @@ public final class TableServer: Sendable {
         events.finish()
         await router.value
         await context.committer.stop()
+        lock?.release()
         context.logger.info("stopped")
     }
 }

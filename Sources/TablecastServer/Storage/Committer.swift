@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Logging
 import Synchronization
 import TableStore
 
@@ -46,10 +47,15 @@ final class Committer: Sendable {
     private let stopped = DispatchSemaphore(value: 0)
     private let onTurn: @Sendable (TurnReport) -> Void
     private let health: StoreHealth?
+    private let logger: Logger
 
     /// Starts the thread. `store` must not be used by anyone else from now on. `health` hears every outcome.
-    init(store: any TableStorage, health: StoreHealth? = nil, onTurn: @escaping @Sendable (TurnReport) -> Void = { _ in }) {
+    init(
+        store: any TableStorage, logger: Logger, health: StoreHealth? = nil,
+        onTurn: @escaping @Sendable (TurnReport) -> Void = { _ in }
+    ) {
         self.onTurn = onTurn
+        self.logger = logger
         self.health = health
         let box = StoreBox(store)
         let thread = Thread { [self] in run(box.store) }
@@ -107,6 +113,8 @@ final class Committer: Sendable {
     }
 
     private func run(_ store: any TableStorage) {
+        /// The checkpoint failure last logged, so that a lasting one is logged once, and its end too.
+        var loggedCheckpointFailure: String?
         while true {
             wakeup.wait()
             let (jobs, stopping) = state.withLock { state in
@@ -125,8 +133,25 @@ final class Committer: Sendable {
                 }
             }
             commitGroups(groups, store)
+            // Background checkpoints fail without failing a commit, but the WAL then grows without bound.
+            let checkpointFailure = store.checkpointFailure.map { "\($0)" }
+            if checkpointFailure != loggedCheckpointFailure {
+                if let checkpointFailure {
+                    logger.error(
+                        "a WAL checkpoint failed: the WAL grows until one succeeds", metadata: ["error": "\(checkpointFailure)"])
+                } else {
+                    logger.notice("WAL checkpoints succeed again")
+                }
+                loggedCheckpointFailure = checkpointFailure
+            }
             if stopping && state.withLock({ $0.jobs.isEmpty }) {
-                try? store.close()
+                do {
+                    try store.close()
+                } catch {
+                    logger.error(
+                        "the database could not be closed cleanly; its WAL is left for the next start to replay",
+                        metadata: ["error": "\(error)"])
+                }
                 stopped.signal()
                 return
             }

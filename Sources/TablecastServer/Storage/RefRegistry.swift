@@ -1,59 +1,95 @@
 import DequeModule
 import Synchronization
 
-/// The refs of committed intents per client, so that a retried intent is recognized without a store lookup per
-/// intent: the refs a client had stored before are loaded once when it says hello, and every commit adds its ref.
-/// Only refs are held, not acks; a hit fetches the stored ack.
+/// Whose refs: a client id within its principal. Clients choose their ids, so refs are kept apart per principal
+/// (see ``AccessPolicy/principal(token:)``): one token's clients can neither see nor take another's refs.
+struct RefOwner: Hashable, Sendable {
+    var principal: String
+    var client: String
+}
+
+/// What a ref was used for. A ref is the retry key of one intent: a retry repeats the intent on its table, and
+/// anything else sent with the same ref is refused (`ref_reused`), never answered with the first intent's ack.
+struct RefUse: Hashable, Sendable {
+    var table: String
+    /// The fingerprint of the intent (see `TableActor.fingerprint`); empty when unknown (refs stored before schema
+    /// version 2), and then only the table is compared.
+    var intent: String
+
+    /// Whether `other` is a retry of this use.
+    func admits(_ other: RefUse) -> Bool {
+        table == other.table && (intent.isEmpty || intent == other.intent)
+    }
+}
+
+/// The refs each client has used, with what for, so that a retried intent is recognized and a reused ref refused
+/// without a store lookup per intent: the refs an owner had stored are loaded once when it says hello, and every
+/// intent about to be applied claims its ref, across tables. Only uses are held, not acks; a retry of a committed
+/// intent fetches the stored ack.
 final class RefRegistry: Sendable {
-    private struct ClientRefs {
-        var refs: Set<String> = []
+    private struct OwnerRefs {
+        var uses: [String: RefUse] = [:]
         var order: Deque<String> = []
-        /// Whether the store's refs were loaded. Commits record refs whether or not they were: an entry created
-        /// by `record` alone (a commit landing after the client's last connection closed) must not pass for a
-        /// loaded one, or a retry of an older ref would be taken for a new intent and fail its whole group.
+        /// Whether the store's refs were loaded. Claims add refs whether or not they were: an entry created by a
+        /// claim alone (an intent resolved after the owner's last connection closed) must not pass for a loaded
+        /// one, or a retry of an older ref would be taken for a new intent.
         var loaded = false
 
-        mutating func add(_ new: some Sequence<String>, limit: Int) {
-            for ref in new where refs.insert(ref).inserted { order.append(ref) }
-            while order.count > limit, let oldest = order.popFirst() { refs.remove(oldest) }
+        /// Adds `ref` unless it is there; returns the use it already names instead.
+        mutating func add(_ ref: String, _ use: RefUse, limit: Int) -> RefUse? {
+            if let existing = uses[ref] { return existing }
+            uses[ref] = use
+            order.append(ref)
+            while order.count > limit, let oldest = order.popFirst() { uses[oldest] = nil }
+            return nil
         }
     }
 
-    /// Most refs remembered per client (the store keeps at least as many).
+    /// Most refs remembered per owner (the store keeps at least as many).
     let limit: Int
-    private let clients = Mutex<[String: ClientRefs]>([:])
+    private let owners = Mutex<[RefOwner: OwnerRefs]>([:])
 
     init(limit: Int) {
         self.limit = limit
     }
 
-    /// Whether refs of `client` are loaded.
-    func isLoaded(_ client: String) -> Bool {
-        clients.withLock { $0[client]?.loaded ?? false }
+    /// Whether the stored refs of `owner` are loaded.
+    func isLoaded(_ owner: RefOwner) -> Bool {
+        owners.withLock { $0[owner]?.loaded ?? false }
     }
 
-    /// Adds the refs `client` has in the store.
-    func load(_ client: String, refs stored: Set<String>) {
-        clients.withLock { clients in
+    /// Adds the refs `owner` has in the store.
+    func load(_ owner: RefOwner, refs stored: [String: RefUse]) {
+        owners.withLock { owners in
             // In place (`default:` subscript): copying the entry out and back would copy up to `limit` refs.
-            clients[client, default: ClientRefs()].add(stored, limit: limit)
-            clients[client]!.loaded = true
+            for (ref, use) in stored { _ = owners[owner, default: OwnerRefs()].add(ref, use, limit: limit) }
+            owners[owner, default: OwnerRefs()].loaded = true
         }
     }
 
-    func contains(_ client: String, _ ref: String) -> Bool {
-        clients.withLock { $0[client]?.refs.contains(ref) ?? false }
+    /// What `ref` of `owner` was used for, if the registry knows it.
+    func use(_ owner: RefOwner, _ ref: String) -> RefUse? {
+        owners.withLock { $0[owner]?.uses[ref] }
     }
 
-    /// Remembers a committed ref. Called once per committed intent: it must cost O(1), not a copy of the set.
-    func record(_ client: String, _ ref: String) {
-        clients.withLock { clients in
-            clients[client, default: ClientRefs()].add(CollectionOfOne(ref), limit: limit)
+    /// Claims `ref` for `use` before the intent is applied; returns the use the ref already names instead, if any
+    /// (which may be `use` itself). O(1): called once per intent with a ref.
+    func claim(_ owner: RefOwner, _ ref: String, for use: RefUse) -> RefUse? {
+        owners.withLock { $0[owner, default: OwnerRefs()].add(ref, use, limit: limit) }
+    }
+
+    /// Gives up the claim of an intent that was not stored after all, so a retry may use the ref again.
+    func release(_ owner: RefOwner, _ ref: String, use: RefUse) {
+        owners.withLock { owners in
+            guard owners[owner]?.uses[ref] == use else { return }
+            owners[owner]!.uses[ref] = nil
+            // Rare (failed commits only), so a linear removal is fine.
+            if let index = owners[owner]!.order.firstIndex(of: ref) { owners[owner]!.order.remove(at: index) }
         }
     }
 
-    /// Drops what is held for `client` (its last connection closed); the store still has its refs.
-    func forget(_ client: String) {
-        clients.withLock { _ = $0.removeValue(forKey: client) }
+    /// Drops what is held for `owner` (its last connection closed); the store still has its refs.
+    func forget(_ owner: RefOwner) {
+        owners.withLock { _ = $0.removeValue(forKey: owner) }
     }
 }

@@ -36,23 +36,23 @@ actor TableActor {
     private let context: ServerContext
     private var engine: TableEngine
     private var history: UpdateHistory
-    private var subscribers: [WebSocketConnectionID: Requester] = [:]
-    private var subscriberIDs: [WebSocketConnectionID] = []
-    private var presence = PresenceBoard<WebSocketConnectionID>()
-    /// Shared stores: who is on the table on the other nodes (shown after this node's own), and what this node
-    /// last shared of its own.
+    private var subscribers = SubscriberList()
+    /// Subscribers have the board's published state; its news go out as one `presence` delta per burst of work,
+    /// and at most one per ``presenceInterval``.
+    private var presence = PresenceBoard<PresenceMember>()
+    /// Shared stores: who is on the table on the other nodes (on the board as `.remote` members), and what this
+    /// node last shared of its own.
     private var otherNodesPresence: [PresenceEntry] = []
     private var sharedPresence: [PresenceEntry] = []
-    /// Presence changed and subscribers have not been told yet. One `presence` message carries every change of a
-    /// burst of work, and at most one goes out per ``presenceInterval``: each carries the whole list, so a
-    /// thousand subscribers joining one by one would otherwise cost a million entries.
-    private var presenceChanged = false
     /// When the last `presence` message went out.
     private var lastPresenceBroadcast: ContinuousClock.Instant?
     /// A delayed broadcast is scheduled.
     private var presenceBroadcastScheduled = false
     /// The shortest time between two `presence` messages of a table.
     static let presenceInterval = Duration.milliseconds(100)
+    /// The `snapshot` of the committed table, written once per version and rules and shared (one buffer) by every
+    /// catch-up that needs it; dropped when a new version is published, so only the current one is kept.
+    private var sharedSnapshot: (version: UInt64, rules: TableRules, message: WebSocketMessage)?
     private var dropped = false
     /// Set when the table could not be reloaded after a failed commit: it then refuses work with `unavailable`.
     private var broken: String?
@@ -114,7 +114,7 @@ actor TableActor {
                 }
             }
             await work()
-            if presenceChanged { broadcastPresenceWhenDue() }
+            if presence.hasNews { broadcastPresenceWhenDue() }
         }
     }
 
@@ -143,14 +143,19 @@ actor TableActor {
         struct Entry {
             var requester: Requester
             var ref: String?
+            /// What `ref` was claimed for in the registry (stable clients' refs only).
+            var claim: RefUse?
+            var use: RefUse?
             var update: WebSocketMessage
             var ack: [UInt8]
+            /// Rows it deletes that someone is editing: their presence is cleared once it is committed.
+            var editedRowsDeleted: [String] = []
         }
 
         var records: [CommitRecord] = []
         var entries: [Entry] = []
-        /// (client, ref) of the entries, so a retry that arrives before the commit gets the same ack.
-        var refs: [String: Int] = [:]
+        /// (owner, ref) of the entries, so a retry that arrives before the commit gets the same ack.
+        var refs: [RefKey: Int] = [:]
         var duplicates: [(connection: WebSocketConnectionID, entry: Int)] = []
         /// Shared stores only: every intent the group took (duplicates and no-ops included), in order, so that a
         /// group another node beat to its versions can be resolved again on top of that node's commits.
@@ -162,14 +167,50 @@ actor TableActor {
 
         var isEmpty: Bool { entries.isEmpty && deferred.isEmpty }
 
-        static func key(_ client: String, _ ref: String) -> String { "\(client)\u{0}\(ref)" }
-
         struct Source {
             var requester: Requester
             var ref: String?
             var base: UInt64?
             var intent: Intent
         }
+
+        /// The entry `key` names, when it is a retry of it: nil when no entry has the ref; `ref_reused` when one
+        /// has it for another intent.
+        func retried(_ key: RefKey, _ use: RefUse) throws(ProtocolError) -> Int? {
+            guard let index = refs[key] else { return nil }
+            guard entries[index].use == use else { throw TableActor.reused(key.ref, of: key.owner.client, by: entries[index].use!) }
+            return index
+        }
+    }
+
+    struct RefKey: Hashable {
+        var owner: RefOwner
+        var ref: String
+    }
+
+    /// Who a presence entry is: a connection to this node, or an entry another node shares (by its key).
+    enum PresenceMember: Hashable, Sendable {
+        case local(WebSocketConnectionID)
+        case remote(String)
+    }
+
+    /// The refusal of a ref already used for another intent.
+    static func reused(_ ref: String, of client: String, by use: RefUse) -> ProtocolError {
+        ProtocolError(
+            .refReused,
+            "ref '\(ref)' of client '\(client)' was already used for another intent (on table '\(use.table)'); a ref "
+                + "names one intent: a retry must repeat it on the same table, and a new intent needs a new ref")
+    }
+
+    /// The fingerprint of an intent on this table, which tells a retry from another intent sent with the same
+    /// ref: FNV-1a (64 bits) of the intent's canonical encoding without ref and base (a retry may be rebased).
+    private func fingerprint(_ intent: Intent) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in ClientMessage(.intent(table: name, base: nil, intent)).encoded {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        let digits = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
     private func refuse(_ requester: Requester, ref: String?, _ error: ProtocolError) {
@@ -183,50 +224,58 @@ actor TableActor {
     ) async {
         await recoverIfBroken()
         if let refusal = unavailability {
-            context.metrics.intent(.rejected)
+            context.metrics.intent(.rejected, table: name)
             return refuse(requester, ref: ref, refusal)
         }
+        let use = ref.map { _ in RefUse(table: name, intent: fingerprint(intent)) }
         let source = context.isShared ? PendingGroup.Source(requester: requester, ref: ref, base: base, intent: intent) : nil
-        if let ref {
-            // A retry of an intent not committed yet is answered with the original's ack once it is.
-            let key = PendingGroup.key(requester.client, ref)
-            if let index = inFlight?.refs[key] {
-                inFlight!.duplicates.append((requester.connection, index))
-                if let source { inFlight!.sources.append(source) }
-                context.metrics.intent(.duplicate)
-                return
-            }
-            if let index = pending.refs[key] {
-                pending.duplicates.append((requester.connection, index))
-                if let source { pending.sources.append(source) }
-                context.metrics.intent(.duplicate)
-                return
-            }
-            // The registry is complete only while the client's refs are loaded: an intent still queued here when
-            // its client's last connection closed (and the registry forgot it) is checked against the store.
-            // Anonymous clients' refs are never stored, so the store is no use for them.
-            let known =
-                requester.stable
-                && (checkStore || context.refs.contains(requester.client, ref) || !context.refs.isLoaded(requester.client))
-            if known, await resendStoredAck(requester, ref: ref) {
-                context.metrics.intent(.duplicate)
-                return
+        if let ref, let use {
+            let key = RefKey(owner: requester.refOwner, ref: ref)
+            do {
+                // A retry of an intent not committed yet is answered with the original's ack once it is.
+                if let index = try inFlight?.retried(key, use) {
+                    inFlight!.duplicates.append((requester.connection, index))
+                    if let source { inFlight!.sources.append(source) }
+                    context.metrics.intent(.duplicate, table: name)
+                    return
+                }
+                if let index = try pending.retried(key, use) {
+                    pending.duplicates.append((requester.connection, index))
+                    if let source { pending.sources.append(source) }
+                    context.metrics.intent(.duplicate, table: name)
+                    return
+                }
+                // Anonymous clients' refs are never stored, so neither the registry nor the store knows them.
+                if requester.stable, try await answeredRetry(requester, key, use, checkStore: checkStore) {
+                    context.metrics.intent(.duplicate, table: name)
+                    return
+                }
+            } catch {
+                context.metrics.intent(.rejected, table: name)
+                return refuse(requester, ref: ref, error)
             }
         }
         let resolution: Resolution
         do {
             resolution = try engine.resolve(intent, base: base)
         } catch {
-            context.metrics.intent(.rejected)
+            context.metrics.intent(.rejected, table: name)
             return refuse(requester, ref: ref, ProtocolError(error))
         }
         let ack = ServerMessage.ack(.init(ref: ref, table: name, resolution: resolution))
         if let source { pending.sources.append(source) }
         if resolution.isNoop {
-            context.metrics.intent(.noop)
+            context.metrics.intent(.noop, table: name)
             pending.deferred.append((requester.connection, ref, ack))
             return
         }
+        let keepsRef = requester.stable && ref != nil
+        if keepsRef, let ref, let use, let prior = context.refs.claim(requester.refOwner, ref, for: use), !prior.admits(use) {
+            // Claimed meanwhile by the same client on another table (the check above found it free).
+            context.metrics.intent(.rejected, table: name)
+            return refuse(requester, ref: ref, Self.reused(ref, of: requester.client, by: prior))
+        }
+        let editedRowsDeleted = presence.anyRowEdited ? deletedRows(resolution.batch).filter(presence.isEdited) : []
         if context.isShared && pending.engineBefore == nil { pending.engineBefore = engine }
         do {
             try engine.commit(resolution)
@@ -240,29 +289,57 @@ actor TableActor {
             batch: resolution.batch)
         let ackBytes = ack.encoded
         let batchJSON = resolution.batch.jsonBytes
-        let keepsRef = requester.stable && ref != nil
         let snapshot = resolution.version % context.snapshotInterval == 0 ? engine.table.json.jsonText : nil
         pending.records.append(
             CommitRecord(
                 table: name, version: Int64(resolution.version),
                 batch: String(decoding: batchJSON, as: UTF8.self),
                 originClient: requester.client, originRef: keepsRef ? ref : nil, time: ServerContext.now(),
-                ack: keepsRef ? String(decoding: ackBytes, as: UTF8.self) : "", snapshot: snapshot))
-        if let ref { pending.refs[PendingGroup.key(requester.client, ref)] = pending.entries.count }
+                ack: keepsRef ? String(decoding: ackBytes, as: UTF8.self) : "", snapshot: snapshot,
+                principal: requester.principal, intent: keepsRef ? use?.intent ?? "" : "", originName: requester.name ?? ""))
+        if let ref { pending.refs[RefKey(owner: requester.refOwner, ref: ref)] = pending.entries.count }
         pending.entries.append(
             .init(
-                requester: requester, ref: ref,
+                requester: requester, ref: ref, claim: keepsRef ? use : nil, use: use,
                 update: WebSocketMessage(kind: .text, bytes: update.encoded(batchJSON: batchJSON)),
-                ack: ackBytes))
+                ack: ackBytes, editedRowsDeleted: editedRowsDeleted))
     }
 
-    /// Answers a retried intent with the ack stored when it was first committed; false when the store no longer
-    /// has it (the ref was pruned), in which case the intent is treated as new.
-    private func resendStoredAck(_ requester: Requester, ref: String) async -> Bool {
-        let client = requester.client
-        guard let stored = try? await context.committer.perform({ try $0.ack(client: client, ref: ref) }) else {
-            return false
+    /// The ids of the rows `batch` deletes, alone or with their section, read from the table before it applies.
+    private func deletedRows(_ batch: Batch) -> [String] {
+        let sections = engine.table.sections
+        var ids = batch.deleteRows.compactMap { engine.table.row(at: $0)?.id }
+        for index in batch.deleteSections where sections.indices.contains(index) {
+            ids += sections[index].rows.map(\.id)
         }
+        return ids
+    }
+
+    /// Answers a retry of a committed intent with the ack stored when it was first committed and returns true;
+    /// false when the ref is new (or was pruned from the store), so the intent is applied. Throws `ref_reused`
+    /// when the ref names another intent, and `unavailable` when the store cannot be read: a retry is never taken
+    /// for a new intent on a guess.
+    /// `checkStore`: look the ref up in the store whatever the registry says (a rebase after another node stored a ref).
+    private func answeredRetry(
+        _ requester: Requester, _ key: RefKey, _ use: RefUse, checkStore: Bool
+    ) async throws(ProtocolError) -> Bool {
+        // The registry is complete only while the owner's refs are loaded: an intent still queued here when its
+        // client's last connection closed (and the registry forgot it) is checked against the store.
+        let known = context.refs.use(key.owner, key.ref)
+        if let known, !known.admits(use) { throw Self.reused(key.ref, of: key.owner.client, by: known) }
+        guard checkStore || known != nil || !context.refs.isLoaded(key.owner) else { return false }
+        let stored: StoredAck?
+        do {
+            stored = try await context.committer.perform { [key] in
+                try $0.ack(client: key.owner.client, ref: key.ref, principal: key.owner.principal)
+            }
+        } catch {
+            throw ProtocolError(
+                .unavailable, "ref '\(key.ref)' could not be looked up, nothing was applied (send it again): \(error)")
+        }
+        guard let stored else { return false }
+        let prior = RefUse(table: stored.table, intent: stored.intent)
+        guard prior.admits(use) else { throw Self.reused(key.ref, of: key.owner.client, by: prior) }
         context.transport.send(WebSocketMessage(kind: .text, bytes: Array(stored.ack.utf8)), to: requester.connection)
         return true
     }
@@ -315,6 +392,9 @@ actor TableActor {
                 "could not store a group of changes",
                 metadata: ["table": "\(name)", "intents": "\(lost)", "error": "\(error)"])
             let refusal = ProtocolError(.unavailable, "the change could not be stored, nothing was applied: \(error)")
+            for entry in group.entries + pending.entries {
+                if let ref = entry.ref, let claim = entry.claim { context.refs.release(entry.requester.refOwner, ref, use: claim) }
+            }
             refuseAll(group, refusal)
             refuseAll(pending, refusal)
             pending = PendingGroup()
@@ -328,13 +408,18 @@ actor TableActor {
     /// next group and are acknowledged once it is stored.
     private func rebase(_ group: PendingGroup, checkingRefs: Bool) async {
         let replay = group.sources + pending.sources
+        // Claimed when resolved; each is claimed again as it is resolved anew.
+        for entry in group.entries + pending.entries {
+            if let ref = entry.ref, let claim = entry.claim { context.refs.release(entry.requester.refOwner, ref, use: claim) }
+        }
         engine = group.engineBefore!
+        sharedSnapshot = nil
         pending = PendingGroup()
         context.metrics.rebases.increment()
         guard await follow() else {
             let refusal = ProtocolError(.unavailable, "the change could not be stored, nothing was applied")
             for source in replay {
-                context.metrics.intent(.unavailable)
+                context.metrics.intent(.unavailable, table: name)
                 refuse(source.requester, ref: source.ref, refusal)
             }
             return
@@ -373,9 +458,9 @@ actor TableActor {
                 return broken == nil
             }
             history.append(entry.update)
-            if !subscriberIDs.isEmpty {
-                context.transport.send(entry.update, to: subscriberIDs)
-                context.metrics.deliveries.increment(by: Int64(subscriberIDs.count))
+            if !subscribers.isEmpty {
+                context.transport.send(entry.update, to: subscribers.ids)
+                context.metrics.deliveries.increment(by: Int64(subscribers.count))
             }
         }
         storedVersion.store(engine.table.version, ordering: .relaxed)
@@ -385,7 +470,7 @@ actor TableActor {
 
     private func refuseAll(_ group: PendingGroup, _ refusal: ProtocolError) {
         for entry in group.entries {
-            context.metrics.intent(.unavailable)
+            context.metrics.intent(.unavailable, table: name)
             refuse(entry.requester, ref: entry.ref, refusal)
         }
         for (connection, index) in group.duplicates {
@@ -398,19 +483,24 @@ actor TableActor {
     private func publish(_ group: PendingGroup) {
         for entry in group.entries {
             history.append(entry.update)
-            if !subscriberIDs.isEmpty {
-                context.transport.send(entry.update, to: subscriberIDs)
-                context.metrics.deliveries.increment(by: Int64(subscriberIDs.count))
+            if !subscribers.isEmpty {
+                context.transport.send(entry.update, to: subscribers.ids)
+                context.metrics.deliveries.increment(by: Int64(subscribers.count))
             }
+            for row in entry.editedRowsDeleted { presence.clearRow(row) }
             context.transport.send(WebSocketMessage(kind: .text, bytes: entry.ack), to: entry.requester.connection)
-            if entry.requester.stable, let ref = entry.ref { context.refs.record(entry.requester.client, ref) }
-            context.metrics.intent(.committed)
+            // Claimed when resolved; claimed again in case the owner's last connection closed meanwhile.
+            if let ref = entry.ref, let claim = entry.claim { _ = context.refs.claim(entry.requester.refOwner, ref, for: claim) }
+            context.metrics.intent(.committed, table: name)
         }
         for (connection, index) in group.duplicates {
             context.transport.send(WebSocketMessage(kind: .text, bytes: group.entries[index].ack), to: connection)
         }
         for (connection, _, message) in group.deferred { context.send(message, to: connection) }
-        if let last = group.records.last { publishStatus(version: UInt64(last.version)) }
+        if let last = group.records.last {
+            sharedSnapshot = nil
+            publishStatus(version: UInt64(last.version))
+        }
     }
 
     /// Replaces the in-memory state, which holds changes that were never stored, with the store's.
@@ -423,11 +513,12 @@ actor TableActor {
             }
             let previous = self.engine.table.version
             self.engine = engine
+            sharedSnapshot = nil
             history = Self.emptyHistory(after: engine.table.version, context: context)
             storedVersion.store(engine.table.version, ordering: .relaxed)
             broken = nil
             // With a shared store the reload may bring others' commits that subscribers never got: resend it all.
-            if context.isShared && engine.table.version != previous { sendSnapshot(to: subscriberIDs) }
+            if context.isShared && engine.table.version != previous { context.transport.send(snapshotMessage(), to: subscribers.ids) }
         } catch {
             broken = "table \(name) could not be reloaded after a storage failure: \(error)"
             context.logger.critical("\(broken!)")
@@ -451,7 +542,7 @@ actor TableActor {
     /// engine's, which is the committed one whenever nothing is in flight or pending (all work but intents).
     private func publishStatus(version: UInt64? = nil) {
         let version = version ?? engine.table.version
-        let count = subscriberIDs.count
+        let count = subscribers.count
         status.withLock { $0 = (version, count) }
     }
 
@@ -465,19 +556,17 @@ actor TableActor {
             await recoverIfBroken()
             if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
             await catchUp(requester.connection, since: since, epoch: epoch)
-            context.send(.subscribed(ref: ref, status: tableStatus), to: requester.connection)
-            if subscribers.updateValue(requester, forKey: requester.connection) == nil {
-                subscriberIDs.append(requester.connection)
-                context.metrics.subscribers.increment()
-            }
+            sendStatus("subscribed", ref: ref, to: requester)
+            if subscribers.insert(requester.connection) { context.metrics.subscribers.increment() }
             // A table nobody here watched may have missed who is on it elsewhere.
-            if subscriberIDs.count == 1 { await followPresence() }
-            if presence.join(requester.connection, client: requester.client, name: requester.name) { presenceChanged = true }
+            if subscribers.count == 1 { await followPresence() }
+            presence.join(
+                .local(requester.connection), key: requester.presenceKey, client: requester.client, name: requester.name)
             publishStatus()
         case .refresh(let requester, let ref, let since, let epoch):
             if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
             await catchUp(requester.connection, since: since, epoch: epoch)
-            context.send(.refreshed(ref: ref, status: tableStatus), to: requester.connection)
+            sendStatus("refreshed", ref: ref, to: requester)
         case .unsubscribe(let requester, let ref):
             removeSubscriber(requester.connection)
             context.send(.unsubscribed(ref: ref, table: name), to: requester.connection)
@@ -485,18 +574,16 @@ actor TableActor {
             removeSubscriber(connection)
         case .presence(let requester, let ref, let change):
             if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
-            guard presence.contains(requester.connection) else {
+            guard presence.contains(.local(requester.connection)) else {
                 return refuse(
                     requester, ref: ref,
                     ProtocolError(.badRequest, "presence on table '\(name)' needs a subscription to it first"))
             }
-            let changed: Bool
             switch change {
-            case .editing(let on): changed = presence.setEditing(requester.connection, on)
-            case .beginEditingRow(let row): changed = presence.beginEditingRow(requester.connection, row: row)
-            case .endEditingRow(let row): changed = presence.endEditingRow(requester.connection, row: row)
+            case .editing(let on): presence.setEditing(.local(requester.connection), on)
+            case .beginEditingRow(let row): presence.beginEditingRow(.local(requester.connection), row: row)
+            case .endEditingRow(let row): presence.endEditingRow(.local(requester.connection), row: row)
             }
-            if changed { presenceChanged = true }
         case .setRules(let requester, let ref, let patch):
             if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
             await setRules(requester, ref: ref, patch)
@@ -525,7 +612,7 @@ actor TableActor {
                 let rules = try? TableRules(json: JSONValue(parsing: info.rules)), rules != engine.table.rules
             else { return }
             engine.setRules(rules)
-            context.send(.rules(table: name, rules: rules), to: subscriberIDs)
+            context.send(.rules(table: name, rules: rules), to: subscribers.ids)
         case .dropped:
             forgetAfterDrop()
         case .presence:
@@ -533,37 +620,47 @@ actor TableActor {
         }
     }
 
-    /// Reads the other nodes' presence on the table; subscribers hear of a change with the next broadcast.
+    /// Reads the other nodes' presence on the table and brings their entries on the board in line with it;
+    /// subscribers hear of a change with the next delta.
     private func followPresence() async {
         guard let cluster = context.clusterPresence else { return }
         let others = await cluster.others(on: name)
-        if others != otherNodesPresence {
-            otherNodesPresence = others
-            presenceChanged = true
+        guard others != otherNodesPresence else { return }
+        let before = Dictionary(otherNodesPresence.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
+        let keys = Set(others.map(\.key))
+        for entry in otherNodesPresence where !keys.contains(entry.key) { presence.leave(.remote(entry.key)) }
+        for entry in others {
+            let member = PresenceMember.remote(entry.key)
+            presence.join(member, key: entry.key, client: entry.client, name: entry.name)
+            presence.setEditing(member, entry.editing)
+            if let row = entry.row {
+                presence.beginEditingRow(member, row: row)
+            } else if let row = before[entry.key]?.row {
+                presence.endEditingRow(member, row: row)
+            }
         }
+        otherNodesPresence = others
     }
 
-    private func sendSnapshot(to connections: [WebSocketConnectionID]) {
-        context.send(
-            .snapshot(
-                table: name, version: engine.table.version, epoch: epochText, rules: engine.table.rules,
-                sections: engine.table.sections), to: connections)
-    }
-
-    private var tableStatus: ServerMessage.TableStatus {
-        .init(table: name, version: engine.table.version, epoch: epochText, rules: engine.table.rules)
+    /// Ends a catch-up with `subscribed` or `refreshed` (`type`), carrying the presence every subscriber has now:
+    /// the published state, written once for all who catch up until the next delta.
+    private func sendStatus(_ type: StaticString, ref: String?, to requester: Requester) {
+        let status = ServerMessage.TableStatus(
+            table: name, version: engine.table.version, epoch: epochText, rules: engine.table.rules)
+        let text = status.encoded(
+            type: type, ref: ref, you: requester.presenceKey, sharedPresence: presence.publishedStateJSON())
+        context.transport.send(WebSocketMessage(kind: .text, bytes: text), to: requester.connection)
     }
 
     private func removeSubscriber(_ connection: WebSocketConnectionID) {
-        if subscribers.removeValue(forKey: connection) != nil {
-            subscriberIDs.removeAll { $0 == connection }
+        if subscribers.remove(connection) {
             context.metrics.subscribers.decrement()
             publishStatus()
         }
-        if presence.leave(connection) { presenceChanged = true }
+        presence.leave(.local(connection))
     }
 
-    /// Sends the presence list now if the last one went out at least ``presenceInterval`` ago, otherwise once the
+    /// Sends the presence delta now if the last one went out at least ``presenceInterval`` ago, otherwise once the
     /// interval is over (with whatever changed meanwhile).
     private func broadcastPresenceWhenDue() {
         guard !presenceBroadcastScheduled else { return }
@@ -577,19 +674,21 @@ actor TableActor {
             }
             return
         }
-        presenceChanged = false
+        guard let delta = presence.takeDelta(table: name) else { return }
         lastPresenceBroadcast = now
-        let local = presence.clients
-        if let cluster = context.clusterPresence, local != sharedPresence {
-            sharedPresence = local
-            cluster.publish(table: name, clients: local)
+        context.send(.presence(delta), to: subscribers.ids)
+        if let cluster = context.clusterPresence {
+            let local = presence.listed { if case .local = $0 { true } else { false } }
+            if local != sharedPresence {
+                sharedPresence = local
+                cluster.publish(table: name, clients: local)
+            }
         }
-        context.send(.presence(table: name, clients: local + otherNodesPresence), to: subscriberIDs)
     }
 
     private func broadcastScheduledPresence() {
         presenceBroadcastScheduled = false
-        if presenceChanged { broadcastPresenceWhenDue() }
+        if presence.hasNews { broadcastPresenceWhenDue() }
     }
 
     /// Brings a client from `since` (in epoch `epoch`) to the current version: the missed updates from memory or
@@ -619,7 +718,19 @@ actor TableActor {
                 return
             }
         }
-        sendSnapshot(to: [connection])
+        context.transport.send(snapshotMessage(), to: connection)
+    }
+
+    /// The shared `snapshot` of the committed table (see ``sharedSnapshot``).
+    private func snapshotMessage() -> WebSocketMessage {
+        let table = engine.table
+        if let shared = sharedSnapshot, shared.version == table.version, shared.rules == table.rules { return shared.message }
+        let snapshot = ServerMessage.snapshot(
+            table: name, version: table.version, epoch: epochText, rules: table.rules, sections: table.sections)
+        let message = WebSocketMessage(kind: .text, bytes: snapshot.encoded)
+        context.metrics.snapshotsEncoded.increment()
+        sharedSnapshot = (table.version, table.rules, message)
+        return message
     }
 
     private func setRules(_ requester: Requester, ref: String?, _ patch: RulesPatch) async {
@@ -632,7 +743,7 @@ actor TableActor {
             return refuse(requester, ref: ref, ProtocolError(.unavailable, "the rules could not be stored: \(error)"))
         }
         engine.setRules(rules)
-        context.send(.rules(table: name, rules: rules), to: subscriberIDs)
+        context.send(.rules(table: name, rules: rules), to: subscribers.ids)
         context.send(.ack(.init(ref: ref, table: name, version: engine.table.version)), to: requester.connection)
     }
 
@@ -657,11 +768,11 @@ actor TableActor {
     /// The table is gone (dropped here or on another node): tells subscribers and refuses all later work.
     private func forgetAfterDrop() {
         dropped = true
-        context.send(.dropped(table: name), to: subscriberIDs)
-        context.metrics.subscribers.decrement(by: Double(subscriberIDs.count))
+        context.send(.dropped(table: name), to: subscribers.ids)
+        context.metrics.subscribers.decrement(by: Double(subscribers.count))
         subscribers.removeAll()
-        subscriberIDs.removeAll()
         presence = PresenceBoard()
+        otherNodesPresence = []
         publishStatus()
     }
 }

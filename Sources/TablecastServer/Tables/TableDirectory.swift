@@ -3,8 +3,9 @@ import TableModel
 import TableStore
 import TablecastProtocol
 
-/// The tables by name. Creating and dropping go through here (the router awaits them one at a time, so two
-/// requests for one name never race); everything else goes straight to a table's actor.
+/// The tables by name. Creating and dropping go through here (each as a task of its own: the store refuses the
+/// second of two creations of one name, and a drop waits in the table's actor for what was queued before it);
+/// everything else goes straight to a table's actor.
 final class TableDirectory: Sendable {
     private let context: ServerContext
     private let tables = Mutex<[String: TableActor]>([:])
@@ -14,7 +15,7 @@ final class TableDirectory: Sendable {
         tables.withLock { tables in
             for actor in loaded { tables[actor.name] = actor }
         }
-        context.metrics.tables.set(Double(loaded.count))
+        context.metrics.tables.record(loaded.count)
     }
 
     func actor(_ name: String) -> TableActor? {
@@ -60,7 +61,7 @@ final class TableDirectory: Sendable {
             tables[name] = actor
             return tables.count
         }
-        context.metrics.tables.set(Double(count))
+        context.metrics.tables.record(count)
         context.logger.info("table created", metadata: ["table": "\(name)"])
         return .ack(.init(ref: ref, table: name, version: 0, epoch: Epoch.text(epoch)))
     }
@@ -78,7 +79,7 @@ final class TableDirectory: Sendable {
             return tables.count
         }
         context.logger.info("table dropped", metadata: ["table": "\(name)"])
-        context.metrics.tables.set(Double(count))
+        context.metrics.tables.record(count)
     }
 
     // MARK: Tables other nodes change (shared stores)
@@ -105,7 +106,7 @@ final class TableDirectory: Sendable {
         }
         replaced?.enqueue(.followStore(.dropped))
         context.logger.info("table loaded from the shared store", metadata: ["table": "\(name)"])
-        context.metrics.tables.set(Double(count))
+        context.metrics.tables.record(count)
         return actor
     }
 
@@ -114,7 +115,7 @@ final class TableDirectory: Sendable {
         let (removed, count) = tables.withLock { tables in (tables.removeValue(forKey: name), tables.count) }
         guard let removed else { return }
         removed.enqueue(.followStore(.dropped))
-        context.metrics.tables.set(Double(count))
+        context.metrics.tables.record(count)
         context.logger.info("table dropped on another node", metadata: ["table": "\(name)"])
     }
 

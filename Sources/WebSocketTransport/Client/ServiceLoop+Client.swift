@@ -20,6 +20,14 @@ extension ServiceLoop {
         info.origin = UnsafePointer(strings.origin ?? strings.host)
         info.protocol = UnsafePointer(strings.subprotocol)
         info.ietf_version_or_minus_one = -1
+        if request.usesTLS {
+            var flags = LCCSCF_USE_SSL.rawValue
+            if !clientTLS.verifiesCertificates {
+                flags |= LCCSCF_ALLOW_SELFSIGNED.rawValue | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK.rawValue
+                    | LCCSCF_ALLOW_EXPIRED.rawValue | LCCSCF_ALLOW_INSECURE.rawValue
+            }
+            info.ssl_connection = Int32(flags)
+        }
         info.opaque_user_data = Unmanaged.passUnretained(connection).toOpaque()
         // lws may report a failure through CLIENT_CONNECTION_ERROR before this returns; finish is idempotent.
         if let wsi = lws_client_connect_via_info(&info) {

@@ -10,11 +10,13 @@ public final class WebSocketClient: Sendable {
     private let loop: ServiceLoop
     private let flushTimeout: Duration
 
-    /// Starts the client's service thread; connections are made with `connect`.
+    /// Starts the client's service thread; connections are made with `connect`. Throws
+    /// `WebSocketTransportError.invalidCertificate` when the configured CA file cannot be read.
     public init(
         configuration: Configuration = Configuration(), logger: Logger = Logger(label: "tablecast.websocket-client"),
         onEvent: @escaping WebSocketEventHandler
     ) throws {
+        try configuration.tls.validate()
         loop = try ServiceLoop(
             role: .client,
             settings: ContextSettings(
@@ -23,7 +25,7 @@ public final class WebSocketClient: Sendable {
                 httpIdleTimeoutSeconds: configuration.connectTimeout.wholeSeconds,
                 pingAfterIdleSeconds: configuration.pingAfterIdle.wholeSeconds,
                 hangUpAfterIdleSeconds: configuration.hangUpAfterIdle.wholeSeconds,
-                maxConnections: configuration.maxConnections),
+                maxConnections: configuration.maxConnections, clientTLS: configuration.tls),
             limits: ConnectionLimits(
                 maxMessageSize: configuration.maxMessageSize, maxQueuedBytes: configuration.maxQueuedBytes,
                 maxQueuedMessages: configuration.maxQueuedMessages),

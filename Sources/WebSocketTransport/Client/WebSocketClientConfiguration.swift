@@ -9,6 +9,8 @@ extension WebSocketClient {
         public var pingAfterIdle: Duration
         public var hangUpAfterIdle: Duration
         public var shutdownFlushTimeout: Duration
+        /// How `wss://` connections verify servers.
+        public var tls: ClientTLS
 
         /// - Parameters:
         ///   - maxMessageSize: Largest inbound message; a larger one closes with 1009. Default 1 MiB.
@@ -21,6 +23,7 @@ extension WebSocketClient {
         ///   - pingAfterIdle: An idle connection is sent a PING after this long. Default 30 s.
         ///   - hangUpAfterIdle: A connection with no PONG or traffic for this long is closed. Default 60 s.
         ///   - shutdownFlushTimeout: How long `shutdown()` waits for queues to drain. Default 5 s.
+        ///   - tls: How `wss://` connections verify servers. Default: against the system's CA store.
         public init(
             maxMessageSize: Int = 1 << 20,
             maxQueuedBytes: Int = 8 << 20,
@@ -29,8 +32,10 @@ extension WebSocketClient {
             connectTimeout: Duration = .seconds(10),
             pingAfterIdle: Duration = .seconds(30),
             hangUpAfterIdle: Duration = .seconds(60),
-            shutdownFlushTimeout: Duration = .seconds(5)
+            shutdownFlushTimeout: Duration = .seconds(5),
+            tls: ClientTLS = ClientTLS()
         ) {
+            self.tls = tls
             self.maxMessageSize = maxMessageSize
             self.maxQueuedBytes = maxQueuedBytes
             self.maxQueuedMessages = maxQueuedMessages

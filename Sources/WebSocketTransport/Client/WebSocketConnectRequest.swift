@@ -1,4 +1,4 @@
-/// Where and how a client connection connects (plain `ws://`; TLS is not supported).
+/// Where and how a client connection connects (`ws://`, or `wss://` with `usesTLS`).
 public struct WebSocketConnectRequest: Sendable, Hashable {
     /// Host name or IP address.
     public var host: String
@@ -13,12 +13,15 @@ public struct WebSocketConnectRequest: Sendable, Hashable {
     public var origin: String?
     /// Extra request headers, e.g. `["Authorization": "Bearer …"]`.
     public var headers: [String: String]
+    /// TLS (`wss://`), verified as the client's ``ClientTLS`` says.
+    public var usesTLS: Bool
 
-    /// A request for `ws://host:port/path`.
+    /// A request for `ws://host:port/path` (`wss://` with `usesTLS`).
     public init(
         host: String, port: Int, path: String = "/", subprotocol: String? = nil, origin: String? = nil,
-        headers: [String: String] = [:]
+        headers: [String: String] = [:], usesTLS: Bool = false
     ) {
+        self.usesTLS = usesTLS
         self.host = host
         self.port = port
         self.path = path

@@ -4,6 +4,7 @@ public struct WebSocketTransportError: Error, Hashable, CustomStringConvertible 
         case contextCreationFailed
         case listenFailed
         case invalidConfiguration
+        case invalidCertificate
     }
 
     private let code: Code
@@ -21,6 +22,9 @@ public struct WebSocketTransportError: Error, Hashable, CustomStringConvertible 
     public static let listenFailed = WebSocketTransportError(.listenFailed, "could not listen")
     /// A configuration value is out of range.
     public static let invalidConfiguration = WebSocketTransportError(.invalidConfiguration, "invalid configuration")
+
+    /// A TLS certificate, key or CA file is missing, unreadable, not PEM, or the key does not match the certificate.
+    public static let invalidCertificate = WebSocketTransportError(.invalidCertificate, "invalid certificate")
 
     /// The same error with a more specific message; equality only compares the kind.
     func with(message: String) -> Self { Self(code, message) }

@@ -11,13 +11,15 @@ public struct WebSocketConnectionInfo: Sendable, Hashable {
     public let query: String?
     /// The `Origin` header, or `nil`.
     public let origin: String?
+    /// The `Host` header (the address the peer used, e.g. `192.168.1.20:8080`), or `nil`.
+    public let host: String?
     /// The negotiated `Sec-WebSocket-Protocol`, or `nil` when the client asked for none.
     public let subprotocol: String?
 
     /// Memberwise; the transport creates these, tests and adapters may too.
     public init(
         id: WebSocketConnectionID, remoteAddress: String, path: String, query: String?, origin: String?,
-        subprotocol: String?
+        subprotocol: String?, host: String? = nil
     ) {
         self.id = id
         self.remoteAddress = remoteAddress
@@ -25,5 +27,6 @@ public struct WebSocketConnectionInfo: Sendable, Hashable {
         self.query = query
         self.origin = origin
         self.subprotocol = subprotocol
+        self.host = host
     }
 }

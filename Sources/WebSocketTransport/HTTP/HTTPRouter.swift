@@ -1,25 +1,33 @@
 import CLibWebSockets
 import Foundation
-import Prometheus
 
 /// Answers plain HTTP requests on the WebSocket port: `/healthz`, `/metrics`, static files, else 404.
 struct HTTPRouter: Sendable {
-    let registry: PrometheusCollectorRegistry
+    /// The `/metrics` body, rendered by the metrics backend the application chose; `nil` answers 404.
+    let metricsPage: (@Sendable () -> [UInt8])?
+    /// Who may read `/healthz` and `/metrics`.
+    let access: EndpointAccess
     /// Absolute, standardized; `nil` serves no files.
     let staticDirectory: String?
     /// The `status` of `/healthz`; nil: `ok`.
     let healthStatus: (@Sendable () -> String)?
 
-    func respond(isGet: Bool, path: String, openConnections: Int) -> HTTPResponse {
+    /// - Parameters:
+    ///   - peer: the client's IP address; `authorization`: its `Authorization` header, if any.
+    func respond(isGet: Bool, path: String, peer: String, authorization: String?, openConnections: Int) -> HTTPResponse {
         guard isGet else { return HTTPResponse(status: 404, text: "not found\n") }
         switch path {
-        case "/healthz":
-            return HTTPResponse(
-                status: 200, contentType: "application/json",
-                body: Array(#"{"status":"\#(healthStatus?() ?? "ok")","connections":\#(openConnections)}"#.utf8))
-        case "/metrics":
-            return HTTPResponse(
-                status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: registry.emitToBuffer())
+        case "/healthz", "/metrics":
+            guard access.allows(peer: peer, authorization: authorization) else {
+                return HTTPResponse(status: 403, text: "forbidden: \(path) is served to loopback (or with its token)\n")
+            }
+            if path == "/healthz" {
+                return HTTPResponse(
+                    status: 200, contentType: "application/json",
+                    body: Array(#"{"status":"\#(healthStatus?() ?? "ok")","connections":\#(openConnections)}"#.utf8))
+            }
+            guard let metricsPage else { return HTTPResponse(status: 404, text: "not found\n") }
+            return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metricsPage())
         default:
             return staticFile(path) ?? HTTPResponse(status: 404, text: "not found\n")
         }

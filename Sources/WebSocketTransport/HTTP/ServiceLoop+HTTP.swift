@@ -6,7 +6,9 @@ extension ServiceLoop {
         guard case .server(let router) = role, let slot = Self.responseSlot(user) else { return -1 }
         let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
         let isGet = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0
-        let response = router.respond(isGet: isGet, path: path, openConnections: connections.count)
+        let response = router.respond(
+            isGet: isGet, path: path, peer: Self.peerAddress(wsi), authorization: Self.header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
+            openConnections: connections.count)
         guard response.writeHeaders(wsi) else { return -1 }
         releaseHTTPResponse(user)
         slot.pointee = Unmanaged.passRetained(response).toOpaque()

@@ -15,7 +15,12 @@ public struct WebSocketCloseCode: RawRepresentable, Sendable, Hashable, CustomSt
     /// 1006: reported, never sent: the connection ended without a close frame (reset, failed connect,
     /// keepalive timeout).
     public static let abnormalClosure = WebSocketCloseCode(rawValue: 1006)
-    /// 1007: a text message was not valid UTF-8.
+    /// 1015: reported, never sent: the TLS handshake failed; the reason says why (e.g. the server's certificate
+    /// did not verify against the trusted CAs, or is for another name).
+    public static let tlsHandshakeFailed = WebSocketCloseCode(rawValue: 1015)
+    /// 1002: the peer broke the protocol (e.g. a close frame with a code no endpoint may send).
+    public static let protocolError = WebSocketCloseCode(rawValue: 1002)
+    /// 1007: a text message (or a close frame's reason) was not valid UTF-8.
     public static let invalidPayload = WebSocketCloseCode(rawValue: 1007)
     /// 1009: a message exceeded the configured maximum size.
     public static let messageTooBig = WebSocketCloseCode(rawValue: 1009)
@@ -24,6 +29,15 @@ public struct WebSocketCloseCode: RawRepresentable, Sendable, Hashable, CustomSt
     /// 1013) so that a client can tell this apart from any other close: it means "reconnect and resynchronise",
     /// because messages were lost.
     public static let slowConsumer = WebSocketCloseCode(rawValue: 4000)
+
+    /// Whether an endpoint may put this code in a close frame (RFC 6455 §7.4.1 and §7.4.2, and the IANA registry):
+    /// 1000–1003, 1007–1014 and 3000–4999. 1004–1006 and 1015 are reserved or only reported locally.
+    public var maySend: Bool {
+        switch rawValue {
+        case 1000...1003, 1007...1014, 3000...4999: true
+        default: false
+        }
+    }
 
     public var description: String { String(rawValue) }
 }
@@ -39,5 +53,14 @@ public struct WebSocketCloseFrame: Sendable, Hashable {
     public init(code: WebSocketCloseCode, reason: String = "") {
         self.code = code
         self.reason = reason
+    }
+}
+
+extension WebSocketCloseFrame {
+    /// The close frame's payload: the code in network order and at most 123 bytes of reason (a control frame
+    /// carries at most 125 bytes); empty for 1005, which stands for "no code".
+    var payload: [UInt8] {
+        guard code != .noStatusReceived else { return [] }
+        return [UInt8(code.rawValue >> 8), UInt8(code.rawValue & 0xFF)] + reason.utf8.prefix(123)
     }
 }

@@ -1,6 +1,7 @@
-import Prometheus
+import CoreMetrics
 
-/// The server's Prometheus metrics, registered in the caller's registry under `websocket_`.
+/// The server's metrics under `websocket_`, recorded through the swift-metrics API into the factory the application
+/// chose (the `tablecast` executable bootstraps Prometheus).
 ///
 /// Updated only from the service thread; counters are batched per writable callback so that a broadcast to
 /// thousands of connections costs a few atomic adds per connection, not per byte.
@@ -16,38 +17,29 @@ final class TransportMetrics: Sendable {
     private let closedByReason: [UInt16: Counter]
     private let closedOther: Counter
 
-    init(registry: PrometheusCollectorRegistry) {
-        connectionsOpen = registry.makeGauge(
-            descriptor: Self.descriptor("connections_open", unit: "", help: "WebSocket connections currently open"))
-        connectionsAccepted = Self.counter(registry, "connections_accepted", "WebSocket connections accepted")
-        connectionsRejected = Self.counter(
-            registry, "connections_rejected", "WebSocket upgrades refused with 503 (at max connections or shutting down)")
-        messagesReceived = Self.counter(registry, "messages_received", "complete WebSocket messages received")
-        bytesReceived = Self.counter(registry, "received_bytes", "WebSocket payload bytes received")
-        messagesSent = Self.counter(registry, "messages_sent", "WebSocket messages written to connections")
-        bytesSent = Self.counter(registry, "sent_bytes", "WebSocket payload bytes written to connections")
-        queueOverflows = Self.counter(
-            registry, "queue_overflows", "connections closed because their outbound queue passed its bound")
+    init(factory: any MetricsFactory) {
+        func counter(_ name: String, _ dimensions: [(String, String)] = []) -> Counter {
+            Counter(label: "websocket_\(name)_total", dimensions: dimensions, factory: factory)
+        }
+        connectionsOpen = Gauge(label: "websocket_connections_open", factory: factory)
+        connectionsAccepted = counter("connections_accepted")
+        connectionsRejected = counter("connections_rejected")
+        messagesReceived = counter("messages_received")
+        bytesReceived = counter("received_bytes")
+        messagesSent = counter("messages_sent")
+        bytesSent = counter("sent_bytes")
+        queueOverflows = counter("queue_overflows")
         let reasons: [(WebSocketCloseCode, String)] = [
             (.normalClosure, "normal"), (.goingAway, "going_away"), (.abnormalClosure, "abnormal"),
             (.invalidPayload, "invalid_payload"), (.messageTooBig, "message_too_big"),
             (.slowConsumer, "slow_consumer"),
         ]
-        let closed = Self.descriptor("connections_closed", unit: "total", help: "WebSocket connections closed, by close reason")
         var counters: [UInt16: Counter] = [:]
         for (code, reason) in reasons {
-            counters[code.rawValue] = registry.makeCounter(descriptor: closed, labels: [("reason", reason)])
+            counters[code.rawValue] = counter("connections_closed", [("reason", reason)])
         }
         closedByReason = counters
-        closedOther = registry.makeCounter(descriptor: closed, labels: [("reason", "other")])
-    }
-
-    private static func descriptor(_ name: String, unit: String, help: String) -> MetricNameDescriptor {
-        MetricNameDescriptor(namespace: "websocket", metricName: name, unitName: unit, helpText: help)
-    }
-
-    private static func counter(_ registry: PrometheusCollectorRegistry, _ name: String, _ help: String) -> Counter {
-        registry.makeCounter(descriptor: descriptor(name, unit: "total", help: help))
+        closedOther = counter("connections_closed", [("reason", "other")])
     }
 
     func recordClose(_ code: WebSocketCloseCode) {

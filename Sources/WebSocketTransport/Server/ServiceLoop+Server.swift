@@ -2,21 +2,40 @@ import CLibWebSockets
 
 /// The server role's connection handling on the service thread.
 extension ServiceLoop {
-    /// Refuses an upgrade with 503 when at the connection limit or shutting down; lets it proceed otherwise.
+    /// Refuses an upgrade with 426 when it is not WebSocket version 13 (RFC 6455 §4.4: lws would go on with
+    /// another version number and then ignore the frames), with 503 when at the connection limit or shutting
+    /// down; lets it proceed otherwise.
     func confirmUpgrade(_ wsi: OpaquePointer) -> Int32 {
+        if lws_hdr_total_length(wsi, WSI_TOKEN_UPGRADE) > 0, Self.header(wsi, WSI_TOKEN_VERSION) != "13" {
+            return refuseVersion(wsi)
+        }
         guard isDraining || connections.count >= maxConnections else { return 0 }
         metrics?.connectionsRejected.increment()
         // >0 tells lws that we answered the request ourselves.
         return lws_return_http_status(wsi, UInt32(HTTP_STATUS_SERVICE_UNAVAILABLE.rawValue), nil) == 0 ? 1 : -1
     }
 
+    /// 426 Upgrade Required with the version this server speaks, as RFC 6455 §4.4 asks. Written whole: lws' header
+    /// helpers know no reason phrase for 426 and answer in the request's HTTP version, not yet parsed at this point.
+    private func refuseVersion(_ wsi: OpaquePointer) -> Int32 {
+        let response = Array(
+            "HTTP/1.1 426 Upgrade Required\r\nSec-WebSocket-Version: 13\r\nContent-Length: 0\r\n\r\n".utf8)
+        var buffer = [UInt8](repeating: 0, count: WebSocketMessage.headroom) + response
+        let written = buffer.withUnsafeMutableBufferPointer {
+            lws_write(wsi, $0.baseAddress! + WebSocketMessage.headroom, response.count, LWS_WRITE_HTTP_HEADERS)
+        }
+        // >0 tells lws that we answered the request ourselves.
+        return written == response.count ? 1 : -1
+    }
+
     func accept(_ wsi: OpaquePointer) {
         let connection = Connection(id: makeConnectionID(), loop: self)
         register(connection, wsi: wsi)
         connection.didOpen(wsi)
+        connection.startReading(wsi)
         if let metrics {
             metrics.connectionsAccepted.increment()
-            metrics.connectionsOpen.set(Int64(connections.count))
+            metrics.connectionsOpen.record(Int64(connections.count))
         }
         let requested = Self.header(wsi, WSI_TOKEN_PROTOCOL)
         let info = WebSocketConnectionInfo(
@@ -25,7 +44,8 @@ extension ServiceLoop {
             path: Self.header(wsi, WSI_TOKEN_GET_URI) ?? "/",
             query: Self.query(wsi),
             origin: Self.header(wsi, WSI_TOKEN_ORIGIN),
-            subprotocol: requested == nil ? nil : lws_get_protocol(wsi).map { String(cString: $0.pointee.name) })
+            subprotocol: requested == nil ? nil : lws_get_protocol(wsi).map { String(cString: $0.pointee.name) },
+            host: Self.header(wsi, WSI_TOKEN_HOST))
         handler(.opened(info))
     }
 

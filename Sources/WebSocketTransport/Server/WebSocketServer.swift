@@ -15,41 +15,59 @@ import Logging
 public final class WebSocketServer: Sendable {
     private let loop: ServiceLoop
     private let flushTimeout: Duration
+    private let tls: ServerTLS?
 
     /// The port the server listens on (the ephemeral one when configured with port 0).
     public var port: Int { loop.port }
 
-    /// Starts listening and serving. Throws `WebSocketTransportError.listenFailed` if the port is taken.
+    /// Starts listening and serving. Throws `WebSocketTransportError.listenFailed` if the port is taken, with a message
+    /// that says so, and `.invalidCertificate` if the TLS certificate or key is missing, unreadable, or they do not match.
     public init(
         configuration: Configuration, logger: Logger = Logger(label: "tablecast.websocket"),
         onEvent: @escaping WebSocketEventHandler
     ) throws {
         try configuration.validate()
+        try configuration.tls?.validate()
+        tls = configuration.tls
+        try ListenProbe.check(host: configuration.host, port: configuration.port)
         let directory = configuration.staticFilesDirectory.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         loop = try ServiceLoop(
             role: .server(
                 HTTPRouter(
-                    registry: configuration.metricsRegistry, staticDirectory: directory,
-                    healthStatus: configuration.healthStatus)),
+                    metricsPage: configuration.metricsPage, access: configuration.endpointAccess,
+                    staticDirectory: directory, healthStatus: configuration.healthStatus)),
             settings: ContextSettings(
                 port: configuration.port, host: configuration.host, subprotocols: configuration.subprotocols,
                 handshakeTimeoutSeconds: configuration.handshakeTimeout.wholeSeconds,
                 httpIdleTimeoutSeconds: configuration.httpIdleTimeout.wholeSeconds,
                 pingAfterIdleSeconds: configuration.pingAfterIdle.wholeSeconds,
                 hangUpAfterIdleSeconds: configuration.hangUpAfterIdle.wholeSeconds,
-                maxConnections: configuration.maxConnections),
+                maxConnections: configuration.maxConnections, serverTLS: configuration.tls),
             limits: ConnectionLimits(
                 maxMessageSize: configuration.maxMessageSize, maxQueuedBytes: configuration.maxQueuedBytes,
                 maxQueuedMessages: configuration.maxQueuedMessages,
                 maxUnconsumedMessages: configuration.maxUnconsumedMessages,
                 maxUnconsumedBytes: configuration.maxUnconsumedBytes),
-            metrics: TransportMetrics(registry: configuration.metricsRegistry),
+            metrics: TransportMetrics(factory: configuration.metricsFactory),
             logger: logger, handler: onEvent)
         flushTimeout = configuration.shutdownFlushTimeout
     }
 
     deinit {
         loop.submit(.stop)
+    }
+
+    /// Loads the TLS certificate and key again from their files (renewed certificates) for new connections;
+    /// open connections are not disturbed. The new pair is checked first: when it is unreadable or mismatched
+    /// this throws ``WebSocketTransportError/invalidCertificate`` and the server keeps the pair it has.
+    public func reloadCertificates() async throws {
+        guard let tls else {
+            throw WebSocketTransportError.invalidConfiguration.with(message: "the server does not serve TLS")
+        }
+        try tls.validate()
+        await withCheckedContinuation { continuation in
+            loop.submit(.reloadCertificates(tls, done: { continuation.resume() }))
+        }
     }
 
     /// Reports that the application is done with the oldest message of `connection` it was given (with inbound

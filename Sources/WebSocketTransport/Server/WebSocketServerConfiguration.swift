@@ -1,5 +1,5 @@
+import CoreMetrics
 import Foundation
-import Prometheus
 
 extension WebSocketServer {
     /// Where the server listens and the limits it enforces.
@@ -19,7 +19,11 @@ extension WebSocketServer {
         public var hangUpAfterIdle: Duration
         public var shutdownFlushTimeout: Duration
         public var staticFilesDirectory: String?
-        public var metricsRegistry: PrometheusCollectorRegistry
+        public var metricsFactory: any MetricsFactory
+        public var metricsPage: (@Sendable () -> [UInt8])?
+        public var endpointAccess: EndpointAccess
+        /// Serve https/wss with this certificate and key; `nil` serves plain http/ws.
+        public var tls: ServerTLS?
         /// The `status` `/healthz` reports, asked on each request; nil: always `ok`.
         public var healthStatus: (@Sendable () -> String)?
 
@@ -47,8 +51,13 @@ extension WebSocketServer {
         ///   - shutdownFlushTimeout: How long `shutdown()` waits for queues to drain before tearing connections
         ///     down. Default 5 s.
         ///   - staticFilesDirectory: Directory served for other GET paths (`/` → `index.html`); `nil` serves none.
-        ///   - metricsRegistry: Registry the transport's metrics are added to and that `/metrics` renders, so the
-        ///     application's own metrics registered there are served too.
+        ///   - metricsFactory: Where the transport records its metrics (swift-metrics). Default: the process'
+        ///     `MetricsSystem.factory`, which the application bootstraps with the backend it chose.
+        ///   - metricsPage: What `GET /metrics` answers, rendered by that backend (e.g. Prometheus text); `nil`
+        ///     (default) answers 404.
+        ///   - endpointAccess: Who may read `/healthz` and `/metrics`. Default: everyone.
+        ///   - tls: Certificate and key to serve TLS with (everything on the port: WebSocket, `/healthz`,
+        ///     `/metrics`, files); `nil` (default) serves plain text.
         ///   - healthStatus: The `status` `/healthz` reports (e.g. `degraded`); nil: always `ok`.
         public init(
             host: String? = nil,
@@ -66,10 +75,14 @@ extension WebSocketServer {
             hangUpAfterIdle: Duration = .seconds(60),
             shutdownFlushTimeout: Duration = .seconds(5),
             staticFilesDirectory: String? = nil,
-            metricsRegistry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+            metricsFactory: any MetricsFactory = MetricsSystem.factory,
+            metricsPage: (@Sendable () -> [UInt8])? = nil,
+            endpointAccess: EndpointAccess = .everyone,
+            tls: ServerTLS? = nil,
             healthStatus: (@Sendable () -> String)? = nil
         ) {
             self.healthStatus = healthStatus
+            self.tls = tls
             self.host = host
             self.port = port
             self.subprotocols = subprotocols
@@ -85,16 +98,21 @@ extension WebSocketServer {
             self.hangUpAfterIdle = hangUpAfterIdle
             self.shutdownFlushTimeout = shutdownFlushTimeout
             self.staticFilesDirectory = staticFilesDirectory
-            self.metricsRegistry = metricsRegistry
+            self.metricsFactory = metricsFactory
+            self.metricsPage = metricsPage
+            self.endpointAccess = endpointAccess
         }
 
         func validate() throws {
-            guard (0...65_535).contains(port), maxMessageSize > 0, maxQueuedBytes > 0, maxQueuedMessages > 0,
+            guard (0...65_535).contains(port) else {
+                throw WebSocketTransportError.invalidConfiguration.with(message: "port \(port) is not in 0…65535")
+            }
+            guard maxMessageSize > 0, maxQueuedBytes > 0, maxQueuedMessages > 0,
                 maxConnections > 0, pingAfterIdle < hangUpAfterIdle, (maxUnconsumedMessages ?? 2) >= 2,
                 (maxUnconsumedBytes ?? 2) >= 2
             else {
                 throw WebSocketTransportError.invalidConfiguration.with(
-                    message: "port, sizes and counts must be in range, and pingAfterIdle < hangUpAfterIdle")
+                    message: "sizes and counts must be positive, and pingAfterIdle < hangUpAfterIdle")
             }
         }
     }

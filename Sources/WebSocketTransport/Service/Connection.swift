@@ -1,5 +1,8 @@
 import CLibWebSockets
 import DequeModule
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One WebSocket connection's state. Touched only on the service thread.
 final class Connection {
@@ -31,6 +34,17 @@ final class Connection {
     private var inbound: [UInt8] = []
     private var inboundKind = WebSocketMessageKind.text
     private var assembling = false
+
+    /// Server role: the libev watcher that reads the socket, and the frames read (see `startReading`).
+    private var reader: UnsafeMutableRawPointer?
+    private var parser = FrameParser()
+    /// Server role: a ping's payload, to be answered with a pong from the next WRITEABLE callback.
+    private var pendingPong: [UInt8]?
+    /// Server role: the answer to the peer's close frame; the connection closes once it is written.
+    private var closeReply: WebSocketCloseFrame?
+    private var closeReplyWritten = false
+    /// Client role: why the server's certificate did not verify, when it did not.
+    var certificateError: String?
 
     /// Client role: the request's C strings, which lws reads until the connection ends.
     var clientRequest: ClientRequestStrings?
@@ -106,6 +120,22 @@ final class Connection {
     /// `lws_partial_buffered` is a flag check, where `lws_send_pipe_choked` costs a `poll` syscall per message;
     /// the budget keeps one fast reader from holding the service thread.
     func writeable(_ wsi: OpaquePointer) -> Int32 {
+        if let reply = closeReply {
+            if !closeReplyWritten {
+                closeReplyWritten = true
+                guard loop.writeControlFrame(opcode: 0x8, payload: reply.payload, to: wsi) else { return -1 }
+            }
+            // Closing without a reason of ours for lws: it sends nothing more and closes the socket.
+            guard lws_partial_buffered(wsi) == 0 else {
+                lws_callback_on_writable(wsi)
+                return 0
+            }
+            return -1
+        }
+        if let pong = pendingPong {
+            pendingPong = nil
+            guard loop.writeControlFrame(opcode: 0xA, payload: pong, to: wsi) else { return -1 }
+        }
         var messages = 0
         var bytes = 0
         defer {
@@ -150,9 +180,138 @@ final class Connection {
 
     static let writeBudget = 64 * 1024
 
+    // MARK: Inbound, server role
+
+    /// Takes reading over from lws once the connection is established: lws 4.1 acts on a frame header before any
+    /// callback sees it, accepting unmasked frames and non-minimal lengths and dropping the connection without a
+    /// close frame for an oversized control frame or a length with its top bit set. A libev watcher on the socket
+    /// reads it instead (through OpenSSL on a TLS connection), `FrameParser` applies RFC 6455 §5, and lws keeps the
+    /// handshake, the writing, its idle pings and closing the socket.
+    func startReading(_ wsi: OpaquePointer) {
+        lws_rx_flow_control(wsi, 0)
+        reader = CLibWebSockets_newReader(lws_get_socket_fd(wsi), { context in
+            guard let context else { return }
+            Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().readable()
+        }, Unmanaged.passUnretained(self).toOpaque())
+        guard let reader else { return }
+        CLibWebSockets_startReader(loop.eventLoop, reader)
+        // OpenSSL may already hold decrypted bytes that arrived with the end of the handshake.
+        feedIfTLSPending(wsi, reader)
+    }
+
+    /// A TLS connection whose OpenSSL object holds decrypted bytes is read on the next loop iteration: the socket
+    /// need not become readable again for them.
+    private func feedIfTLSPending(_ wsi: OpaquePointer, _ reader: UnsafeMutableRawPointer) {
+        if let tls = CLibWebSockets_tlsConnection(wsi), CLibWebSockets_tlsPending(tls) > 0 {
+            CLibWebSockets_feedReader(loop.eventLoop, reader)
+        }
+    }
+
+    /// Stops and frees the watcher; the connection is closing.
+    func stopReading() {
+        guard let reader else { return }
+        CLibWebSockets_freeReader(loop.eventLoop, reader)
+        self.reader = nil
+    }
+
+    /// The socket is readable: reads up to `readBudget` bytes (so that one fast sender cannot hold the service
+    /// thread) and handles the whole frames among them.
+    private func readable() {
+        guard let wsi, let reader else { return }
+        let fd = lws_get_socket_fd(wsi)
+        let tls = CLibWebSockets_tlsConnection(wsi)
+        let buffer = loop.readBuffer
+        var budget = Self.readBudget
+        while budget > 0 {
+            let count: Int
+            if let tls {
+                count = CLibWebSockets_tlsRead(tls, buffer.baseAddress, Int32(buffer.count))
+                if count == 0 || count == -2 { return peerGone(wsi) }
+                if count < 0 { return }
+            } else {
+                count = recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+                if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                    return peerGone(wsi)
+                }
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+            }
+            budget -= count
+            // After a violation or the peer's close, what else it sends is dropped unread.
+            guard !droppingInbound, closeReply == nil else { continue }
+            parser.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            handleFrames(wsi)
+            if receivingPaused {
+                CLibWebSockets_stopReader(loop.eventLoop, reader)
+                return
+            }
+        }
+        // Out of budget: a plain socket is still readable, but decrypted bytes need a nudge.
+        feedIfTLSPending(wsi, reader)
+    }
+
+    static let readBudget = 256 * 1024
+
+    /// The peer closed its side or the socket failed: lws closes the connection (reported as 1006 unless a close
+    /// frame was exchanged). A peer that sent its close frame and then shut down its side may still read: the
+    /// answer is written first, and the connection closes after it.
+    private func peerGone(_ wsi: OpaquePointer) {
+        stopReading()
+        if closeReply != nil, !closeReplyWritten { return }
+        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, LWS_TO_KILL_ASYNC)
+    }
+
+    /// Handles the whole frames parsed so far, until reading pauses or the connection starts closing.
+    private func handleFrames(_ wsi: OpaquePointer) {
+        while !receivingPaused, !droppingInbound, closeReply == nil,
+            let output = parser.next(assembled: inbound.count, limit: loop.limits.maxMessageSize)
+        {
+            // Any frame proves the peer alive, so lws' idle ping can wait.
+            lws_validity_confirmed(wsi)
+            switch output {
+            case .violation(let frame):
+                _ = refuseInbound(wsi, frame)
+            case .frame(let frame):
+                switch frame.opcode {
+                case .text, .binary:
+                    assembling = true
+                    inboundKind = frame.opcode == .text ? .text : .binary
+                    frame.payload.withUnsafeBytes { _ = take(wsi, $0, final: frame.fin) }
+                case .continuation:
+                    frame.payload.withUnsafeBytes { _ = take(wsi, $0, final: frame.fin) }
+                case .ping:
+                    pendingPong = frame.payload
+                    lws_callback_on_writable(wsi)
+                case .pong:
+                    break
+                case .close:
+                    receivedClose(wsi, frame.payload)
+                }
+            }
+        }
+    }
+
+    /// The peer's close frame. When we had started closing, this is its answer and the connection ends; otherwise
+    /// it is answered (see `Self.answer(toClose:)`) from the next WRITEABLE callback, before anything queued.
+    private func receivedClose(_ wsi: OpaquePointer, _ payload: [UInt8]) {
+        if pendingClose != nil {
+            stopReading()
+            lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, LWS_TO_KILL_ASYNC)
+            return
+        }
+        let (peer, reply) = payload.withUnsafeBytes { Self.answer(toClose: $0) }
+        closeFrame = closeFrame ?? peer ?? reply
+        closeReply = reply
+        dropQueue()
+        lws_callback_on_writable(wsi)
+    }
+
     // MARK: Inbound
 
-    /// A RECEIVE callback: one chunk of a frame. Reassembles fragments, enforces the size limit, validates text.
+    /// A RECEIVE callback (client role): one chunk of a frame. Reassembles fragments, enforces the size limit,
+    /// validates text.
     func receive(_ wsi: OpaquePointer, _ data: UnsafeRawPointer?, _ length: Int) -> Int32 {
         if droppingInbound { return 0 }
         if !assembling {
@@ -160,12 +319,18 @@ final class Connection {
             inboundKind = lws_frame_is_binary(wsi) != 0 ? .binary : .text
         }
         let maxSize = loop.limits.maxMessageSize
-        if inbound.count + length > maxSize {
+        // What the frame header announced counts at once: a frame claiming more than the limit is refused at its
+        // first bytes, not after the limit's worth of them.
+        if inbound.count + length + lws_remaining_packet_payload(wsi) > maxSize {
             return refuseInbound(wsi, WebSocketCloseFrame(code: .messageTooBig, reason: "message exceeds \(maxSize) bytes"))
         }
-        let chunk = UnsafeRawBufferPointer(start: data, count: length)
+        return take(wsi, UnsafeRawBufferPointer(start: data, count: length), final: lws_is_final_fragment(wsi) != 0)
+    }
+
+    /// Adds a chunk of the message being assembled; once `final`, validates and delivers the message.
+    private func take(_ wsi: OpaquePointer, _ chunk: UnsafeRawBufferPointer, final: Bool) -> Int32 {
         let bytes: [UInt8]
-        if lws_is_final_fragment(wsi) != 0 {
+        if final {
             if inbound.isEmpty {
                 bytes = Array(chunk)
             } else {
@@ -187,7 +352,8 @@ final class Connection {
         }
         if loop.delivering(on: id, size: bytes.count), !receivingPaused {
             receivingPaused = true
-            lws_rx_flow_control(wsi, 0)
+            // The server's reader stops itself once the frames in hand are handled.
+            if reader == nil { lws_rx_flow_control(wsi, 0) }
         }
         loop.handler(.message(id, WebSocketInboundMessage(kind: inboundKind, bytes: bytes)))
         return 0
@@ -207,23 +373,54 @@ final class Connection {
         return 0
     }
 
-    /// Reads the connection again after a pause (see `ServiceLoop.consumed`).
+    /// Reads the connection again after a pause (see `ServiceLoop.consumed`), starting with the frames already
+    /// read.
     func resumeReceiving() {
         guard receivingPaused, let wsi else { return }
         receivingPaused = false
-        lws_rx_flow_control(wsi, 1)
-    }
-
-    /// The peer's close frame: 2 bytes of code (network order), then the reason.
-    func peerClosed(_ data: UnsafeRawPointer?, _ length: Int) {
-        guard closeFrame == nil else { return }
-        let payload = UnsafeRawBufferPointer(start: data, count: length)
-        guard payload.count >= 2 else {
-            closeFrame = WebSocketCloseFrame(code: .noStatusReceived)
+        guard let reader else {
+            lws_rx_flow_control(wsi, 1)
             return
         }
+        handleFrames(wsi)
+        if !receivingPaused {
+            CLibWebSockets_startReader(loop.eventLoop, reader)
+            feedIfTLSPending(wsi, reader)
+        }
+    }
+
+    /// The peer's close frame as lws hands it over (client role): lws echoes it; a frame the RFC forbids is
+    /// answered instead (see `Self.answer(toClose:)`). lws has already turned most reserved codes into 1002 by
+    /// then, but not codes of 5000 and above. Returns -1 so that lws sends our frame rather than the echo.
+    func peerClosed(_ wsi: OpaquePointer, _ data: UnsafeRawPointer?, _ length: Int) -> Int32 {
+        let (peer, reply) = Self.answer(toClose: UnsafeRawBufferPointer(start: data, count: length))
+        guard let peer, reply == peer else {
+            closeFrame = closeFrame ?? reply
+            return close(wsi, with: reply)
+        }
+        if closeFrame == nil { closeFrame = peer }
+        return 0
+    }
+
+    /// The peer's close frame (2 bytes of code in network order, then a UTF-8 reason), when it is valid, and the
+    /// frame to answer it with: its echo, or (RFC 6455 §5.5.1, §7.4) 1002 for a code no endpoint may send or a
+    /// 1-byte payload, 1007 for a reason that is not UTF-8. An empty payload is valid and reported as 1005.
+    static func answer(toClose payload: UnsafeRawBufferPointer) -> (peer: WebSocketCloseFrame?, reply: WebSocketCloseFrame) {
+        if payload.isEmpty {
+            return (WebSocketCloseFrame(code: .noStatusReceived), WebSocketCloseFrame(code: .noStatusReceived))
+        }
+        guard payload.count >= 2 else {
+            return (nil, WebSocketCloseFrame(code: .protocolError, reason: "a close payload needs a 2-byte code"))
+        }
         let code = UInt16(payload[0]) << 8 | UInt16(payload[1])
-        closeFrame = WebSocketCloseFrame(
-            code: WebSocketCloseCode(rawValue: code), reason: String(decoding: payload.dropFirst(2), as: UTF8.self))
+        guard WebSocketCloseCode(rawValue: code).maySend else {
+            return (nil, WebSocketCloseFrame(code: .protocolError, reason: "close code \(code) is not allowed"))
+        }
+        let reason = Array(payload.dropFirst(2))
+        guard UTF8Validation.isValid(reason) else {
+            return (nil, WebSocketCloseFrame(code: .invalidPayload, reason: "the close reason is not UTF-8"))
+        }
+        let peer = WebSocketCloseFrame(code: WebSocketCloseCode(rawValue: code), reason: String(decoding: reason, as: UTF8.self))
+        return (peer, peer)
     }
 }

@@ -11,4 +11,8 @@ struct ContextSettings: Sendable {
     var hangUpAfterIdleSeconds: Int
     /// Connections lws must be able to hold: sizes its fd table.
     var maxConnections: Int
+    /// Server role: serve TLS with this certificate and key.
+    var serverTLS: ServerTLS? = nil
+    /// Client role: how `wss://` connections verify servers.
+    var clientTLS = ClientTLS()
 }

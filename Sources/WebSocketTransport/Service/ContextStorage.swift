@@ -44,11 +44,19 @@ final class ContextStorage: @unchecked Sendable {
         // Header tables for handshakes in flight; the default (10) makes bursts of connects queue up.
         info.max_http_header_pool = 256
         info.count_threads = 1
+        info.options |= CLibWebSockets_sslGlobalInitOption()
+        // HTTP/1.1 only: the transport frames WebSocket messages and serves HTTP as HTTP/1.1 (no h2 over TLS).
+        info.alpn = UnsafePointer(copy("http/1.1"))
         if isServer {
             info.port = Int32(settings.port ?? 0)
             if let host = settings.host { info.iface = UnsafePointer(copy(host)) }
+            if let tls = settings.serverTLS {
+                info.ssl_cert_filepath = UnsafePointer(copy(tls.certificatePath))
+                info.ssl_private_key_filepath = UnsafePointer(copy(tls.privateKeyPath))
+            }
         } else {
             info.port = CONTEXT_PORT_NO_LISTEN
+            if let ca = settings.clientTLS.caCertificatePath { info.client_ssl_ca_filepath = UnsafePointer(copy(ca)) }
         }
         creationInfo = info
     }

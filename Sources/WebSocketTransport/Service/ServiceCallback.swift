@@ -23,11 +23,12 @@ extension ServiceLoop {
         case LWS_CALLBACK_SERVER_WRITEABLE, LWS_CALLBACK_CLIENT_WRITEABLE:
             return connection(for: wsi)?.writeable(wsi) ?? 0
 
+        // In effect the client role: the server reads its connections itself (see `Connection.startReading`).
         case LWS_CALLBACK_RECEIVE, LWS_CALLBACK_CLIENT_RECEIVE:
             return connection(for: wsi)?.receive(wsi, input, length) ?? 0
 
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-            connection(for: wsi)?.peerClosed(input, length)
+            return connection(for: wsi)?.peerClosed(wsi, input, length) ?? 0
 
         case LWS_CALLBACK_CLOSED, LWS_CALLBACK_CLIENT_CLOSED:
             if let connection = connection(for: wsi) { finish(connection) }
@@ -59,9 +60,20 @@ extension ServiceLoop {
         case LWS_CALLBACK_CLIENT_ESTABLISHED:
             clientEstablished(wsi)
 
+        case LWS_CALLBACK_OPENSSL_PERFORM_SERVER_CERT_VERIFICATION:
+            // `user` is OpenSSL's X509_STORE_CTX, `length` its preverify_ok: remember why verification failed so
+            // that the close says so (lws' own message only has the error number).
+            if length == 0, let user, let error = CLibWebSockets_verificationError(user) {
+                connection(for: wsi)?.certificateError = String(cString: error)
+            }
+
         case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
             if let connection = connection(for: wsi) {
                 let detail = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) }
+                if let error = connection.certificateError {
+                    connection.closeFrame = WebSocketCloseFrame(
+                        code: .tlsHandshakeFailed, reason: "the server's certificate did not verify: \(error)")
+                }
                 finish(connection, detail: detail ?? "connection failed")
             }
 

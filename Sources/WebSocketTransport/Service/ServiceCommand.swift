@@ -9,6 +9,8 @@ enum ServiceCommand: Sendable {
     case connect(WebSocketConnectionID, WebSocketConnectRequest)
     /// Stop accepting, close every connection with the frame once its queue is flushed, then stop.
     case drain(WebSocketCloseFrame)
+    /// Load the server's certificate and key again (already validated) for new connections; then call `done`.
+    case reloadCertificates(ServerTLS, done: @Sendable () -> Void)
     /// Stop now: whatever is still open is torn down with the context.
     case stop
 }

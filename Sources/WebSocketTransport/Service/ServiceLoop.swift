@@ -27,10 +27,14 @@ final class ServiceLoop: @unchecked Sendable {
     let handler: WebSocketEventHandler
     let metrics: TransportMetrics?
     let logger: Logger
+    /// Client role: how `wss://` connections verify servers.
+    let clientTLS: ClientTLS
     /// Set once in `init`, before the service thread starts; never reassigned.
     private(set) var context: OpaquePointer!
-    /// The libev loop lws runs on; destroyed by the service thread after the context.
-    private let eventLoop: UnsafeMutableRawPointer
+    /// The libev loop lws runs on (the server's readers too); destroyed by the service thread after the context.
+    let eventLoop: UnsafeMutableRawPointer
+    /// Server role: what a connection's reader receives into (service thread only).
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     /// The listening port (server role), read back from lws so that port 0 reports the ephemeral port.
     private(set) var port = 0
 
@@ -66,6 +70,7 @@ final class ServiceLoop: @unchecked Sendable {
         self.metrics = metrics
         self.logger = logger
         self.handler = handler
+        clientTLS = settings.clientTLS
         LibWebSocketsLog.install(logger)
         storage = ContextStorage(settings: settings, isServer: settings.port != nil)
 
@@ -99,6 +104,7 @@ final class ServiceLoop: @unchecked Sendable {
 
     deinit {
         scratch.deallocate()
+        readBuffer.deallocate()
     }
 
     func makeConnectionID() -> WebSocketConnectionID {
@@ -108,7 +114,10 @@ final class ServiceLoop: @unchecked Sendable {
     /// Hands `command` to the service thread; callable from any thread. Ignored once the loop stopped.
     func submit(_ command: ServiceCommand) {
         inbox.withLock { inbox in
-            guard inbox.open else { return }
+            guard inbox.open else {
+                if case .reloadCertificates(_, let done) = command { done() }
+                return
+            }
             inbox.commands.append(command)
             if inbox.commands.count == 1 { lws_cancel_service(context) }
         }
@@ -143,10 +152,12 @@ final class ServiceLoop: @unchecked Sendable {
         if let ticker { CLibWebSockets_stopTicker(eventLoop, ticker) }
         // Commands that arrive from now on, or were not processed yet, are dropped: nothing may start while the
         // context is being destroyed.
-        inbox.withLock { inbox in
+        let dropped = inbox.withLock { inbox in
             inbox.open = false
-            inbox.commands = []
+            defer { inbox.commands = [] }
+            return inbox.commands
         }
+        for case .reloadCertificates(_, let done) in dropped { done() }
         // Destroying the context closes what is left; their CLOSED callbacks report them as usual.
         lws_context_destroy(context)
         CLibWebSockets_destroyLoop(eventLoop)
@@ -181,6 +192,10 @@ final class ServiceLoop: @unchecked Sendable {
                 connect(id, request)
             case .drain(let frame):
                 drain(closingWith: frame)
+            case .reloadCertificates(let tls, let done):
+                // Existing connections keep the certificate their handshake used; new handshakes get the new one.
+                _ = lws_tls_cert_updated(context, tls.certificatePath, tls.privateKeyPath, nil, 0, nil, 0)
+                done()
             case .stop:
                 stopLoop()
             }
@@ -242,13 +257,14 @@ final class ServiceLoop: @unchecked Sendable {
     func finish(_ connection: Connection, detail: String = "") {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         if limits.hasInboundFlowControl { backlogs.withLock { _ = $0.removeValue(forKey: connection.id) } }
+        connection.stopReading()
         if let wsi = connection.wsi { lws_set_opaque_user_data(wsi, nil) }
         connection.wsi = nil
         let wasOpen = connection.isOpen
         connection.isOpen = false
         let frame = connection.closeFrame ?? WebSocketCloseFrame(code: .abnormalClosure, reason: detail)
         if let metrics, wasOpen {
-            metrics.connectionsOpen.set(Int64(connections.count))
+            metrics.connectionsOpen.record(Int64(connections.count))
             metrics.recordClose(frame.code)
         }
         handler(.closed(connection.id, frame))
@@ -309,6 +325,16 @@ final class ServiceLoop: @unchecked Sendable {
             cursor += length
         }
         return lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), total, LWS_WRITE_HTTP) >= 0
+    }
+
+    /// Server role, from within a WRITEABLE callback: writes a control frame (a pong, a close) as is, the way
+    /// ``writeFrames(_:count:to:)`` does. Returns false on failure.
+    func writeControlFrame(opcode: UInt8, payload: [UInt8], to wsi: OpaquePointer) -> Bool {
+        let frame = [0x80 | opcode, UInt8(payload.count)] + payload
+        let headroom = WebSocketMessage.headroom
+        let buffer = scratchBuffer(headroom + frame.count) + headroom
+        frame.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: frame.count) }
+        return lws_write(wsi, buffer.assumingMemoryBound(to: UInt8.self), frame.count, LWS_WRITE_HTTP) >= 0
     }
 
     static func frameHeaderSize(_ length: Int) -> Int {

@@ -40,6 +40,9 @@ final class RawSocket {
 
     func write(_ text: String) { write(Array(text.utf8)) }
 
+    /// Sends FIN: the peer reads the end of the stream, and this side can still read.
+    func shutdownWriting() { shutdown(fd, Int32(SHUT_WR)) }
+
     /// Up to `max` bytes; empty at end of stream or timeout.
     func read(max: Int = 65_536) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: max)
@@ -63,16 +66,21 @@ final class RawSocket {
 
     /// Sends a WebSocket upgrade request and reads the response headers; returns the status line.
     func upgrade(path: String = "/") -> String {
+        upgradeResponse(path: path).first ?? ""
+    }
+
+    /// Sends a WebSocket upgrade request and returns the response's status line and header lines.
+    func upgradeResponse(path: String = "/", version: String = "13") -> [String] {
         write(
             "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: \(version)\r\n\r\n")
         var headers: [UInt8] = []
         while !headers.ends(with: Array("\r\n\r\n".utf8)) {
             let byte = read(exactly: 1)
             guard !byte.isEmpty else { break }
             headers += byte
         }
-        return String(decoding: headers, as: UTF8.self).components(separatedBy: "\r\n").first ?? ""
+        return String(decoding: headers, as: UTF8.self).components(separatedBy: "\r\n").filter { !$0.isEmpty }
     }
 
     /// A client frame as the RFC requires: masked (with a fixed key, which is allowed).

@@ -2,7 +2,7 @@
 // the test plays the server, reads what the client sends and answers as the spec says.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TablecastClient, TablecastError } from '../tablecast.js';
+import { Presence, TablecastClient, TablecastError } from '../tablecast.js';
 import { DEFAULT_RULES, section, row, snapshot, update } from '../test-support/fixtures.js';
 import { NodeWebSocket, startPeer } from '../test-support/websocket.js';
 
@@ -38,11 +38,13 @@ async function accept(peer, clientId = 'laptop-7f3a') {
 }
 
 /** Answers a subscribe with a snapshot (or the given catch-up) and `subscribed`. */
-function serveSubscribe(conn, msg, { version, sections = [], catchUp, epoch = 'e1' }) {
+function serveSubscribe(conn, msg, { version, sections = [], catchUp, epoch = 'e1', presence = NOBODY }) {
   if (catchUp) catchUp.forEach((u) => conn.send(u));
   else conn.send(snapshot(version, sections, { table: msg.table, epoch }));
-  conn.send({ type: 'subscribed', ref: msg.ref, table: msg.table, version, epoch, rules: DEFAULT_RULES });
+  conn.send({ type: 'subscribed', ref: msg.ref, table: msg.table, version, epoch, rules: DEFAULT_RULES, presence });
 }
+
+const NOBODY = { clients: [], viewers: 0, you: 'c1' };
 
 const fruit = () => [section('s1', 'Fruit', null, ['apple', 'pear'])];
 
@@ -330,11 +332,11 @@ test('presence is sent once subscribed, re-sent after a reconnect, and received 
       { type: 'endEditingRow', table: 't', row: 'pear' },
     ],
   );
-  const clients = [{ client: 'laptop-7f3a', name: 'Ana', editing: true, row: 'apple' }];
+  const me = { key: 'c1', client: 'laptop-7f3a', name: 'Ana', editing: true, row: 'apple' };
   const seen = new Promise((resolve) => client.on('presence', resolve));
-  conn.send({ type: 'presence', table: 't', clients });
-  assert.deepEqual(await seen, { table: 't', clients });
-  assert.deepEqual(client.presence('t'), clients);
+  conn.send({ type: 'presence', table: 't', joined: [me], changed: [], left: [], viewers: 0 });
+  assert.deepEqual(await seen, { table: 't', you: 'c1', clients: [me], viewers: 0, joined: [me], changed: [], left: [] });
+  assert.deepEqual(client.presence('t'), { you: 'c1', clients: [me], viewers: 0 });
 
   conn.drop();
   const { conn: again } = await accept(peer);
@@ -456,4 +458,108 @@ test('several urls: after a lost connection the client moves to the next node an
   serveSubscribe(again, resub, { version: 6, catchUp: [update(6, { deleteRows: [[0, 0]] })] });
   await new Promise((resolve) => client.on('subscribed', resolve));
   assert.deepEqual(replica.values(), [['pear']]);
+});
+
+test('presence: the catch-up brings the state, deltas change only what they name', async (t) => {
+  const ana = { key: 'c1', client: 'ana', name: 'Ana', editing: false };
+  const bo = { key: 'c2', client: 'bo', name: 'Bo', editing: false };
+  const boTab2 = { key: 'c5', client: 'bo', name: 'Bo', editing: false };
+  const env = await setup(t);
+  env.client.connect();
+  const { conn } = await accept(env.peer);
+  const events = [];
+  env.client.on('presence', (detail) => events.push(detail));
+  const subscribing = env.client.subscribe('t');
+  const sub = await conn.next();
+  serveSubscribe(conn, sub, { version: 5, sections: fruit(), presence: { clients: [ana, bo], viewers: 3, you: 'c9' } });
+  await subscribing;
+  assert.deepEqual(events.shift(), {
+    table: 't', you: 'c9', clients: [ana, bo], viewers: 3, joined: [], changed: [], left: [],
+  });
+  const next = () => new Promise((resolve) => {
+    const off = env.client.on('presence', (detail) => {
+      off();
+      resolve(detail);
+    });
+  });
+  // Two tabs of one client are two entries; a change replaces its entry in place; a leave removes one key.
+  const deltas = [
+    { type: 'presence', table: 't', joined: [boTab2], changed: [], left: [], viewers: 4 },
+    { type: 'presence', table: 't', joined: [], changed: [{ ...bo, editing: true, row: 'r2' }], left: ['c1'], viewers: 4 },
+    { type: 'presence', table: 't', joined: [], changed: [], left: [], viewers: 2 },
+  ];
+  for (const delta of deltas) {
+    const seen = next();
+    conn.send(delta);
+    await seen;
+  }
+  assert.deepEqual(env.client.presence('t'), {
+    you: 'c9', clients: [{ ...bo, editing: true, row: 'r2' }, boTab2], viewers: 2,
+  });
+  assert.deepEqual(events.at(-2).left, ['c1']);
+  assert.deepEqual(events.at(-1).clients.map((entry) => entry.key), ['c2', 'c5']);
+  // A refresh's state replaces what the deltas built.
+  const refreshing = env.client.refresh('t');
+  const refresh = await conn.next();
+  conn.send({
+    type: 'refreshed', ref: refresh.ref, table: 't', version: 5, epoch: 'e1', rules: DEFAULT_RULES,
+    presence: { clients: [ana], viewers: 0, you: 'c9' },
+  });
+  await refreshing;
+  assert.deepEqual(env.client.presence('t'), { you: 'c9', clients: [ana], viewers: 0 });
+});
+
+test('Presence applies deltas in order and keeps its own copies', () => {
+  const entry = (key, extra = {}) => ({ key, client: key, name: key.toUpperCase(), editing: false, ...extra });
+  const state = { you: 'a', clients: [entry('a'), entry('b')], viewers: 1 };
+  const presence = new Presence(state);
+  state.clients[0].name = 'changed outside';
+  presence.apply({ joined: [entry('c')], changed: [entry('a', { editing: true })], left: ['b'], viewers: 7 });
+  presence.apply({ joined: [], changed: [entry('c', { row: 'r1' })], left: ['nobody'], viewers: 6 });
+  assert.deepEqual(presence.toJSON(), {
+    you: 'a', clients: [entry('a', { editing: true }), entry('c', { row: 'r1' })], viewers: 6,
+  });
+  assert.deepEqual(presence.others, [entry('c', { row: 'r1' })]);
+  const before = presence.clients;
+  before[0].name = 'mutated copy';
+  assert.equal(presence.clients[0].name, 'A');
+});
+
+test('history sends its range and settles with the changes page; the next page is asked with to: next', async (t) => {
+  const { client, conn } = await subscribed(t);
+  const first = client.history('t', { limit: 2 });
+  const request = await conn.next();
+  assert.deepEqual(request, { type: 'history', table: 't', limit: 2, ref: request.ref });
+  const entry = (version, name) => ({
+    ...update(version, {}), time: 1795425355000 + version, origin: { client: `c-${name}`, name },
+  });
+  const strip = ({ type, table, ...rest }) => rest;
+  conn.send({
+    type: 'changes', ref: request.ref, table: 't', epoch: 'e1', version: 5, oldest: 0, next: 3,
+    entries: [strip(entry(5, 'Ana')), strip(entry(4, 'Bo'))],
+  });
+  const page = await first;
+  assert.deepEqual(page.entries.map((e) => [e.version, e.origin.name]), [[5, 'Ana'], [4, 'Bo']]);
+  assert.equal(page.next, 3);
+
+  const second = client.history('t', { to: page.next, limit: 2, order: 'oldest', from: 1 });
+  const again = await conn.next();
+  assert.deepEqual(again, { type: 'history', table: 't', from: 1, to: 3, limit: 2, order: 'oldest', ref: again.ref });
+  conn.send({ type: 'error', ref: again.ref, code: 'pruned', message: "table 't' keeps its history from version 2 on" });
+  await assert.rejects(second, (error) => error instanceof TablecastError && error.code === 'pruned');
+});
+
+test('tableAt resolves with a replica of the past table and leaves the subscribed replica alone', async (t) => {
+  const { client, conn, replica } = await subscribed(t);
+  const past = client.tableAt('t', 3);
+  const request = await conn.next();
+  assert.deepEqual(request, { type: 'snapshotAt', table: 't', version: 3, ref: request.ref });
+  conn.send({ ...snapshot(3, [section('s1', 'Fruit', null, ['apple'])], { table: 't', epoch: 'e1' }), historical: true, ref: request.ref });
+  const then = await past;
+  assert.deepEqual(then.values(), [['apple']]);
+  assert.equal(then.version, 3);
+  assert.notEqual(then, replica);
+  assert.deepEqual(replica.values(), [['apple', 'pear']], 'the live replica is untouched');
+  assert.equal(replica.version, 5);
+  assert.equal(client.replica('t'), replica);
 });

@@ -89,6 +89,16 @@ test('reloads of rows and sections address the old table, before deletes shift i
   assert.deepEqual(other.row([0, 1]), { id: 'a2', value: 'a2', movable: false });
 });
 
+test('a reload sets and clears the editing style; absent keeps it', () => {
+  const replica = replicaOf(threeByThree());
+  replica.apply(update(4, { reloadRows: [{ at: [0, 1], value: 'Add', editingStyle: 'insert' }, { at: [0, 2], value: 'a2', editingStyle: 'none' }] }));
+  assert.deepEqual(replica.row([0, 1]), { id: 'a1', value: 'Add', editingStyle: 'insert' });
+  assert.deepEqual(replica.row([0, 2]), { id: 'a2', value: 'a2', editingStyle: 'none' });
+  replica.apply(update(5, { reloadRows: [{ at: [0, 1], value: 'Add item' }, { at: [0, 2], value: 'a2', editingStyle: 'delete' }] }));
+  assert.deepEqual(replica.row([0, 1]), { id: 'a1', value: 'Add item', editingStyle: 'insert' });
+  assert.deepEqual(replica.row([0, 2]), { id: 'a2', value: 'a2' });
+});
+
 test('a reloaded row that is also moved keeps its new value', () => {
   const replica = replicaOf(threeByThree());
   replica.apply(update(4, { reloadRows: [{ at: [1, 0], value: 'B0' }], moveRows: [{ from: [1, 0], to: [0, 0] }] }));

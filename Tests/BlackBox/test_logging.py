@@ -1,0 +1,48 @@
+"""`tablecast serve --log-format json`: one JSON object per line, with fields collectors can index, and no tokens."""
+import json
+
+from conftest import Client, Server
+
+READER = "rdr-5b1e9c0d7f"
+ADMIN = "adm-8d2c4a61e3"
+WRONG = "guess-0f9e8d7c6b"
+
+
+def test_json_logs_are_one_object_per_line_with_fields_and_never_a_token(tmp_path):
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps({"tokens": [
+        {"token": READER, "role": "read", "tables": ["*"]},
+        {"token": ADMIN, "role": "admin", "tables": ["*"]},
+    ]}))
+    server = Server("--tokens", str(tokens), "--log-format", "json", "--log-level", "trace").start()
+    try:
+        admin = server.client(name="admin", token=ADMIN, client_id="ops-admin")
+        admin.ok({"type": "createTable", "table": "logged", "sections": [{"rows": [{"value": "a"}]}]})
+        reader = server.client(name="reader", token=READER)
+        reader.fails({"type": "insert", "table": "logged", "at": [0, 0], "value": "b"}, "forbidden")
+        intruder = Client(server.url, hello=False)
+        refused = intruder.request({"type": "hello", "client": "intruder", "name": "x", "token": WRONG},
+                                   expect="welcome")
+        assert refused["type"] == "error" and refused["code"] == "unauthorized"
+        admin.ok({"type": "dropTable", "table": "logged"}, expect="ack")
+        for client in (admin, reader, intruder):
+            client.close()
+    finally:
+        server.stop()
+
+    text = server.read_log()
+    records = []
+    for line in text.splitlines():
+        record = json.loads(line)  # every line is one JSON object
+        assert isinstance(record, dict), line
+        for key in ("time", "level", "message"):
+            assert key in record, f"no {key} in {line}"
+        records.append(record)
+    messages = {record["message"]: record for record in records}
+    assert messages["serving"]["level"] == "info"
+    assert messages["table created"]["table"] == "logged"
+    denial = messages["refused a hello"]
+    assert denial["code"] == "unauthorized" and denial["client"] == "intruder" and "connection" in denial
+    assert messages["stopped"]["level"] == "info"
+    for token in (READER, ADMIN, WRONG):
+        assert token not in text, f"the log shows a token: {token}"
