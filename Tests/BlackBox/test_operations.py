@@ -233,8 +233,33 @@ def test_intents_beyond_the_rate_are_refused():
             outcomes[message["ref"]] = message.get("code", message["type"])
     assert list(outcomes.values()).count("ack") == 5
     assert list(outcomes.values()).count("rate_limited") == 15
-    assert len(snapshot(c, "paced")["sections"][0]["rows"]) == 5
+    fresh = server.client()  # this connection's subscribes are paced too
+    assert len(snapshot(fresh, "paced")["sections"][0]["rows"]) == 5
+    fresh.close()
     c.close()
+
+
+def test_subscribes_and_refreshes_share_the_connections_pace():
+    """A reader flooding refreshes is paced like a writer: beyond the rate they are refused as `rate_limited`, and
+    an edit sent right after finds the connection's budget spent."""
+    server = Server("--intents-per-second", "5").start()
+    c = server.client()
+    c.ok({"type": "createTable", "table": "paced", "sections": rows()})
+    for i in range(12):
+        c.send({"type": "refresh" if i % 2 else "subscribe", "table": "paced", "ref": f"r{i}"})
+    c.send({"type": "insert", "table": "paced", "at": [0, 0], "value": "late", "ref": "edit"})
+    outcomes, refusals = {}, []
+    while len(outcomes) < 13:
+        message = c.recv()
+        if message["type"] in ("refreshed", "subscribed", "ack", "error") and message.get("ref") is not None:
+            outcomes[message["ref"]] = message.get("code", message["type"])
+            if message["type"] == "error":
+                refusals.append(message)
+    assert list(outcomes.values()).count("rate_limited") == 8, outcomes
+    assert outcomes["edit"] == "rate_limited"
+    assert all("subscribes and refreshes" in r["message"] for r in refusals), refusals
+    c.close()
+    server.stop()
     server.stop()
 
 

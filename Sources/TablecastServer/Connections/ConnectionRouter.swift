@@ -142,6 +142,20 @@ final class ConnectionRouter {
             return refuse(id, ProtocolError(.noSuchTable, "no table '\(table)'"), ref: message.ref)
         }
         switch message.body {
+        case .subscribe, .refresh, .intent:
+            // A catch-up can cost a table more than an edit: they share the connection's pace.
+            guard session.bucket.take(now: Self.seconds()) else {
+                if case .intent = message.body { context.metrics.intent(.rejected) }
+                return refuse(
+                    id,
+                    ProtocolError(
+                        .rateLimited, "more than \(settings.intentsPerSecond) intents, subscribes and refreshes per second"),
+                    ref: message.ref)
+            }
+        default:
+            break
+        }
+        switch message.body {
         case .subscribe(_, let since, let epoch):
             session.subscriptions.insert(table)
             actor.enqueue(.subscribe(requester, ref: message.ref, since: since, epoch: epoch))
@@ -153,12 +167,6 @@ final class ConnectionRouter {
         case .setRules(_, let rules):
             actor.enqueue(.setRules(requester, ref: message.ref, rules))
         case .intent(_, let base, let intent):
-            guard session.bucket.take(now: Self.seconds()) else {
-                context.metrics.intent(.rejected)
-                return refuse(
-                    id, ProtocolError(.rateLimited, "more than \(settings.intentsPerSecond) intents per second"),
-                    ref: message.ref)
-            }
             guard actor.enqueueIntent(requester, ref: message.ref, base: base, intent) else {
                 context.metrics.intent(.rejected)
                 return refuse(

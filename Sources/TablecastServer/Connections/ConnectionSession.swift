@@ -12,7 +12,7 @@ struct ConnectionSession {
     var stable = false
     var token: String?
     var saidHello = false
-    /// Paces edit intents.
+    /// Paces edit intents, subscribes and refreshes.
     var bucket: TokenBucket
     /// Bad messages since the last good one; too many in a row and the connection is closed.
     var consecutiveBadMessages = 0
