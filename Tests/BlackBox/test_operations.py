@@ -354,3 +354,28 @@ def test_concurrent_stale_edits_converge(server):
     assert replica.version == final["version"] and replica.sections == final["sections"]
     for c in (admin, watcher, *editors):
         c.close()
+
+
+def test_a_resume_too_big_for_the_outbound_bound_gets_a_snapshot():
+    """300 missed updates against a bound of 100 queued messages: sent one by one they would close the reader as
+    slow (4000) at every attempt; the resume gets a snapshot instead. A short resume still gets the updates."""
+    server = Server("--max-queued-messages", "100").start()
+    writer = server.client()
+    ack = writer.ok({"type": "createTable", "table": "long", "sections": rows()})
+    for i in range(300):
+        writer.send({"type": "insert", "table": "long", "at": [0, 0], "value": i, "ref": f"i{i}"})
+    acks = 0
+    while acks < 300:
+        message = writer.recv()
+        assert message["type"] != "error", message
+        acks += message["type"] == "ack"
+    reader = server.client()
+    catch_up, subscribed = reader.subscribe("long", since=0, epoch=ack["epoch"])
+    assert [m["type"] for m in catch_up] == ["snapshot"] and catch_up[0]["version"] == 300
+    assert len(catch_up[0]["sections"][0]["rows"]) == 300 and subscribed["version"] == 300
+    short = server.client()
+    catch_up, _ = short.subscribe("long", since=290, epoch=ack["epoch"])
+    assert [m["version"] for m in catch_up] == list(range(291, 301))
+    for c in (writer, reader, short):
+        c.close()
+    server.stop()

@@ -16,10 +16,18 @@ final class ServerContext: Sendable {
     let historyLimit: Int
     /// Intents a table may have waiting to be resolved.
     let maxQueuedIntents: Int
+    /// The most a resume may send as missed updates: half a connection's outbound bound, so that the catch-up
+    /// and the live messages behind it fit. A bigger one is a snapshot instead.
+    let catchUpLimit: CatchUpLimit
+
+    struct CatchUpLimit {
+        var messages: Int
+        var bytes: Int
+    }
 
     init(
         transport: WebSocketServer, committer: Committer, refs: RefRegistry, metrics: ServerMetrics, logger: Logger,
-        snapshotInterval: UInt64, historyLimit: Int, maxQueuedIntents: Int
+        snapshotInterval: UInt64, historyLimit: Int, maxQueuedIntents: Int, catchUpLimit: CatchUpLimit
     ) {
         self.transport = transport
         self.committer = committer
@@ -29,6 +37,7 @@ final class ServerContext: Sendable {
         self.snapshotInterval = snapshotInterval
         self.historyLimit = historyLimit
         self.maxQueuedIntents = maxQueuedIntents
+        self.catchUpLimit = catchUpLimit
     }
 
     /// Encodes `message` once and queues it for `connection`.

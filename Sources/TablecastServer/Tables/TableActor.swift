@@ -448,30 +448,37 @@ actor TableActor {
     }
 
     /// Brings a client from `since` (in epoch `epoch`) to the current version: the missed updates from memory or
-    /// the store's log when they are all there, otherwise a snapshot.
+    /// the store's log when they are all there and fit the catch-up limit (which a resume after a long absence may
+    /// not: sent anyway, they would close the connection as a slow reader at every attempt), otherwise a snapshot.
     private func catchUp(_ connection: WebSocketConnectionID, since: UInt64?, epoch: String?) async {
         let current = engine.table.version
+        let limit = context.catchUpLimit
         if let since, epoch == epochText, since <= current {
             if since == current { return }
-            if let messages = history.messages(after: since) {
-                for message in messages { context.transport.send(message, to: connection) }
-                return
-            }
-            let name = name
-            let entries = try? await context.committer.perform { try $0.logEntries(name, after: Int64(since)) }
-            if let entries, entries.count == Int(current - since), entries.first?.version == Int64(since + 1),
-                let updates = try? entries.map({ entry in
-                    ServerMessage.update(
-                        .init(
-                            table: name, version: UInt64(entry.version), originClient: entry.originClient,
-                            originRef: entry.originRef, batch: try Batch(json: JSONValue(parsing: entry.batch))))
-                })
+            if current - since <= UInt64(limit.messages), let missed = await updates(after: since),
+                missed.reduce(0, { $0 + $1.count }) <= limit.bytes
             {
-                for update in updates { context.send(update, to: connection) }
+                for message in missed { context.transport.send(message, to: connection) }
                 return
             }
         }
         context.transport.send(snapshotMessage(), to: connection)
+    }
+
+    /// The committed updates after `since`, from memory or else the store's log; nil when they are not all there.
+    private func updates(after since: UInt64) async -> [WebSocketMessage]? {
+        if let messages = history.messages(after: since) { return Array(messages) }
+        let name = name
+        let current = engine.table.version
+        guard let entries = try? await context.committer.perform({ try $0.logEntries(name, after: Int64(since)) }),
+            entries.count == Int(current - since), entries.first?.version == Int64(since + 1)
+        else { return nil }
+        return try? entries.map { entry in
+            let update = ServerMessage.Update(
+                table: name, version: UInt64(entry.version), originClient: entry.originClient,
+                originRef: entry.originRef, batch: try Batch(json: JSONValue(parsing: entry.batch)))
+            return WebSocketMessage(kind: .text, bytes: update.encoded)
+        }
     }
 
     /// The shared `snapshot` of the committed table (see ``sharedSnapshot``).
