@@ -379,3 +379,34 @@ def test_a_resume_too_big_for_the_outbound_bound_gets_a_snapshot():
     for c in (writer, reader, short):
         c.close()
     server.stop()
+
+
+def metric(server, name):
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/metrics", timeout=5) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    return 0.0
+
+
+def test_catch_ups_for_connections_closed_while_they_waited_are_dropped():
+    """Readers that ask for a refresh and close at once while the table is busy building a big snapshot for someone
+    else: by the time the table gets to them their connections are gone, and their catch-ups are dropped."""
+    server = Server("--intents-per-second", "100000").start()
+    writer = server.client()
+    created = writer.ok({"type": "createTable", "table": "busy", "sections": rows(), "rules": {"maxRowsPerSection": 200000}})
+    for start in range(0, 100_000, 1000):
+        writer.ok({"type": "batch", "table": "busy",
+                   "insertRows": [{"at": [0, start + i], "value": "x" * 40} for i in range(1000)]})
+    readers = [server.client(hello=False) for _ in range(5)]
+    writer.send({"type": "refresh", "table": "busy", "ref": "big"})  # the table builds a snapshot for this one
+    for reader in readers:
+        reader.send({"type": "refresh", "table": "busy", "ref": "r"})
+        reader.close()
+    writer.next("refreshed", timeout=60, ref="big")
+    # Queued behind the readers' refreshes on the same table: once answered, theirs were taken up.
+    writer.ok({"type": "refresh", "table": "busy", "since": 100, "epoch": created["epoch"]}, expect="refreshed")
+    assert metric(server, "tablecast_catchups_dropped_total") == 5
+    assert metric(server, "tablecast_snapshots_encoded_total") == 1
+    writer.close()
+    server.stop()

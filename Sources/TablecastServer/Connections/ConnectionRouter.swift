@@ -61,6 +61,7 @@ final class ConnectionRouter {
             context.transport.close(info.id, code: WebSocketCloseCode(rawValue: 1008), reason: "origin \(origin) is not allowed")
             return
         }
+        context.setOpen(info.id, true)
         let client = anonymousPrefix + String(info.id.rawValue)
         sessions[info.id] = ConnectionSession(
             id: info.id, anonymousClient: client, intentsPerSecond: settings.intentsPerSecond)
@@ -68,6 +69,7 @@ final class ConnectionRouter {
     }
 
     private func closed(_ id: WebSocketConnectionID) {
+        context.setOpen(id, false)
         guard let session = sessions.removeValue(forKey: id) else { return }
         for table in session.subscriptions { directory.actor(table)?.enqueue(.disconnected(id)) }
         let remaining = (connectionsPerClient[session.client] ?? 1) - 1

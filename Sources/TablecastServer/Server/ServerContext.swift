@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import TablecastProtocol
 import WebSocketTransport
 
@@ -19,6 +20,17 @@ final class ServerContext: Sendable {
     /// The most a resume may send as missed updates: half a connection's outbound bound, so that the catch-up
     /// and the live messages behind it fit. A bigger one is a snapshot instead.
     let catchUpLimit: CatchUpLimit
+
+    /// Connections open now (the router keeps it), so that tables drop work queued for one that has closed.
+    private let open = Mutex<Set<WebSocketConnectionID>>([])
+
+    /// Whether `connection` is still open.
+    func isOpen(_ connection: WebSocketConnectionID) -> Bool { open.withLock { $0.contains(connection) } }
+
+    /// Records that `connection` opened (true) or closed (false).
+    func setOpen(_ connection: WebSocketConnectionID, _ isOpen: Bool) {
+        open.withLock { if isOpen { $0.insert(connection) } else { $0.remove(connection) } }
+    }
 
     struct CatchUpLimit {
         var messages: Int

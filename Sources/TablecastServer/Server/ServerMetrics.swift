@@ -13,6 +13,7 @@ final class ServerMetrics: Sendable {
     let commitGroupSize: ValueHistogram
     let deliveries: Counter
     let snapshotsEncoded: Counter
+    let catchUpsDropped: Counter
     private let intents: [String: Counter]
 
     init(registry: PrometheusCollectorRegistry) {
@@ -34,6 +35,8 @@ final class ServerMetrics: Sendable {
             descriptor: name("fanout_deliveries", "total", "Update messages queued to subscribers"))
         snapshotsEncoded = registry.makeCounter(
             descriptor: name("snapshots_encoded", "total", "Snapshot messages written (each is shared by every catch-up at its version)"))
+        catchUpsDropped = registry.makeCounter(
+            descriptor: name("catchups_dropped", "total", "Subscribes and refreshes dropped: their connection closed while they waited"))
         let intent = name("intents", "total", "Edit intents by outcome")
         var intents: [String: Counter] = [:]
         for outcome in Outcome.allCases {

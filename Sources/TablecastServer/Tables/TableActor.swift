@@ -366,6 +366,7 @@ actor TableActor {
         case .intent:
             preconditionFailure("intents are handled by handleIntent")
         case .subscribe(let requester, let ref, let since, let epoch):
+            guard isOpen(requester) else { return }
             if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
             await catchUp(requester.connection, since: since, epoch: epoch)
             sendStatus("subscribed", ref: ref, to: requester)
@@ -373,6 +374,7 @@ actor TableActor {
             presence.join(requester.connection, key: requester.presenceKey, client: requester.client, name: requester.name)
             publishStatus()
         case .refresh(let requester, let ref, let since, let epoch):
+            guard isOpen(requester) else { return }
             if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
             await catchUp(requester.connection, since: since, epoch: epoch)
             sendStatus("refreshed", ref: ref, to: requester)
@@ -403,6 +405,15 @@ actor TableActor {
         case .committed:
             preconditionFailure("commit outcomes are taken by drain")
         }
+    }
+
+    /// Whether `requester`'s connection is still open; a catch-up queued for a closed one is dropped unbuilt.
+    private func isOpen(_ requester: Requester) -> Bool {
+        guard context.isOpen(requester.connection) else {
+            context.metrics.catchUpsDropped.increment()
+            return false
+        }
+        return true
     }
 
     /// Ends a catch-up with `subscribed` or `refreshed` (`type`), carrying the presence every subscriber has now:
