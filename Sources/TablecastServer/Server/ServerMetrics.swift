@@ -16,6 +16,8 @@ final class ServerMetrics: Sendable {
     let deliveries: Counter
     /// Snapshot messages written; each is shared by every catch-up at its version.
     let snapshotsEncoded: Counter
+    /// Subscribes and refreshes dropped because their connection closed while they waited.
+    let catchUpsDropped: Counter
     private let intents: [Outcome: Counter]
     private let factory: any MetricsFactory
     /// Per table and outcome, when per-table counters are on (`nil` otherwise): table names are unbounded label
@@ -30,6 +32,7 @@ final class ServerMetrics: Sendable {
         commitGroupSize = Recorder(label: "tablecast_commit_group_size", factory: factory)
         deliveries = Counter(label: "tablecast_fanout_deliveries_total", factory: factory)
         snapshotsEncoded = Counter(label: "tablecast_snapshots_encoded_total", factory: factory)
+        catchUpsDropped = Counter(label: "tablecast_catchups_dropped_total", factory: factory)
         var intents: [Outcome: Counter] = [:]
         for outcome in Outcome.allCases {
             intents[outcome] = Counter(

@@ -97,7 +97,9 @@ public final class TableServer: Sendable {
             transport: transport, committer: committer,
             history: HistoryReader(path: configuration.databasePath, limits: limits), refs: RefRegistry(limit: configuration.refsPerClient),
             metrics: metrics, logger: logger, snapshotInterval: UInt64(max(1, configuration.snapshotInterval)),
-            historyLimit: configuration.historyLimit, maxQueuedIntents: configuration.maxQueuedIntents)
+            historyLimit: configuration.historyLimit, maxQueuedIntents: configuration.maxQueuedIntents,
+            catchUpLimit: .init(
+                messages: configuration.maxQueuedMessages / 2, bytes: configuration.maxQueuedBytes / 2))
         let actors = engines.map { info, engine in
             TableActor(name: info.name, epoch: info.epoch, engine: engine, context: context)
         }
