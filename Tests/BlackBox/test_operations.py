@@ -307,7 +307,55 @@ def test_intents_beyond_the_rate_are_refused():
             outcomes[message["ref"]] = message.get("code", message["type"])
     assert list(outcomes.values()).count("ack") == 5
     assert list(outcomes.values()).count("rate_limited") == 15
-    assert len(snapshot(c, "paced")["sections"][0]["rows"]) == 5
+    fresh = server.client()  # this connection's subscribes are paced too
+    assert len(snapshot(fresh, "paced")["sections"][0]["rows"]) == 5
+    fresh.close()
+    c.close()
+
+
+def test_subscribes_and_refreshes_share_the_connections_pace():
+    """A reader flooding refreshes is paced like a writer: beyond the rate they are refused as `rate_limited`, and
+    an edit sent right after finds the connection's budget spent."""
+    server = Server("--intents-per-second", "5").start()
+    c = server.client()
+    c.ok({"type": "createTable", "table": "paced", "sections": rows()})
+    for i in range(12):
+        c.send({"type": "refresh" if i % 2 else "subscribe", "table": "paced", "ref": f"r{i}"})
+    c.send({"type": "insert", "table": "paced", "at": [0, 0], "value": "late", "ref": "edit"})
+    outcomes, refusals = {}, []
+    while len(outcomes) < 13:
+        message = c.recv()
+        if message["type"] in ("refreshed", "subscribed", "ack", "error") and message.get("ref") is not None:
+            outcomes[message["ref"]] = message.get("code", message["type"])
+            if message["type"] == "error":
+                refusals.append(message)
+    assert list(outcomes.values()).count("rate_limited") == 8, outcomes
+    assert outcomes["edit"] == "rate_limited"
+    assert all("subscribes and refreshes" in r["message"] for r in refusals), refusals
+    c.close()
+    server.stop()
+    server.stop()
+
+
+def test_history_reads_share_the_connections_pace():
+    """Reading the past costs the store a read and a replay: a flood of history and snapshotAt requests is paced
+    like catch-ups, and the connection is answered again once its budget refills."""
+    server = Server("--intents-per-second", "5").start()
+    c = server.client()
+    c.ok({"type": "createTable", "table": "past", "sections": rows()})
+    for i in range(12):
+        if i % 2:
+            c.send({"type": "history", "table": "past", "ref": f"h{i}"})
+        else:
+            c.send({"type": "snapshotAt", "table": "past", "version": 0, "ref": f"h{i}"})
+    outcomes = {}
+    while len(outcomes) < 12:
+        message = c.recv()
+        if message.get("ref", "").startswith("h"):
+            outcomes[message["ref"]] = message.get("code", message["type"])
+    assert list(outcomes.values()).count("rate_limited") == 7, outcomes
+    time.sleep(1.1)
+    c.ok({"type": "history", "table": "past"}, expect="changes")
     c.close()
     server.stop()
 
@@ -403,3 +451,87 @@ def test_concurrent_stale_edits_converge(server):
     assert replica.version == final["version"] and replica.sections == final["sections"]
     for c in (admin, watcher, *editors):
         c.close()
+
+
+def test_a_resume_too_big_for_the_outbound_bound_gets_a_snapshot():
+    """300 missed updates against a bound of 100 queued messages: sent one by one they would close the reader as
+    slow (4000) at every attempt; the resume gets a snapshot instead. A short resume still gets the updates."""
+    server = Server("--max-queued-messages", "100").start()
+    writer = server.client()
+    ack = writer.ok({"type": "createTable", "table": "long", "sections": rows()})
+    for i in range(300):
+        writer.send({"type": "insert", "table": "long", "at": [0, 0], "value": i, "ref": f"i{i}"})
+    acks = 0
+    while acks < 300:
+        message = writer.recv()
+        assert message["type"] != "error", message
+        acks += message["type"] == "ack"
+    reader = server.client()
+    catch_up, subscribed = reader.subscribe("long", since=0, epoch=ack["epoch"])
+    assert [m["type"] for m in catch_up] == ["snapshot"] and catch_up[0]["version"] == 300
+    assert len(catch_up[0]["sections"][0]["rows"]) == 300 and subscribed["version"] == 300
+    short = server.client()
+    catch_up, _ = short.subscribe("long", since=290, epoch=ack["epoch"])
+    assert [m["version"] for m in catch_up] == list(range(291, 301))
+    for c in (writer, reader, short):
+        c.close()
+    server.stop()
+
+
+def metric(server, name):
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/metrics", timeout=5) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    return 0.0
+
+
+def test_catch_ups_for_connections_closed_while_they_waited_are_dropped():
+    """Readers that ask for a refresh and close at once while the table is busy building a big snapshot for someone
+    else: by the time the table gets to them their connections are gone, and their catch-ups are dropped."""
+    server = Server("--intents-per-second", "100000").start()
+    writer = server.client()
+    created = writer.ok({"type": "createTable", "table": "busy", "sections": rows(), "rules": {"maxRowsPerSection": 200000}})
+    for start in range(0, 100_000, 1000):
+        writer.ok({"type": "batch", "table": "busy",
+                   "insertRows": [{"at": [0, start + i], "value": "x" * 40} for i in range(1000)]})
+    readers = [server.client(hello=False) for _ in range(5)]
+    writer.send({"type": "refresh", "table": "busy", "ref": "big"})  # the table builds a snapshot for this one
+    for reader in readers:
+        reader.send({"type": "refresh", "table": "busy", "ref": "r"})
+        reader.close()
+    writer.next("refreshed", timeout=60, ref="big")
+    # Queued behind the readers' refreshes on the same table: once answered, theirs were taken up.
+    writer.ok({"type": "refresh", "table": "busy", "since": 100, "epoch": created["epoch"]}, expect="refreshed")
+    assert metric(server, "tablecast_catchups_dropped_total") == 5
+    assert metric(server, "tablecast_snapshots_encoded_total") == 1
+    writer.close()
+    server.stop()
+
+
+def test_writers_do_not_wait_while_a_big_snapshot_is_built():
+    """A subscribe that needs a 100,000-row snapshot, and an insert right behind it: the insert commits while the
+    snapshot is being built (it used to wait for it), so the subscriber's catch-up is the snapshot at the version it
+    was built at, then the insert's update, then `subscribed` at the newer version."""
+    server = Server("--intents-per-second", "100000").start()
+    writer = server.client()
+    writer.ok({"type": "createTable", "table": "big", "sections": rows(), "rules": {"maxRowsPerSection": 200000}})
+    for start in range(0, 100_000, 1000):
+        writer.ok({"type": "batch", "table": "big",
+                   "insertRows": [{"at": [0, start + i], "value": "x" * 40} for i in range(1000)]})
+    reader = server.client()
+    reader.send({"type": "subscribe", "table": "big", "ref": "s"})
+    ack = writer.ok({"type": "insert", "table": "big", "at": [0, 0], "value": "late"})
+    assert ack["version"] == 101
+    catch_up, subscribed = [], None
+    while subscribed is None:
+        message = reader.recv(timeout=60)
+        if message["type"] == "subscribed":
+            subscribed = message
+        elif message["type"] in ("snapshot", "update"):
+            catch_up.append(message)
+    assert [(m["type"], m["version"]) for m in catch_up] == [("snapshot", 100), ("update", 101)]
+    assert subscribed["version"] == 101
+    writer.close()
+    reader.close()
+    server.stop()

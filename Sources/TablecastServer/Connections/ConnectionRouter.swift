@@ -77,6 +77,7 @@ final class ConnectionRouter {
             context.transport.close(info.id, code: WebSocketCloseCode(rawValue: 1008), reason: "origin \(origin) is not allowed")
             return
         }
+        context.setOpen(info.id, true)
         let client = anonymousPrefix + String(info.id.rawValue)
         sessions[info.id] = ConnectionSession(
             id: info.id, anonymousClient: client, intentsPerSecond: settings.intentsPerSecond)
@@ -85,6 +86,7 @@ final class ConnectionRouter {
 
     private func closed(_ id: WebSocketConnectionID) {
         held[id] = nil
+        context.setOpen(id, false)
         guard let session = sessions.removeValue(forKey: id) else { return }
         for table in session.subscriptions { directory.actor(table)?.enqueue(.disconnected(id)) }
         let owner = session.requester.refOwner
@@ -180,6 +182,15 @@ final class ConnectionRouter {
         }
         let requester = session.requester
         switch message.body {
+        case .history, .snapshotAt:
+            // Reading the past costs the store a read and a replay: paced like catch-ups.
+            guard session.bucket.take(now: Self.seconds()) else {
+                return refuse(id, pacedOut, ref: message.ref)
+            }
+        default:
+            break
+        }
+        switch message.body {
         case .createTable(let name, let sections, let rules):
             let (directory, context, ref) = (directory, context, message.ref)
             return detach(id) {
@@ -231,6 +242,16 @@ final class ConnectionRouter {
     private func dispatch(_ message: ClientMessage, table: String, to actor: TableActor, session: inout ConnectionSession) {
         let (id, requester) = (session.id, session.requester)
         switch message.body {
+        case .subscribe, .refresh, .intent:
+            // A catch-up can cost a table more than an edit: they share the connection's pace.
+            guard session.bucket.take(now: Self.seconds()) else {
+                if case .intent = message.body { context.metrics.intent(.rejected, table: table) }
+                return refuse(id, pacedOut, ref: message.ref)
+            }
+        default:
+            break
+        }
+        switch message.body {
         case .subscribe(_, let since, let epoch):
             session.subscriptions.insert(table)
             actor.enqueue(.subscribe(requester, ref: message.ref, since: since, epoch: epoch))
@@ -242,12 +263,6 @@ final class ConnectionRouter {
         case .setRules(_, let rules):
             actor.enqueue(.setRules(requester, ref: message.ref, rules))
         case .intent(_, let base, let intent):
-            guard session.bucket.take(now: Self.seconds()) else {
-                context.metrics.intent(.rejected, table: table)
-                return refuse(
-                    id, ProtocolError(.rateLimited, "more than \(settings.intentsPerSecond) intents per second"),
-                    ref: message.ref)
-            }
             guard actor.enqueueIntent(requester, ref: message.ref, base: base, intent) else {
                 context.metrics.intent(.rejected, table: table)
                 return refuse(
@@ -279,6 +294,13 @@ final class ConnectionRouter {
             refuse(session.id, ProtocolError(error), ref: ref)
             return false
         }
+    }
+
+    /// The refusal of a request beyond the connection's pace.
+    private var pacedOut: ProtocolError {
+        ProtocolError(
+            .rateLimited,
+            "more than \(settings.intentsPerSecond) intents, subscribes and refreshes per second (history reads count too)")
     }
 
     private func hello(_ session: inout ConnectionSession, _ hello: Hello) {

@@ -14,7 +14,7 @@ struct ConnectionSession {
     /// The token's principal, which scopes the client's refs.
     var principal = ""
     var saidHello = false
-    /// Paces edit intents.
+    /// Paces edit intents, subscribes and refreshes.
     var bucket: TokenBucket
     /// Bad messages since the last good one; too many in a row and the connection is closed.
     var consecutiveBadMessages = 0

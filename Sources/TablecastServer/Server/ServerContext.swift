@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import TablecastProtocol
 import WebSocketTransport
 
@@ -22,11 +23,30 @@ final class ServerContext: Sendable {
     let isShared: Bool
     /// Presence shared with the other nodes; nil without a shared store.
     let clusterPresence: ClusterPresence?
+    /// The most a resume may send as missed updates: half a connection's outbound bound, so that the catch-up
+    /// and the live messages behind it fit. A bigger one is a snapshot instead.
+    let catchUpLimit: CatchUpLimit
+
+    /// Connections open now (the router keeps it), so that tables drop work queued for one that has closed.
+    private let open = Mutex<Set<WebSocketConnectionID>>([])
+
+    /// Whether `connection` is still open.
+    func isOpen(_ connection: WebSocketConnectionID) -> Bool { open.withLock { $0.contains(connection) } }
+
+    /// Records that `connection` opened (true) or closed (false).
+    func setOpen(_ connection: WebSocketConnectionID, _ isOpen: Bool) {
+        open.withLock { if isOpen { $0.insert(connection) } else { $0.remove(connection) } }
+    }
+
+    struct CatchUpLimit {
+        var messages: Int
+        var bytes: Int
+    }
 
     init(
-        transport: WebSocketServer, committer: Committer, history: HistoryReader, refs: RefRegistry, metrics: ServerMetrics, logger: Logger,
-        snapshotInterval: UInt64, historyLimit: Int, maxQueuedIntents: Int, isShared: Bool = false,
-        clusterPresence: ClusterPresence? = nil
+        transport: WebSocketServer, committer: Committer, history: HistoryReader, refs: RefRegistry, metrics: ServerMetrics,
+        logger: Logger, snapshotInterval: UInt64, historyLimit: Int, maxQueuedIntents: Int, catchUpLimit: CatchUpLimit,
+        isShared: Bool = false, clusterPresence: ClusterPresence? = nil
     ) {
         self.isShared = isShared
         self.clusterPresence = clusterPresence
@@ -39,6 +59,7 @@ final class ServerContext: Sendable {
         self.snapshotInterval = snapshotInterval
         self.historyLimit = historyLimit
         self.maxQueuedIntents = maxQueuedIntents
+        self.catchUpLimit = catchUpLimit
     }
 
     /// Encodes `message` once and queues it for `connection`.

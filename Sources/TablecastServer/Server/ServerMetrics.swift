@@ -18,6 +18,8 @@ final class ServerMetrics: Sendable {
     let snapshotsEncoded: Counter
     /// Groups resolved again because another node committed to their table first (shared stores).
     let rebases: Counter
+    /// Subscribes and refreshes dropped because their connection closed while they waited.
+    let catchUpsDropped: Counter
     private let intents: [Outcome: Counter]
     private let factory: any MetricsFactory
     /// Per table and outcome, when per-table counters are on (`nil` otherwise): table names are unbounded label
@@ -33,6 +35,7 @@ final class ServerMetrics: Sendable {
         deliveries = Counter(label: "tablecast_fanout_deliveries_total", factory: factory)
         snapshotsEncoded = Counter(label: "tablecast_snapshots_encoded_total", factory: factory)
         rebases = Counter(label: "tablecast_rebases_total", factory: factory)
+        catchUpsDropped = Counter(label: "tablecast_catchups_dropped_total", factory: factory)
         var intents: [Outcome: Counter] = [:]
         for outcome in Outcome.allCases {
             intents[outcome] = Counter(

@@ -108,6 +108,8 @@ public final class TableServer: Sendable {
             history: HistoryReader(database: configuration.databasePath, limits: limits), refs: RefRegistry(limit: configuration.refsPerClient),
             metrics: metrics, logger: logger, snapshotInterval: UInt64(max(1, configuration.snapshotInterval)),
             historyLimit: configuration.historyLimit, maxQueuedIntents: configuration.maxQueuedIntents,
+            catchUpLimit: .init(
+                messages: configuration.maxQueuedMessages / 2, bytes: configuration.maxQueuedBytes / 2),
             isShared: configuration.isPostgres,
             clusterPresence: configuration.isPostgres ? ClusterPresence(url: configuration.databasePath, logger: logger) : nil)
         let actors = engines.map { info, engine in

@@ -53,6 +53,10 @@ actor TableActor {
     /// The `snapshot` of the committed table, written once per version and rules and shared (one buffer) by every
     /// catch-up that needs it; dropped when a new version is published, so only the current one is kept.
     private var sharedSnapshot: (version: UInt64, rules: TableRules, message: WebSocketMessage)?
+    /// Catch-ups waiting for the snapshot being built. It is written on another task, so that the table's writers
+    /// do not wait for it; when it is ready the waiters get it, the updates committed since, and their answer.
+    private var snapshotWaiters: [(requester: Requester, ref: String?, subscribing: Bool)] = []
+    private var buildingSnapshot = false
     private var dropped = false
     /// Set when the table could not be reloaded after a failed commit: it then refuses work with `unavailable`.
     private var broken: String?
@@ -518,7 +522,15 @@ actor TableActor {
             storedVersion.store(engine.table.version, ordering: .relaxed)
             broken = nil
             // With a shared store the reload may bring others' commits that subscribers never got: resend it all.
-            if context.isShared && engine.table.version != previous { context.transport.send(snapshotMessage(), to: subscribers.ids) }
+            if context.isShared && engine.table.version != previous && !subscribers.isEmpty {
+                let table = engine.table
+                let snapshot = ServerMessage.snapshot(
+                    table: name, version: table.version, epoch: epochText, rules: table.rules, sections: table.sections)
+                let message = WebSocketMessage(kind: .text, bytes: snapshot.encoded)
+                context.metrics.snapshotsEncoded.increment()
+                sharedSnapshot = (table.version, table.rules, message)
+                context.transport.send(message, to: subscribers.ids)
+            }
         } catch {
             broken = "table \(name) could not be reloaded after a storage failure: \(error)"
             context.logger.critical("\(broken!)")
@@ -553,21 +565,26 @@ actor TableActor {
         case .intent:
             preconditionFailure("intents are handled by handleIntent")
         case .subscribe(let requester, let ref, let since, let epoch):
+            guard isOpen(requester) else { return }
             await recoverIfBroken()
             if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
-            await catchUp(requester.connection, since: since, epoch: epoch)
-            sendStatus("subscribed", ref: ref, to: requester)
-            if subscribers.insert(requester.connection) { context.metrics.subscribers.increment() }
             // A table nobody here watched may have missed who is on it elsewhere.
-            if subscribers.count == 1 { await followPresence() }
-            presence.join(
-                .local(requester.connection), key: requester.presenceKey, client: requester.client, name: requester.name)
-            publishStatus()
+            if subscribers.isEmpty { await followPresence() }
+            guard await catchUp(requester.connection, since: since, epoch: epoch) else {
+                return waitForSnapshot(requester, ref: ref, subscribing: true)
+            }
+            finishCatchUp(requester, ref: ref, subscribing: true)
         case .refresh(let requester, let ref, let since, let epoch):
+            guard isOpen(requester) else { return }
             if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
-            await catchUp(requester.connection, since: since, epoch: epoch)
-            sendStatus("refreshed", ref: ref, to: requester)
+            guard await catchUp(requester.connection, since: since, epoch: epoch) else {
+                return waitForSnapshot(requester, ref: ref, subscribing: false)
+            }
+            finishCatchUp(requester, ref: ref, subscribing: false)
+        case .snapshotBuilt(let version, let rules, let message):
+            snapshotBuilt(version: version, rules: rules, message)
         case .unsubscribe(let requester, let ref):
+            snapshotWaiters.removeAll { $0.requester.connection == requester.connection && $0.subscribing }
             removeSubscriber(requester.connection)
             context.send(.unsubscribed(ref: ref, table: name), to: requester.connection)
         case .disconnected(let connection):
@@ -642,6 +659,66 @@ actor TableActor {
         otherNodesPresence = others
     }
 
+    /// Answers a catch-up whose snapshot or updates were sent: `subscribed` (and the subscription) or `refreshed`.
+    private func finishCatchUp(_ requester: Requester, ref: String?, subscribing: Bool) {
+        guard subscribing else { return sendStatus("refreshed", ref: ref, to: requester) }
+        sendStatus("subscribed", ref: ref, to: requester)
+        if subscribers.insert(requester.connection) { context.metrics.subscribers.increment() }
+        presence.join(
+            .local(requester.connection), key: requester.presenceKey, client: requester.client, name: requester.name)
+        publishStatus()
+    }
+
+    /// Queues a catch-up behind the snapshot of the committed table, starting to build it on another task unless
+    /// that is under way.
+    private func waitForSnapshot(_ requester: Requester, ref: String?, subscribing: Bool) {
+        snapshotWaiters.append((requester, ref, subscribing))
+        guard !buildingSnapshot else { return }
+        buildingSnapshot = true
+        let table = engine.table
+        let (name, epoch) = (name, epochText)
+        Task.detached { [self] in
+            let snapshot = ServerMessage.snapshot(
+                table: name, version: table.version, epoch: epoch, rules: table.rules, sections: table.sections)
+            enqueue(.snapshotBuilt(version: table.version, rules: table.rules, WebSocketMessage(kind: .text, bytes: snapshot.encoded)))
+        }
+    }
+
+    /// The snapshot at `version` is ready: each waiter still connected gets it, the updates committed since (or,
+    /// when they are too many, waits for a newer snapshot) and its answer.
+    private func snapshotBuilt(version: UInt64, rules: TableRules, _ message: WebSocketMessage) {
+        buildingSnapshot = false
+        context.metrics.snapshotsEncoded.increment()
+        let current = engine.table.version
+        if version == current, rules == engine.table.rules { sharedSnapshot = (version, rules, message) }
+        let missed = version == current ? [] : history.messages(after: version).map(Array.init)
+        let fits = missed.map { $0.count <= context.catchUpLimit.messages && $0.reduce(0, { $0 + $1.count }) <= context.catchUpLimit.bytes }
+        let waiters = snapshotWaiters
+        snapshotWaiters = []
+        for waiter in waiters where isOpen(waiter.requester) {
+            if let refusal = unavailability {
+                refuse(waiter.requester, ref: waiter.ref, refusal)
+                continue
+            }
+            guard let missed, fits == true else {
+                waitForSnapshot(waiter.requester, ref: waiter.ref, subscribing: waiter.subscribing)
+                continue
+            }
+            context.transport.send(message, to: waiter.requester.connection)
+            for update in missed { context.transport.send(update, to: waiter.requester.connection) }
+            finishCatchUp(waiter.requester, ref: waiter.ref, subscribing: waiter.subscribing)
+        }
+    }
+
+    /// Whether `requester`'s connection is still open; a catch-up queued for a closed one is dropped unbuilt.
+    private func isOpen(_ requester: Requester) -> Bool {
+        guard context.isOpen(requester.connection) else {
+            context.metrics.catchUpsDropped.increment()
+            return false
+        }
+        return true
+    }
+
     /// Ends a catch-up with `subscribed` or `refreshed` (`type`), carrying the presence every subscriber has now:
     /// the published state, written once for all who catch up until the next delta.
     private func sendStatus(_ type: StaticString, ref: String?, to requester: Requester) {
@@ -692,45 +769,44 @@ actor TableActor {
     }
 
     /// Brings a client from `since` (in epoch `epoch`) to the current version: the missed updates from memory or
-    /// the store's log when they are all there, otherwise a snapshot.
-    private func catchUp(_ connection: WebSocketConnectionID, since: UInt64?, epoch: String?) async {
+    /// the store's log when they are all there and fit the catch-up limit (which a resume after a long absence may
+    /// not: sent anyway, they would close the connection as a slow reader at every attempt), otherwise the shared
+    /// snapshot. False when that snapshot must be built first (nothing was sent).
+    private func catchUp(_ connection: WebSocketConnectionID, since: UInt64?, epoch: String?) async -> Bool {
         // With a shared store, what another node acknowledged a moment ago may not have been followed yet: read it
         // first, so a client that saw an ack from one node finds the change on every other.
         if context.isShared { await follow() }
         let current = engine.table.version
+        let limit = context.catchUpLimit
         if let since, epoch == epochText, since <= current {
-            if since == current { return }
-            if let messages = history.messages(after: since) {
-                for message in messages { context.transport.send(message, to: connection) }
-                return
-            }
-            let name = name
-            let entries = try? await context.committer.perform { try $0.logEntries(name, after: Int64(since)) }
-            if let entries, entries.count == Int(current - since), entries.first?.version == Int64(since + 1),
-                let updates = try? entries.map({ entry in
-                    ServerMessage.update(
-                        .init(
-                            table: name, version: UInt64(entry.version), originClient: entry.originClient,
-                            originRef: entry.originRef, batch: try Batch(json: JSONValue(parsing: entry.batch))))
-                })
+            if since == current { return true }
+            if current - since <= UInt64(limit.messages), let missed = await updates(after: since),
+                missed.reduce(0, { $0 + $1.count }) <= limit.bytes
             {
-                for update in updates { context.send(update, to: connection) }
-                return
+                for message in missed { context.transport.send(message, to: connection) }
+                return true
             }
         }
-        context.transport.send(snapshotMessage(), to: connection)
+        let table = engine.table
+        guard let shared = sharedSnapshot, shared.version == table.version, shared.rules == table.rules else { return false }
+        context.transport.send(shared.message, to: connection)
+        return true
     }
 
-    /// The shared `snapshot` of the committed table (see ``sharedSnapshot``).
-    private func snapshotMessage() -> WebSocketMessage {
-        let table = engine.table
-        if let shared = sharedSnapshot, shared.version == table.version, shared.rules == table.rules { return shared.message }
-        let snapshot = ServerMessage.snapshot(
-            table: name, version: table.version, epoch: epochText, rules: table.rules, sections: table.sections)
-        let message = WebSocketMessage(kind: .text, bytes: snapshot.encoded)
-        context.metrics.snapshotsEncoded.increment()
-        sharedSnapshot = (table.version, table.rules, message)
-        return message
+    /// The committed updates after `since`, from memory or else the store's log; nil when they are not all there.
+    private func updates(after since: UInt64) async -> [WebSocketMessage]? {
+        if let messages = history.messages(after: since) { return Array(messages) }
+        let name = name
+        let current = engine.table.version
+        guard let entries = try? await context.committer.perform({ try $0.logEntries(name, after: Int64(since)) }),
+            entries.count == Int(current - since), entries.first?.version == Int64(since + 1)
+        else { return nil }
+        return try? entries.map { entry in
+            let update = ServerMessage.Update(
+                table: name, version: UInt64(entry.version), originClient: entry.originClient,
+                originRef: entry.originRef, batch: try Batch(json: JSONValue(parsing: entry.batch)))
+            return WebSocketMessage(kind: .text, bytes: update.encoded)
+        }
     }
 
     private func setRules(_ requester: Requester, ref: String?, _ patch: RulesPatch) async {

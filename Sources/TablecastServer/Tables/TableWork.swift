@@ -16,6 +16,8 @@ enum TableWork: Sendable {
     case drop(Requester, ref: String?, done: CheckedContinuation<Bool, Never>)
     /// Resumes once everything queued before it is done (shutdown waits on it).
     case barrier(CheckedContinuation<Void, Never>)
+    /// A snapshot built off the table's task (see ``TableActor``) is ready: the catch-ups waiting for it go on.
+    case snapshotBuilt(version: UInt64, rules: TableRules, WebSocketMessage)
     /// The committer finished writing the table's group in flight (it posts this, after leaving the outcome with
     /// the actor; nobody else does). It wakes an idle table; a busy one takes the outcome between two intents.
     case committed

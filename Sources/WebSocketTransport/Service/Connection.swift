@@ -22,6 +22,8 @@ final class Connection {
     /// reader could never be sent one, and fanned-out ones share one buffer; but a reader that lets them pile
     /// up is as slow as any other.
     static let maxOversizedQueued = 4
+    /// Server role: bytes of the first queued message already written as fragments (see ``writeable(_:)``).
+    private var headWritten = 0
     /// Set when the connection should close once `queue` is written (empty after an overflow).
     private(set) var pendingClose: WebSocketCloseFrame?
     /// What the `closed` event reports: the frame we sent, or the peer's.
@@ -95,6 +97,7 @@ final class Connection {
 
     private func dropQueue() {
         queue.removeAll()
+        headWritten = 0
         queuedBytes = 0
         oversizedQueued = 0
     }
@@ -115,7 +118,10 @@ final class Connection {
 
     /// The WRITEABLE callback: writes queued messages until lws had to buffer part of one (the socket is full)
     /// or `writeBudget` bytes went out, then asks for another callback if messages remain. On the server, when
-    /// several small ones are queued they go out as one send (see ``ServiceLoop/writeFrames(_:count:to:)``).
+    /// several small ones are queued they go out as one send (see ``ServiceLoop/writeFrames(_:count:to:)``), and a
+    /// message bigger than the budget goes out as fragments of at most the budget, one per callback: lws copies
+    /// what the socket does not take of a write, so a whole big message (a snapshot shared by a thousand
+    /// subscribers) would otherwise be copied once per connection.
     ///
     /// `lws_partial_buffered` is a flag check, where `lws_send_pipe_choked` costs a `poll` syscall per message;
     /// the budget keeps one fast reader from holding the service thread.
@@ -139,14 +145,24 @@ final class Connection {
         var messages = 0
         var bytes = 0
         defer {
-            if messages > 0, let metrics = loop.metrics {
+            if bytes > 0, let metrics = loop.metrics {
                 metrics.messagesSent.increment(by: Int64(messages))
                 metrics.bytesSent.increment(by: Int64(bytes))
             }
         }
         while let message = queue.first {
             let fitting = loop.isServer ? ServiceLoop.framesFitting(queue, budget: Self.writeBudget - bytes) : 0
-            if fitting > 1 {
+            if loop.isServer, message.count > Self.writeBudget {
+                let count = min(Self.writeBudget, message.count - headWritten)
+                guard loop.writeFragment(of: message, offset: headWritten, count: count, to: wsi) else { return -1 }
+                headWritten += count
+                bytes += count
+                if headWritten == message.count {
+                    dequeue()
+                    headWritten = 0
+                    messages += 1
+                }
+            } else if fitting > 1 {
                 guard loop.writeFrames(queue, count: fitting, to: wsi) else { return -1 }
                 for _ in 0..<fitting {
                     bytes += dequeue().count

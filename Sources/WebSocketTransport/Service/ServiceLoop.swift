@@ -310,16 +310,7 @@ final class ServiceLoop: @unchecked Sendable {
         let start = cursor
         for message in queue.prefix(count) {
             let length = message.count
-            cursor.storeBytes(of: message.kind == .text ? 0x81 : 0x82, as: UInt8.self)
-            if length < 126 {
-                cursor.storeBytes(of: UInt8(length), toByteOffset: 1, as: UInt8.self)
-            } else if length < 65_536 {
-                cursor.storeBytes(of: 126, toByteOffset: 1, as: UInt8.self)
-                cursor.storeBytes(of: UInt16(length).bigEndian, toByteOffset: 2, as: UInt16.self)
-            } else {
-                cursor.storeBytes(of: 127, toByteOffset: 1, as: UInt8.self)
-                cursor.storeBytes(of: UInt64(length).bigEndian, toByteOffset: 2, as: UInt64.self)
-            }
+            Self.writeFrameHeader(message.kind == .text ? 0x81 : 0x82, length: length, at: cursor)
             cursor += Self.frameHeaderSize(length)
             cursor.copyMemory(from: message.payload, byteCount: length)
             cursor += length
@@ -335,6 +326,34 @@ final class ServiceLoop: @unchecked Sendable {
         let buffer = scratchBuffer(headroom + frame.count) + headroom
         frame.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: frame.count) }
         return lws_write(wsi, buffer.assumingMemoryBound(to: UInt8.self), frame.count, LWS_WRITE_HTTP) >= 0
+    }
+
+    /// Server role, from within a WRITEABLE callback: writes `count` bytes of `message` from `offset` as one frame
+    /// of a fragmented message (the first with the message's opcode, the others continuations, the last with FIN),
+    /// copied to the loop's scratch buffer so that the shared payload is never written to. Returns false on failure.
+    func writeFragment(of message: WebSocketMessage, offset: Int, count: Int, to wsi: OpaquePointer) -> Bool {
+        let headroom = WebSocketMessage.headroom
+        let start = scratchBuffer(headroom + Self.frameHeaderSize(count) + count) + headroom
+        let opcode: UInt8 = offset > 0 ? 0x00 : message.kind == .text ? 0x01 : 0x02
+        let fin: UInt8 = offset + count == message.count ? 0x80 : 0
+        Self.writeFrameHeader(fin | opcode, length: count, at: start)
+        (start + Self.frameHeaderSize(count)).copyMemory(from: message.payload + offset, byteCount: count)
+        let total = Self.frameHeaderSize(count) + count
+        return lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), total, LWS_WRITE_HTTP) >= 0
+    }
+
+    /// Writes an unmasked frame header: `first` (FIN and opcode), then the payload length.
+    static func writeFrameHeader(_ first: UInt8, length: Int, at cursor: UnsafeMutableRawPointer) {
+        cursor.storeBytes(of: first, as: UInt8.self)
+        if length < 126 {
+            cursor.storeBytes(of: UInt8(length), toByteOffset: 1, as: UInt8.self)
+        } else if length < 65_536 {
+            cursor.storeBytes(of: 126, toByteOffset: 1, as: UInt8.self)
+            cursor.storeBytes(of: UInt16(length).bigEndian, toByteOffset: 2, as: UInt16.self)
+        } else {
+            cursor.storeBytes(of: 127, toByteOffset: 1, as: UInt8.self)
+            cursor.storeBytes(of: UInt64(length).bigEndian, toByteOffset: 2, as: UInt64.self)
+        }
     }
 
     static func frameHeaderSize(_ length: Int) -> Int {
