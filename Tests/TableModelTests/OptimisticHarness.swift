@@ -5,7 +5,7 @@ import TableModel
 /// and each client gets its messages in order (one socket), its own update before its ack, as on the wire.
 struct OptimisticHarness {
     enum Message {
-        case update(Batch)
+        case update(Batch, origin: Int)
         case ack(created: [String])
         case error(TableError)
     }
@@ -57,7 +57,7 @@ struct OptimisticHarness {
             let resolution = try server.resolve(request.intent, base: request.base)
             try server.commit(resolution)
             if !resolution.isNoop {
-                for index in inboxes.indices { inboxes[index].append(.update(resolution.batch)) }
+                for index in inboxes.indices { inboxes[index].append(.update(resolution.batch, origin: client)) }
             }
             inboxes[client].append(.ack(created: resolution.createdIDs))
         } catch {
@@ -70,8 +70,8 @@ struct OptimisticHarness {
         let message = inboxes[client].removeFirst()
         let outcome: OptimisticTable.Outcome
         switch message {
-        case .update(let batch):
-            try clients[client].receive(batch)
+        case .update(let batch, let origin):
+            try clients[client].receive(batch, own: origin == client)
             return
         case .ack(let created): outcome = clients[client].acknowledge(created: created)
         case .error(let error): outcome = clients[client].refuse(error)

@@ -173,7 +173,7 @@ struct Recorder {
         do {
             let resolution = try server.resolve(outgoing.intent, base: outgoing.base)
             try server.commit(resolution)
-            if !resolution.isNoop { inbox.append(.object(["update": resolution.batch.json])) }
+            if !resolution.isNoop { inbox.append(.object(["update": resolution.batch.json, "own": true])) }
             inbox.append(.object(["ack": .object(["created": .array(resolution.createdIDs.map(JSONValue.string))])]))
         } catch {
             inbox.append(.object(["error": .object(["code": .string(error.code.rawValue), "message": .string(error.message)])]))
@@ -184,8 +184,9 @@ struct Recorder {
     mutating func deliver() throws {
         guard case .object(let message) = inbox.removeFirst() else { return }
         if let batch = message["update"] {
-            try client.receive(try Batch(json: batch))
-            record(["step": "update", "batch": batch])
+            let own = message["own"] == .bool(true)
+            try client.receive(try Batch(json: batch), own: own)
+            record(["step": "update", "batch": batch, "own": .bool(own)])
             return
         }
         let outcome: OptimisticTable.Outcome

@@ -100,6 +100,14 @@ public struct TableEngine: Sendable {
         }
     }
 
+    /// Applies a batch committed by a server whose id generator this replica does not know (a client's snapshot
+    /// has no `nextID`): the generator is first set to the batch's first created id, then ``apply(_:)`` checks
+    /// the rest follow it.
+    public mutating func follow(_ batch: Batch) throws(TableError) {
+        if let first = batch.firstCreatedNumber { table.nextID = first }
+        try apply(batch)
+    }
+
     /// The history entries after `version`; `at` names the entry for messages.
     func entries(after version: UInt64, at: String?) throws(TableError) -> ArraySlice<HistoryEntry> {
         guard version <= table.version else {

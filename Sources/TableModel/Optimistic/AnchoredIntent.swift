@@ -235,7 +235,10 @@ extension AnchoredIntent {
             return found
         }
         func row(_ id: String, _ list: BatchList, _ index: Int) throws(TableError) -> RowPath {
-            guard let found = rowPath[id] else { throw .conflict(at(list, index), "row \(id) has been deleted") }
+            guard let found = rowPath[id] else {
+                let fact = Self.isProvisional(id) ? "was not created (the intent inserting it was refused)" : "has been deleted"
+                throw .conflict(at(list, index), "row \(id) \(fact)")
+            }
             return found
         }
 

@@ -68,8 +68,8 @@ public struct OptimisticTable: Sendable {
         var submitted: Intent
         /// The provisional ids of what it creates, in the engine's order.
         var provisional: [String]
-        /// The real ids, once its own update arrived (before the ack).
-        var landed: [String]?
+        /// Whether its own update arrived (the ack follows): the confirmed table holds it.
+        var landed = false
     }
 
     struct Queued: Sendable {
@@ -202,18 +202,16 @@ public struct OptimisticTable: Sendable {
 
     // MARK: The server's answers
 
-    /// Applies a committed batch from the server (anyone's, this client's own included, which arrives before its
-    /// ack) to the confirmed table and predicts again.
-    public mutating func receive(_ batch: Batch) throws(TableError) {
-        if let flight = inFlight, flight.landed == nil,
-            let resolution = try? confirmed.resolve(flight.outgoing.intent, base: flight.outgoing.base),
-            !resolution.isNoop, resolution.batch == batch.canonical
-        {
-            // Our own update (the ack follows): the prediction must not apply the intent a second time.
-            inFlight?.landed = resolution.createdIDs
-            rename(Dictionary(zip(flight.provisional, resolution.createdIDs), uniquingKeysWith: { first, _ in first }))
+    /// Applies a committed batch from the server to the confirmed table and predicts again. `own`: the update's
+    /// origin is this client's in-flight intent (its ref), which the server sends before the ack; from then on
+    /// the prediction no longer applies that intent, so it is never shown twice.
+    public mutating func receive(_ batch: Batch, own: Bool = false) throws(TableError) {
+        if own, let flight = inFlight, !flight.landed {
+            let created = (try? confirmed.resolve(flight.outgoing.intent, base: flight.outgoing.base))?.createdIDs ?? []
+            inFlight?.landed = true
+            rename(Dictionary(zip(flight.provisional, created), uniquingKeysWith: { first, _ in first }))
         }
-        try confirmed.apply(batch)
+        try confirmed.follow(batch)
         predict()
     }
 
@@ -236,12 +234,7 @@ public struct OptimisticTable: Sendable {
     public mutating func acknowledge(created: [String]) -> Outcome {
         guard let flight = inFlight else { return Outcome() }
         inFlight = nil
-        var aliases = Dictionary(zip(flight.provisional, created), uniquingKeysWith: { first, _ in first })
-        if let landed = flight.landed, landed != created {
-            // The update taken for ours was someone else's identical one.
-            aliases = Dictionary(zip(landed, created), uniquingKeysWith: { first, _ in first })
-        }
-        rename(aliases)
+        rename(Dictionary(zip(flight.provisional, created), uniquingKeysWith: { first, _ in first }))
         var outcome = Outcome(accepted: [flight.outgoing.id])
         advance(&outcome)
         predict()
@@ -299,7 +292,7 @@ public struct OptimisticTable: Sendable {
     private mutating func predict() {
         var engine = TableEngine(table: confirmed.table, historyLimit: 0)
         var shown: [String: String] = [:]
-        if let flight = inFlight, flight.landed == nil,
+        if let flight = inFlight, !flight.landed,
             let resolution = try? confirmed.resolve(flight.outgoing.intent, base: flight.outgoing.base),
             (try? engine.commit(resolution)) != nil
         {
