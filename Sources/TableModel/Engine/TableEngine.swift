@@ -100,12 +100,10 @@ public struct TableEngine: Sendable {
         }
     }
 
-    /// Applies a batch committed by a server whose id generator this replica does not know (a client's snapshot
-    /// has no `nextID`): the generator is first set to the batch's first created id, then ``apply(_:)`` checks
-    /// the rest follow it.
-    public mutating func follow(_ batch: Batch) throws(TableError) {
+    /// Sets the id generator to the first id `batch` creates, if it creates any: a client's replica does not
+    /// know the server's generator (snapshots carry no `nextID`), and ``apply(_:)`` checks ids follow it.
+    mutating func alignIDs(to batch: Batch) {
         if let first = batch.firstCreatedNumber { table.nextID = first }
-        try apply(batch)
     }
 
     /// The history entries after `version`; `at` names the entry for messages.

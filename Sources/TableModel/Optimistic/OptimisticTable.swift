@@ -206,12 +206,13 @@ public struct OptimisticTable: Sendable {
     /// origin is this client's in-flight intent (its ref), which the server sends before the ack; from then on
     /// the prediction no longer applies that intent, so it is never shown twice.
     public mutating func receive(_ batch: Batch, own: Bool = false) throws(TableError) {
+        confirmed.alignIDs(to: batch)
         if own, let flight = inFlight, !flight.landed {
             let created = (try? confirmed.resolve(flight.outgoing.intent, base: flight.outgoing.base))?.createdIDs ?? []
             inFlight?.landed = true
             rename(Dictionary(zip(flight.provisional, created), uniquingKeysWith: { first, _ in first }))
         }
-        try confirmed.follow(batch)
+        try confirmed.apply(batch)
         predict()
     }
 
