@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import TableModel
 import TablecastProtocol
 import WebSocketTransport
@@ -26,13 +27,21 @@ extension TablecastClient {
     public func canRedo(_ table: String) -> Bool { state.withLock { $0.subscriptions[table]?.optimistic?.canRedo ?? false } }
 
     /// Applies `intent`, made against ``predicted(_:)`` of a subscribed table, to the predicted table at once
-    /// (an ``Event/predicted(table:_:)`` follows) and returns once the server accepted it. Throws the engine's
-    /// `TableError` when it cannot apply to the prediction (nothing changes), the server's `ProtocolError` when
-    /// it refuses it, or a `TableError` when, queued behind another intent, what it named was deleted meanwhile;
-    /// a refusal also emits ``Event/intentRefused(table:intent:code:message:)`` and the prediction springs back.
-    /// While the connection is down intents are kept and sent after the resume.
-    public func perform(_ intent: Intent, on table: String) async throws {
-        try await optimistic(table) { optimistic throws(TableError) in try optimistic.submit(intent) }
+    /// (an ``Event/predicted(table:_:)`` follows) and returns once the server accepted it, with its ack (`nil`
+    /// when it turned out to change nothing). Throws the engine's `TableError` when it cannot apply to the
+    /// prediction (nothing changes), the server's `ProtocolError` when it refuses it, or a `TableError` when,
+    /// queued behind another intent, what it named was deleted meanwhile; a refusal also emits
+    /// ``Event/intentRefused(table:intent:code:message:)`` and the prediction springs back. While the connection
+    /// is down intents are kept and sent after the resume.
+    @discardableResult
+    public func perform(_ intent: Intent, on table: String) async throws -> ServerMessage.Ack? {
+        try await submit(intent, on: table).answer()
+    }
+
+    /// ``perform(_:on:)`` in two steps: the prediction shows the intent when this returns (so that the next
+    /// intent can be made against it, as keys typed in a burst are), and the answer is awaited separately.
+    public func submit(_ intent: Intent, on table: String) throws -> PendingIntent {
+        try optimistic(table) { optimistic throws(TableError) in try optimistic.submit(intent) }!
     }
 
     /// Undoes this client's last change on `table` (as a new intent that everyone sees) and returns once the
@@ -40,52 +49,60 @@ extension TablecastClient {
     /// cannot be undone any more (someone else deleted what it changed); nothing is touched then.
     @discardableResult
     public func undo(_ table: String) async throws -> Bool {
-        try await optimistic(table) { optimistic throws(TableError) in try optimistic.undo() }
+        guard let pending = try submitUndo(table) else { return false }
+        _ = try await pending.answer()
+        return true
     }
 
     /// Redoes the last undone change on `table`; like ``undo(_:)``.
     @discardableResult
     public func redo(_ table: String) async throws -> Bool {
-        try await optimistic(table) { optimistic throws(TableError) in try optimistic.redo() }
+        guard let pending = try submitRedo(table) else { return false }
+        _ = try await pending.answer()
+        return true
     }
 
-    /// Runs `body` on the table's optimistic state, sends what it says, and waits for the intent's answer.
-    /// Returns false when `body` had nothing to submit.
-    @discardableResult
+    /// ``undo(_:)`` in two steps, like ``submit(_:on:)``; `nil`: nothing to undo.
+    public func submitUndo(_ table: String) throws -> PendingIntent? {
+        try optimistic(table) { optimistic throws(TableError) in try optimistic.undo() }
+    }
+
+    /// ``redo(_:)`` in two steps, like ``submit(_:on:)``; `nil`: nothing to redo.
+    public func submitRedo(_ table: String) throws -> PendingIntent? {
+        try optimistic(table) { optimistic throws(TableError) in try optimistic.redo() }
+    }
+
+    /// Runs `body` on the table's optimistic state and sends what it says; `nil` when it submitted nothing.
     private func optimistic(
-        _ table: String, _ body: @escaping @Sendable (inout OptimisticTable) throws(TableError) -> OptimisticTable.Submission?
-    ) async throws -> Bool {
-        var submitted = true
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let result = state.withLock { state -> Result<(Table, settled: Bool)?, any Error> in
-                guard var subscription = state.subscriptions[table], let replica = subscription.replica else {
-                    return .failure(ProtocolError(.noSuchTable, "not subscribed to \(table)"))
-                }
-                var optimistic = subscription.optimistic ?? OptimisticTable(confirmed: TableEngine(table: replica.table))
-                let submission: OptimisticTable.Submission?
-                do {
-                    submission = try body(&optimistic)
-                } catch {
-                    return .failure(error)
-                }
-                subscription.optimistic = optimistic
-                state.subscriptions[table] = subscription
-                guard let submission else { return .success(nil) }
-                if let send = submission.send { transmit(send, table: table, state: &state) }
-                if !submission.settled { state.waiters[table, default: [:]][submission.id] = continuation }
-                return .success((optimistic.predicted, submission.settled))
+        _ table: String, _ body: (inout OptimisticTable) throws(TableError) -> OptimisticTable.Submission?
+    ) throws -> PendingIntent? {
+        let box = PendingIntent.Box()
+        let result = state.withLock { state -> Result<(Table, Bool)?, any Error> in
+            guard var subscription = state.subscriptions[table], let replica = subscription.replica else {
+                return .failure(ProtocolError(.noSuchTable, "not subscribed to \(table)"))
             }
-            switch result {
-            case .failure(let error): continuation.resume(throwing: error)
-            case .success(nil):
-                submitted = false
-                continuation.resume()
-            case .success(let (predicted, settled)?):
-                emit(.predicted(table: table, predicted))
-                if settled { continuation.resume() }
+            var optimistic = subscription.optimistic ?? OptimisticTable(confirmed: TableEngine(table: replica.table))
+            let submission: OptimisticTable.Submission?
+            do {
+                submission = try body(&optimistic)
+            } catch {
+                return .failure(error)
             }
+            subscription.optimistic = optimistic
+            state.subscriptions[table] = subscription
+            guard let submission else { return .success(nil) }
+            if let send = submission.send { transmit(send, table: table, state: &state) }
+            if !submission.settled { state.waiters[table, default: [:]][submission.id] = box }
+            return .success((optimistic.predicted, submission.settled))
         }
-        return submitted
+        switch result {
+        case .failure(let error): throw error
+        case .success(nil): return nil
+        case .success(let (predicted, settled)?):
+            if settled { box.settle(.success(nil)) }
+            emit(.predicted(table: table, predicted))
+            return PendingIntent(box: box)
+        }
     }
 
     /// Sends an optimistic intent with a fresh ref (now, or after the next resume when offline).
@@ -109,7 +126,7 @@ extension TablecastClient {
             queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { self.resendOptimistic(ref) }
             return true
         }
-        typealias Answer = (table: String, predicted: Table, resume: [(CheckedContinuation<Void, any Error>, (any Error)?)], refused: [OptimisticTable.Refusal], serverError: ProtocolError?)
+        typealias Answer = (table: String, predicted: Table, resume: [(PendingIntent.Box, Result<ServerMessage.Ack?, any Error>)], refused: [OptimisticTable.Refusal], serverError: ProtocolError?)
         let answer = state.withLock { state -> Answer? in
             guard let table = state.optimisticRefs.removeValue(forKey: ref), var optimistic = state.subscriptions[table]?.optimistic
             else { return nil }
@@ -126,13 +143,16 @@ extension TablecastClient {
             }
             state.subscriptions[table]?.optimistic = optimistic
             if let send = outcome.send { transmit(send, table: table, state: &state) }
-            var resume: [(CheckedContinuation<Void, any Error>, (any Error)?)] = []
-            for id in outcome.accepted {
-                if let waiter = state.waiters[table]?.removeValue(forKey: id) { resume.append((waiter, nil)) }
+            var resume: [(PendingIntent.Box, Result<ServerMessage.Ack?, any Error>)] = []
+            for (index, id) in outcome.accepted.enumerated() {
+                // The first accepted is the in-flight intent this ack answers; the others changed nothing.
+                var answer: ServerMessage.Ack?
+                if index == 0, case .ack(let ack) = message { answer = ack }
+                if let waiter = state.waiters[table]?.removeValue(forKey: id) { resume.append((waiter, .success(answer))) }
             }
             for (index, refusal) in outcome.refused.enumerated() {
                 let error: any Error = index == 0 && serverError != nil ? serverError! : refusal.error
-                if let waiter = state.waiters[table]?.removeValue(forKey: refusal.id) { resume.append((waiter, error)) }
+                if let waiter = state.waiters[table]?.removeValue(forKey: refusal.id) { resume.append((waiter, .failure(error))) }
             }
             return (table, optimistic.predicted, resume, outcome.refused, serverError)
         }
@@ -143,9 +163,7 @@ extension TablecastClient {
             emit(.intentRefused(table: answer.table, intent: refusal.intent, code: code, message: text))
         }
         emit(.predicted(table: answer.table, answer.predicted))
-        for (waiter, error) in answer.resume {
-            if let error { waiter.resume(throwing: error) } else { waiter.resume() }
-        }
+        for (waiter, result) in answer.resume { waiter.settle(result) }
         return true
     }
 
@@ -157,4 +175,36 @@ extension TablecastClient {
             transport.send(ClientMessage(ref: ref, .intent(table: table, base: outgoing.base, outgoing.intent)).encoded, to: socket)
         }
     }
+}
+
+/// An optimistic intent the predicted table already shows, waiting for the server's answer.
+public struct PendingIntent: Sendable {
+    /// Where the answer lands, whether or not anyone waits for it yet.
+    final class Box: Sendable {
+        private let state = Mutex<(result: Result<ServerMessage.Ack?, any Error>?, waiter: CheckedContinuation<ServerMessage.Ack?, any Error>?)>((nil, nil))
+
+        func settle(_ result: Result<ServerMessage.Ack?, any Error>) {
+            let waiter = state.withLock { state in
+                state.result = result
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(with: result)
+        }
+
+        func value() async throws -> ServerMessage.Ack? {
+            try await withCheckedThrowingContinuation { continuation in
+                let result = state.withLock { state in
+                    if state.result == nil { state.waiter = continuation }
+                    return state.result
+                }
+                if let result { continuation.resume(with: result) }
+            }
+        }
+    }
+
+    let box: Box
+
+    /// The server's ack once it accepted the intent (`nil`: it changed nothing); throws its refusal.
+    public func answer() async throws -> ServerMessage.Ack? { try await box.value() }
 }

@@ -65,7 +65,7 @@ public final class TablecastClient: Sendable, TransportReceiver {
         var pending: [String: Pending] = [:]
         var subscriptions: [String: Subscription] = [:]
         /// Who waits for each optimistic intent's answer, by table and local id.
-        var waiters: [String: [Int: CheckedContinuation<Void, any Error>]] = [:]
+        var waiters: [String: [Int: PendingIntent.Box]] = [:]
         /// The table of each in-flight optimistic intent's ref.
         var optimisticRefs: [String: String] = [:]
         var streams: [Int: AsyncStream<Event>.Continuation] = [:]
@@ -119,7 +119,7 @@ public final class TablecastClient: Sendable, TransportReceiver {
         }
         if let socket { transport.close(socket) }
         for request in pending.values { request.continuation.resume(throwing: TablecastClientError.closed) }
-        for waiter in waiters { waiter.resume(throwing: TablecastClientError.closed) }
+        for waiter in waiters { waiter.settle(.failure(TablecastClientError.closed)) }
         onEvent?(.state(.closed))
         for stream in streams.values {
             stream.yield(.state(.closed))
