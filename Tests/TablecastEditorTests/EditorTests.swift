@@ -184,6 +184,17 @@ final class EditorTests: XCTestCase {
         XCTAssertFalse(editor.frame(width: 60, height: 14).lines[0].contains("refreshing…"))
     }
 
+    func testUndoAndRedoKeys() {
+        var editor = makeEditor()
+        XCTAssertEqual(editor.handle(.character("u")), [.undo])
+        XCTAssertEqual(editor.handle(.character("U")), [.redo])
+        XCTAssertEqual(editor.handle(.ctrl("r")), [.redo])
+        editor.nothingTo("undo")
+        XCTAssertEqual(editor.status?.text, "nothing to undo")
+        editor.acked(label: "undo", ack: nil, requested: nil)
+        XCTAssertEqual(editor.status?.text, "undo: nothing to do")
+    }
+
     func testHeadersFootersAndSectionsAreEditable() {
         var editor = makeEditor()
         editor.setCursor(.row("r6"))
