@@ -443,6 +443,18 @@ export class OptimisticTable {
     return { id, send: null, settled: false };
   }
 
+  /** Replaces the confirmed table (a fresh snapshot); pending intents stay. */
+  replaceConfirmed(table) {
+    this.confirmed = { version: table.version, rules: clone(table.rules ?? {}), sections: clone(table.sections) };
+    this._predict();
+  }
+
+  /** Follows a change of the rules. */
+  setRules(rules) {
+    this.confirmed = { ...this.confirmed, rules: clone(rules) };
+    this._predict();
+  }
+
   /** Applies a committed batch (an update's lists); `own`: its origin is the in-flight intent's ref. */
   receive(batch, own = false) {
     if (own && this._inFlight && !this._inFlight.landed) {
