@@ -64,6 +64,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Outbound messages queued per connection before a slow reader is closed (4000).")
     var maxQueuedMessages = 16_384
 
+    @Option(help: ArgumentHelp("Test only: delay every commit by this many milliseconds.", visibility: .hidden))
+    var debugCommitDelayMs = 0
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
@@ -85,13 +88,14 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("\(error)")
             throw ExitCode(1)
         }
-        let configuration = TableServer.Configuration(
+        var configuration = TableServer.Configuration(
             host: host, port: port, databasePath: db, synchronous: sync == .full ? .full : .normal,
             snapshotInterval: snapshotEvery, historyLimit: history, policy: policy, allowAnonymous: allowAnonymous,
             allowedOrigins: allowOrigin.isEmpty ? nil : allowOrigin,
             staticFilesDirectory: staticDir ?? Self.defaultStaticDirectory(), maxMessageBytes: maxMessageBytes,
             maxBatchEntries: maxBatchEntries, intentsPerSecond: intentsPerSecond, maxConnections: maxConnections,
             maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents)
+        configuration.debugCommitDelay = .milliseconds(max(0, debugCommitDelayMs))
         let server: TableServer
         do {
             server = try await TableServer.start(configuration, logger: logger)

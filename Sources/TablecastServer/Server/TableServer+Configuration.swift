@@ -45,6 +45,9 @@ extension TableServer {
         /// Intents a table may have waiting to be resolved; more get `rate_limited`, so that writers faster than
         /// the table cannot grow its queue without bound.
         public var maxQueuedIntents: Int
+        /// Test only: every commit waits this long first, so that tests can watch clients answer before the
+        /// server does (optimistic edits). Zero in production.
+        public var debugCommitDelay: Duration = .zero
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, databasePath: String = "tablecast.db",

@@ -63,7 +63,7 @@ public final class TableServer: Sendable {
 
         let registry = PrometheusCollectorRegistry()
         let metrics = ServerMetrics(registry: registry)
-        let committer = Committer(store: store, logger: logger) { turn in
+        let committer = Committer(store: store, logger: logger, debugDelay: configuration.debugCommitDelay) { turn in
             metrics.commitGroupSize.record(Double(turn.records))
             metrics.commitSeconds.record(turn.duration)
         }
