@@ -40,8 +40,9 @@ extension TablecastClient {
 
     /// ``perform(_:on:)`` in two steps: the prediction shows the intent when this returns (so that the next
     /// intent can be made against it, as keys typed in a burst are), and the answer is awaited separately.
-    public func submit(_ intent: Intent, on table: String) throws -> PendingIntent {
-        try optimistic(table) { optimistic throws(TableError) in try optimistic.submit(intent) }!
+    /// `ref`: the request's ref when it is sent (by default a fresh one), e.g. for tools that trace updates.
+    public func submit(_ intent: Intent, on table: String, ref: String? = nil) throws -> PendingIntent {
+        try optimistic(table, ref: ref) { optimistic throws(TableError) in try optimistic.submit(intent) }!
     }
 
     /// Undoes this client's last change on `table` (as a new intent that everyone sees) and returns once the
@@ -74,7 +75,7 @@ extension TablecastClient {
 
     /// Runs `body` on the table's optimistic state and sends what it says; `nil` when it submitted nothing.
     private func optimistic(
-        _ table: String, _ body: (inout OptimisticTable) throws(TableError) -> OptimisticTable.Submission?
+        _ table: String, ref: String? = nil, _ body: (inout OptimisticTable) throws(TableError) -> OptimisticTable.Submission?
     ) throws -> PendingIntent? {
         let box = PendingIntent.Box()
         let result = state.withLock { state -> Result<(Table, Bool)?, any Error> in
@@ -91,6 +92,7 @@ extension TablecastClient {
             subscription.optimistic = optimistic
             state.subscriptions[table] = subscription
             guard let submission else { return .success(nil) }
+            if let ref { state.requestedRefs[table, default: [:]][submission.id] = ref }
             if let send = submission.send { transmit(send, table: table, state: &state) }
             if !submission.settled { state.waiters[table, default: [:]][submission.id] = box }
             return .success((optimistic.predicted, submission.settled))
@@ -107,7 +109,7 @@ extension TablecastClient {
 
     /// Sends an optimistic intent with a fresh ref (now, or after the next resume when offline).
     private func transmit(_ outgoing: OptimisticTable.Outgoing, table: String, state: inout State) {
-        let ref = "\(configuration.refPrefix)\(state.nextRef)"
+        let ref = state.requestedRefs[table]?.removeValue(forKey: outgoing.id) ?? "\(configuration.refPrefix)\(state.nextRef)"
         state.nextRef += 1
         state.subscriptions[table]?.inFlightRef = ref
         state.optimisticRefs[ref] = table
@@ -144,6 +146,7 @@ extension TablecastClient {
             state.subscriptions[table]?.optimistic = optimistic
             if let send = outcome.send { transmit(send, table: table, state: &state) }
             var resume: [(PendingIntent.Box, Result<ServerMessage.Ack?, any Error>)] = []
+            for id in outcome.accepted + outcome.refused.map(\.id) { state.requestedRefs[table]?.removeValue(forKey: id) }
             for (index, id) in outcome.accepted.enumerated() {
                 // The first accepted is the in-flight intent this ack answers; the others changed nothing.
                 var answer: ServerMessage.Ack?

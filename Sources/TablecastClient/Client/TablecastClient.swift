@@ -66,6 +66,8 @@ public final class TablecastClient: Sendable, TransportReceiver {
         var subscriptions: [String: Subscription] = [:]
         /// Who waits for each optimistic intent's answer, by table and local id.
         var waiters: [String: [Int: PendingIntent.Box]] = [:]
+        /// Refs asked for optimistic intents not sent yet, by table and local id.
+        var requestedRefs: [String: [Int: String]] = [:]
         /// The table of each in-flight optimistic intent's ref.
         var optimisticRefs: [String: String] = [:]
         var streams: [Int: AsyncStream<Event>.Continuation] = [:]
