@@ -72,6 +72,17 @@ final class OptimisticVectorTests: XCTestCase {
         try multi.settle()
         vectors.append(multi)
 
+        var gap = Recorder("same-gap-in-flight", "an insert in flight into a gap others fill meanwhile (an insert, a move in) and leave (a move out): what they put there stays before it", letters)
+        try gap.submit(.insert(at: RowPath(section: 0, row: 1), row: RowContent(value: "mine")))
+        try gap.other(.insert(at: RowPath(section: 0, row: 1), row: RowContent(value: "o1")))
+        try gap.other(.move(from: ref(gap.server.table, 0, 4), to: RowPath(section: 0, row: 1)))  // d
+        try gap.other(.move(from: ref(gap.server.table, 0, 3), to: RowPath(section: 0, row: 5)))  // b
+        try gap.deliver()
+        try gap.deliver()
+        try gap.deliver()
+        try gap.settle()
+        vectors.append(gap)
+
         var limited = letters
         limited.rules.maxRowsPerSection = 6
         var refused = Recorder("refused", "an insert refused by the limit springs back; the queued edit of its row is refused too", limited)

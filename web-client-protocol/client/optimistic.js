@@ -3,9 +3,11 @@
 // I/O; the vectors in ../vectors/optimistic/ (generated from the Swift engine) are its tests.
 //
 // What this port does not do, compared with the Swift engine (TableModel's OptimisticTable):
-// - the in-flight intent is predicted by re-materializing its id-anchored form against the confirmed table,
-//   not by a port of the engine's index rebase; the two agree on every vector, and where they could differ (a
-//   stale insert or move into a gap others filled meanwhile) the view corrects itself at the ack;
+// - the in-flight intent is predicted by re-materializing its id-anchored form against the confirmed table, with
+//   the engine's gap rule for row placements (what others put into the gap since its base stays before it, rows
+//   others moved out do not count: see materialize's `since`), not by a port of the engine's index arithmetic;
+//   they agree on every vector. Not ported: that rule for section placements (a section inserted or moved while
+//   others insert sections into the same gap may land on the other side of theirs until the update arrives);
 // - the table's rules are not checked (canEdit/canMove flags, `moves`, `reserveLastRow` retargeting, limits):
 //   what the server refuses or retargets springs back or moves at the ack;
 // - a section reload that replaces rows (`editSection` with `rows`) is not predicted: submit() throws
@@ -272,8 +274,14 @@ const position = (predecessors, list) => {
   return 0;
 };
 
-/** The wire intent that does `anchored` to `table` (see optimistic.md); null when nothing is left. */
-function materialize(anchored, table, strict) {
+/**
+ * The wire intent that does `anchored` to `table` (see optimistic.md); null when nothing is left. `since` (for
+ * the in-flight intent) brings the engine's rule for gaps that others filled after its base: `successors` maps
+ * each placed row to the rows that followed its gap at base, `moved` holds the rows others moved since; the
+ * placement goes after everything placed into its gap since, i.e. before the first of its successors that is
+ * still after it and did not move (else last).
+ */
+function materialize(anchored, table, strict, since = null) {
   const count = LISTS.reduce((n, list) => n + anchored[list].length, 0);
   const single = count === 1 ? NAME_OF_LIST[LISTS.find((list) => anchored[list].length)] : null;
   const at = (list, index) => single ?? `${list}[${index}]`;
@@ -344,7 +352,13 @@ function materialize(anchored, table, strict) {
     const inserted = anchored.insertSections.find((e) => e.id === target);
     const rows = inserted ? [...inserted.rowIDs] : table.sections[sectionIndex.get(target)].rows.map((r) => r.id).filter((id) => !removedRows.has(id));
     for (const [id, placement] of [...placements].sort((x, y) => compareOrder(x[1].order, y[1].order))) {
-      rows.splice(position(placement.predecessors, rows), 0, id);
+      let at = position(placement.predecessors, rows);
+      const successors = since?.successors.get(id);
+      if (successors) {
+        const next = successors.filter((s) => !since.moved.has(s)).map((s) => rows.indexOf(s)).find((index) => index >= at);
+        at = next ?? rows.length;
+      }
+      rows.splice(at, 0, id);
     }
     rows.forEach((id, i) => finalRow.set(id, [finalSection.get(target), i]));
   }
@@ -359,6 +373,20 @@ function materialize(anchored, table, strict) {
   lists.insertRows = anchored.insertRows.map((e) => ({ at: finalRow.get(e.id), ...clone(e.content) }));
   lists.moveRows = anchored.moveRows.map((e, i) => ({ from: movedRowFrom[i], ...ref('row', e.id), to: finalRow.get(e.id) }));
   return intentOf(lists);
+}
+
+/** What the in-flight intent's placements had after their gaps at base (the confirmed table it was sent at). */
+function sinceBase(anchored, base, after) {
+  const known = new Set(base.sections.flatMap((s) => s.rows.map((r) => r.id)));
+  const placed = new Set([...anchored.insertRows, ...anchored.moveRows].map((e) => e.id));
+  const successors = new Map();
+  for (const { id } of [...anchored.insertRows, ...anchored.moveRows]) {
+    const section = after.sections.find((s) => s.rows.some((r) => r.id === id));
+    if (!section) continue;
+    const index = section.rows.findIndex((r) => r.id === id);
+    successors.set(id, section.rows.slice(index + 1).map((r) => r.id).filter((r) => known.has(r) && !placed.has(r)));
+  }
+  return { successors, moved: new Set() };
 }
 
 /** A wire intent without provisional ids in its refs (the server knows only real ones). */
@@ -436,7 +464,10 @@ export class OptimisticTable {
     this.predicted = after;
     const anchored = forward(batch, before, after);
     if (!this._inFlight && this._queue.length === 0) {
-      this._inFlight = { id, intent: { ...sent, base: this.confirmed.version }, submitted: intent, provisional: created, anchored, landed: false };
+      this._inFlight = {
+        id, intent: { ...sent, base: this.confirmed.version }, submitted: intent, provisional: created, anchored, landed: false,
+        since: sinceBase(anchored, this.confirmed, after),
+      };
       return { id, send: { id, intent: this._inFlight.intent }, settled: false };
     }
     this._queue.push({ id, submitted: intent, anchored });
@@ -457,6 +488,12 @@ export class OptimisticTable {
 
   /** Applies a committed batch (an update's lists); `own`: its origin is the in-flight intent's ref. */
   receive(batch, own = false) {
+    if (this._inFlight && !own && !this._inFlight.landed) {
+      for (const move of batch.moveRows ?? []) {
+        const row = this.confirmed.sections[move.from[0]]?.rows[move.from[1]];
+        if (row) this._inFlight.since?.moved.add(row.id);
+      }
+    }
     if (own && this._inFlight && !this._inFlight.landed) {
       // The server numbers what an intent creates consecutively, in the order of `created`: the ids follow
       // from the first one the update carries.
@@ -508,9 +545,13 @@ export class OptimisticTable {
           outcome.accepted.push(next.id);
           continue;
         }
+        const ids = createdOf(next.anchored);
+        let n = 0;
+        const { batch } = resolve(this.confirmed, intent, () => ids[n++]);
+        const since = batch ? sinceBase(next.anchored, this.confirmed, applyBatch(this.confirmed, batch)) : null;
         this._inFlight = {
           id: next.id, intent: { ...intent, base: this.confirmed.version }, submitted: next.submitted,
-          provisional: createdOf(next.anchored), anchored: next.anchored, landed: false,
+          provisional: createdOf(next.anchored), anchored: next.anchored, landed: false, since,
         };
         outcome.send = { id: next.id, intent: this._inFlight.intent };
       } catch (error) {
@@ -538,7 +579,7 @@ export class OptimisticTable {
     const pending = [...(this._inFlight && !this._inFlight.landed ? [this._inFlight] : []), ...this._queue];
     for (const entry of pending) {
       try {
-        const intent = materialize(entry.anchored, table, false);
+        const intent = materialize(entry.anchored, table, false, entry === this._inFlight ? entry.since : null);
         if (!intent) continue;
         const ids = createdOf(entry.anchored);
         let n = 0;
