@@ -95,6 +95,29 @@ final class OptimisticClientTests: XCTestCase {
         await server.tearDown()
     }
 
+    /// Unsubscribing answers the table's pending optimistic intents with an error instead of leaving them waiting.
+    func testUnsubscribingFailsPendingIntents() async throws {
+        let server = try await TestServer()
+        let one = try TablecastClient(configuration: .init(url: server.url))
+        one.connect()
+        try await one.createTable("t", sections: letters)
+        try await one.subscribe("t")
+        await server.stop()
+        try await eventually { one.connectionState != .live }
+        let pending = try one.submit(.delete(ref(one.predicted("t"), 0)), on: "t")
+        let unsubscribe = Task { try await one.unsubscribe("t") }
+        do {
+            _ = try await pending.answer()
+            XCTFail("answered after unsubscribing")
+        } catch let error as ProtocolError {
+            XCTAssertEqual(error.code, .noSuchTable)
+        }
+        try await server.start()
+        try await unsubscribe.value
+        await one.close()
+        await server.tearDown()
+    }
+
     /// Undo and redo go through the server like any intent; an undo whose row someone else deleted cannot be
     /// undone, says so, and touches nothing.
     func testUndoRedoOverTheWire() async throws {

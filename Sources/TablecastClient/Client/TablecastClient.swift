@@ -209,6 +209,8 @@ public final class TablecastClient: Sendable, TransportReceiver {
 
     /// Ends the subscription and forgets the replica.
     public func unsubscribe(_ table: String) async throws {
+        let waiters = state.withLock { state in Array((state.waiters.removeValue(forKey: table) ?? [:]).values) }
+        for waiter in waiters { waiter.settle(.failure(ProtocolError(.noSuchTable, "unsubscribed from \(table)"))) }
         _ = try await request { state in
             state.subscriptions[table] = nil
             return .unsubscribe(table: table)
@@ -516,7 +518,12 @@ public final class TablecastClient: Sendable, TransportReceiver {
             }
             emit(.rules(table: table, rules: rules))
         case .dropped(let table):
-            state.withLock { state in state.subscriptions[table] = nil }
+            let waiters = state.withLock { state in
+                state.subscriptions[table] = nil
+                return Array((state.waiters.removeValue(forKey: table) ?? [:]).values)
+            }
+            // Optimistic intents still pending on the table can no longer be answered.
+            for waiter in waiters { waiter.settle(.failure(ProtocolError(.noSuchTable, "\(table) was dropped"))) }
             emit(.dropped(table: table))
         case .presence(let delta):
             let presence = state.withLock { state -> PresenceState? in
