@@ -8,7 +8,7 @@
 ///
 /// Made from a resolved batch and the table before and after it: ``forward(_:before:after:)`` redoes the batch,
 /// ``inverse(_:before:after:provisional:)`` undoes it.
-public struct AnchoredIntent: Hashable, Sendable {
+struct AnchoredIntent: Hashable, Sendable {
     /// Where a row goes: right after the nearest of `predecessors` still in section `section`, else first in it.
     /// `order` sorts the placements of one intent so that a placement after another one it names comes later.
     struct RowPlacement: Hashable, Sendable {
@@ -73,12 +73,6 @@ public struct AnchoredIntent: Hashable, Sendable {
     /// section's id followed by its rows' ids, then each inserted row's id.
     var created: [String] {
         insertSections.flatMap { [$0.id] + $0.rowIDs } + insertRows.map(\.id)
-    }
-
-    /// Whether it changes nothing.
-    public var isEmpty: Bool {
-        deleteSections.isEmpty && insertSections.isEmpty && reloadSections.isEmpty && moveSections.isEmpty
-            && deleteRows.isEmpty && insertRows.isEmpty && reloadRows.isEmpty && moveRows.isEmpty
     }
 
     /// Whether `id` is provisional: assigned by a client to what a pending intent creates, never by a table.
