@@ -85,6 +85,8 @@ extension Editor {
                     }
                     left += Self.display(row.value)
                     if !row.editable { left += "  (locked)" }
+                    // Inserted here and not yet committed by the server (a provisional id).
+                    if OptimisticTable.isProvisional(row.id) { left += "  (sending…)" }
                     var right = editors[row.id].map { "✎ " + $0.joined(separator: ", ") } ?? ""
                     if editing && moveRefusal(row, at: path) == nil { right += right.isEmpty ? "≡" : "  ≡" }
                     body.append(Self.join(left, right, width: width))

@@ -189,6 +189,10 @@ final class EditorTests: XCTestCase {
         XCTAssertEqual(editor.handle(.character("u")), [.undo])
         XCTAssertEqual(editor.handle(.character("U")), [.redo])
         XCTAssertEqual(editor.handle(.ctrl("r")), [.redo])
+        var pending = editor.table
+        pending.sections[0].rows[0].id = "~1"
+        editor.replaceTable(pending)
+        XCTAssertTrue(editor.frame(width: 60, height: 14).lines.contains { $0.contains("(sending…)") })
         editor.nothingTo("undo")
         XCTAssertEqual(editor.status?.text, "nothing to undo")
         editor.acked(label: "undo", ack: nil, requested: nil)
