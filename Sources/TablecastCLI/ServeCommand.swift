@@ -90,6 +90,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "PEM private key of --tls-cert.")
     var tlsKey: String?
 
+    @Option(help: ArgumentHelp("Test only: delay every commit by this many milliseconds.", visibility: .hidden))
+    var debugCommitDelayMs = 0
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
@@ -152,6 +155,7 @@ struct ServeCommand: AsyncParsableCommand {
             maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents, tls: tls,
             metricsPage: PrometheusBackend.bootstrap(), perTableMetrics: perTableMetrics, endpointAccess: endpointAccess)
         configuration.historyRetention = historyRetention
+        configuration.debugCommitDelay = .milliseconds(max(0, debugCommitDelayMs))
         let server: TableServer
         do {
             server = try await TableServer.start(configuration, logger: logger)

@@ -62,6 +62,9 @@ extension TableServer {
         public var endpointAccess: EndpointAccess
         /// Serve https/wss with this certificate and key (reloaded by ``TableServer/reloadCertificates()``).
         public var tls: ServerTLS?
+        /// Test only: every commit waits this long first, so that tests can watch clients answer before the
+        /// server does (optimistic edits). Zero in production.
+        public var debugCommitDelay: Duration = .zero
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, databasePath: String = "tablecast.db",

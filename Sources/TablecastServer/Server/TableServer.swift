@@ -68,7 +68,7 @@ public final class TableServer: Sendable {
         }
 
         let metrics = ServerMetrics(factory: configuration.metricsFactory, perTable: configuration.perTableMetrics)
-        let committer = Committer(store: store, logger: logger) { turn in
+        let committer = Committer(store: store, logger: logger, debugDelay: configuration.debugCommitDelay) { turn in
             metrics.commitGroupSize.record(turn.records)
             let (seconds, attoseconds) = turn.duration.components
             metrics.commitSeconds.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)

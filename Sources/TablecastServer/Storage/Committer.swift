@@ -47,10 +47,16 @@ final class Committer: Sendable {
     private let stopped = DispatchSemaphore(value: 0)
     private let onTurn: @Sendable (TurnReport) -> Void
     private let logger: Logger
+    /// Test only (`serve --debug-commit-delay-ms`): how long each commit turn waits before committing.
+    private let debugDelay: Duration
 
     /// Starts the thread. `store` must not be used by anyone else from now on.
-    init(store: TableStore, logger: Logger, onTurn: @escaping @Sendable (TurnReport) -> Void = { _ in }) {
+    init(
+        store: TableStore, logger: Logger, debugDelay: Duration = .zero,
+        onTurn: @escaping @Sendable (TurnReport) -> Void = { _ in }
+    ) {
         self.onTurn = onTurn
+        self.debugDelay = debugDelay
         self.logger = logger
         let box = StoreBox(store)
         let thread = Thread { [self] in run(box.store) }
@@ -151,6 +157,10 @@ final class Committer: Sendable {
 
     private func commitGroups(_ groups: [([CommitRecord], Completion)], _ store: TableStore) {
         guard !groups.isEmpty else { return }
+        if debugDelay > .zero {
+            // The committer has its own thread: blocking it delays commits and nothing else.
+            Thread.sleep(forTimeInterval: Double(debugDelay.components.seconds) + Double(debugDelay.components.attoseconds) / 1e18)
+        }
         let start = ContinuousClock.now
         do {
             try store.commit(groups.flatMap(\.0))
