@@ -61,6 +61,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Most open WebSocket connections.")
     var maxConnections = 10_000
 
+    @Option(help: "Seconds a connection has for its HTTP request and WebSocket upgrade; stalled ones (slowloris) are dropped after it.")
+    var handshakeTimeout = 5
+
+    @Option(help: "Connections one address may have open before their upgrade completes (0: no cap); more are closed on accept.")
+    var maxHandshakesPerAddress = 256
+
     @Option(help: "Outbound messages queued per connection before a slow reader is closed (4000).")
     var maxQueuedMessages = 16_384
 
@@ -91,7 +97,9 @@ struct ServeCommand: AsyncParsableCommand {
             allowedOrigins: allowOrigin.isEmpty ? nil : allowOrigin,
             staticFilesDirectory: staticDir ?? Self.defaultStaticDirectory(), maxMessageBytes: maxMessageBytes,
             maxBatchEntries: maxBatchEntries, intentsPerSecond: intentsPerSecond, maxConnections: maxConnections,
-            maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents)
+            maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents,
+            handshakeTimeout: .seconds(max(1, handshakeTimeout)),
+            maxHandshakesPerAddress: maxHandshakesPerAddress > 0 ? maxHandshakesPerAddress : nil)
         let server: TableServer
         do {
             server = try await TableServer.start(configuration, logger: logger)

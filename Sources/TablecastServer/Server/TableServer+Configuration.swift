@@ -36,6 +36,10 @@ extension TableServer {
         public var maxConsecutiveBadMessages: Int
         /// Most open WebSocket connections.
         public var maxConnections: Int
+        /// Time a connection has for its HTTP request and WebSocket handshake; stalled ones are dropped after it.
+        public var handshakeTimeout: Duration
+        /// Connections one address may have open before their handshake completes; nil: no cap.
+        public var maxHandshakesPerAddress: Int?
         /// Outbound bytes a connection may have queued before it is closed as too slow.
         public var maxQueuedBytes: Int
         /// Outbound messages a connection may have queued before it is closed as too slow.
@@ -53,7 +57,7 @@ extension TableServer {
             staticFilesDirectory: String? = nil, maxMessageBytes: Int = 1 << 20, maxBatchEntries: Int = 1000,
             intentsPerSecond: Int = 1000, maxConsecutiveBadMessages: Int = 100, maxConnections: Int = 10_000,
             maxQueuedBytes: Int = 8 << 20, maxQueuedMessages: Int = 16_384, refsPerClient: Int = 10_000,
-            maxQueuedIntents: Int = 10_000
+            maxQueuedIntents: Int = 10_000, handshakeTimeout: Duration = .seconds(5), maxHandshakesPerAddress: Int? = 256
         ) {
             self.host = host
             self.port = port
@@ -70,6 +74,8 @@ extension TableServer {
             self.intentsPerSecond = intentsPerSecond
             self.maxConsecutiveBadMessages = maxConsecutiveBadMessages
             self.maxConnections = maxConnections
+            self.handshakeTimeout = handshakeTimeout
+            self.maxHandshakesPerAddress = maxHandshakesPerAddress
             self.maxQueuedBytes = maxQueuedBytes
             self.maxQueuedMessages = maxQueuedMessages
             self.refsPerClient = refsPerClient

@@ -77,7 +77,8 @@ public final class TableServer: Sendable {
                     maxQueuedMessages: configuration.maxQueuedMessages,
                     maxUnconsumedMessages: ConnectionRouter.maxUnconsumedMessages,
                     maxUnconsumedBytes: ConnectionRouter.maxUnconsumedBytes,
-                    maxConnections: configuration.maxConnections,
+                    maxConnections: configuration.maxConnections, handshakeTimeout: configuration.handshakeTimeout,
+                    maxHandshakesPerAddress: configuration.maxHandshakesPerAddress,
                     staticFilesDirectory: configuration.staticFilesDirectory, metricsRegistry: registry),
                 logger: logger, onEvent: { continuation.yield(.transport($0)) })
         } catch {

@@ -8,6 +8,7 @@ final class TransportMetrics: Sendable {
     let connectionsOpen: Gauge
     let connectionsAccepted: Counter
     let connectionsRejected: Counter
+    let handshakesRefused: Counter
     let messagesReceived: Counter
     let bytesReceived: Counter
     let messagesSent: Counter
@@ -22,6 +23,8 @@ final class TransportMetrics: Sendable {
         connectionsAccepted = Self.counter(registry, "connections_accepted", "WebSocket connections accepted")
         connectionsRejected = Self.counter(
             registry, "connections_rejected", "WebSocket upgrades refused with 503 (at max connections or shutting down)")
+        handshakesRefused = Self.counter(
+            registry, "handshakes_refused", "TCP connections closed on accept: their address had too many handshakes in flight")
         messagesReceived = Self.counter(registry, "messages_received", "complete WebSocket messages received")
         bytesReceived = Self.counter(registry, "received_bytes", "WebSocket payload bytes received")
         messagesSent = Self.counter(registry, "messages_sent", "WebSocket messages written to connections")
