@@ -84,6 +84,8 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "tablecast")
+        // Each connection is a descriptor: allow as many as the hard limit does (often 1,024 soft).
+        ProcessMemory.raiseOpenFileLimit()
         let policy: AccessPolicy
         do {
             policy = try tokens.map(TokensFile.load) ?? .open

@@ -83,6 +83,9 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Start when no presence message arrived for this many seconds after connecting everyone.")
     var settle: Double = 1
 
+    @Option(help: "The server's process id (on this machine): print its RSS per connection once everyone is connected and presence has settled.")
+    var serverPid: Int32?
+
     @Flag(help: "Print the report as JSON on stdout.")
     var json = false
 
@@ -115,6 +118,7 @@ struct LoadCommand: AsyncParsableCommand {
         let tables = self.tables
         let run = String(UInt64.random(in: 0...UInt64.max), radix: 36).prefix(8)
         let stats = LoadStats(refMarker: "\(run).", budget: count ?? Int.max)
+        ProcessMemory.raiseOpenFileLimit()
         let transport = try TablecastTransport(
             configuration: .init(
                 maxMessageSize: TablecastTransport.defaultMaxMessageSize, maxQueuedBytes: 64 << 20,
@@ -154,6 +158,7 @@ struct LoadCommand: AsyncParsableCommand {
             }
         let everyone = subscriberClients.enumerated().map { ($1, tables[$0 % tables.count]) }
             + views.enumerated().map { ($1, tables[$0 % tables.count]) }
+        let rssBefore = serverPid.flatMap(ProcessMemory.residentBytes(of:))
         let connectStart = ContinuousClock.now
         try await forEach(everyone, concurrency: 200) { client, table in
             client.connect()
@@ -175,6 +180,12 @@ struct LoadCommand: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(Int(settle * 1000)))
         }
         progress("presence of the joins drained in \(seconds(since: settleStart))s (\(presenceSeen) presence messages)\n")
+        if let serverPid, let rssBefore, let rssAfter = ProcessMemory.residentBytes(of: serverPid) {
+            let connections = everyone.count + (writersSubscribe ? 0 : writerClients.count)
+            print(
+                "server RSS: \(rssBefore / 1024) KiB before, \(rssAfter / 1024) KiB with \(connections) connections: "
+                    + "\((rssAfter - rssBefore) / max(1, connections)) bytes per connection")
+        }
 
         // The run.
         let start = ContinuousClock.now
