@@ -29,7 +29,4 @@ struct HandshakeGate {
         let remaining = perAddress[address, default: 1] - 1
         perAddress[address] = remaining > 0 ? remaining : nil
     }
-
-    /// Handshakes in flight from `address`.
-    func inFlight(from address: String) -> Int { perAddress[address, default: 0] }
 }
