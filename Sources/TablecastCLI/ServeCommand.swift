@@ -72,6 +72,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Most open WebSocket connections.")
     var maxConnections = 10_000
 
+    @Option(help: "Seconds a connection has for its HTTP request and WebSocket upgrade; stalled ones (slowloris) are dropped after it.")
+    var handshakeTimeout = 5
+
+    @Option(help: "Connections one address may have open before their upgrade completes (0: no cap); more are closed on accept.")
+    var maxHandshakesPerAddress = 256
+
     @Option(help: "Outbound messages queued per connection before a slow reader is closed (4000).")
     var maxQueuedMessages = 16_384
 
@@ -120,6 +126,8 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "tablecast")
+        // Each connection is a descriptor: allow as many as the hard limit does (often 1,024 soft).
+        ProcessMemory.raiseOpenFileLimit()
         let tls: ServerTLS?
         switch (tlsCert, tlsKey) {
         case (let certificate?, let key?):
@@ -153,7 +161,9 @@ struct ServeCommand: AsyncParsableCommand {
             staticFilesDirectory: staticDir ?? Self.defaultStaticDirectory(), maxMessageBytes: maxMessageBytes,
             maxBatchEntries: maxBatchEntries, intentsPerSecond: intentsPerSecond, maxConnections: maxConnections,
             maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents, tls: tls,
-            metricsPage: PrometheusBackend.bootstrap(), perTableMetrics: perTableMetrics, endpointAccess: endpointAccess)
+            metricsPage: PrometheusBackend.bootstrap(), perTableMetrics: perTableMetrics, endpointAccess: endpointAccess,
+            handshakeTimeout: .seconds(max(1, handshakeTimeout)),
+            maxHandshakesPerAddress: maxHandshakesPerAddress > 0 ? maxHandshakesPerAddress : nil)
         configuration.historyRetention = historyRetention
         configuration.debugCommitDelay = .milliseconds(max(0, debugCommitDelayMs))
         let server: TableServer

@@ -92,6 +92,9 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Start when no presence message arrived for this many seconds after connecting everyone.")
     var settle: Double = 1
 
+    @Option(help: "The server's process id (on this machine): print its RSS per connection once everyone is connected and presence has settled.")
+    var serverPid: Int32?
+
     @Flag(help: "Print the report as JSON on stdout.")
     var json = false
 
@@ -131,6 +134,7 @@ struct LoadCommand: AsyncParsableCommand {
         let tables = self.tables
         let run = String(UInt64.random(in: 0...UInt64.max), radix: 36).prefix(8)
         let stats = LoadStats(refMarker: "\(run).", budget: count ?? Int.max)
+        ProcessMemory.raiseOpenFileLimit()
         let clientTLS = tls.clientTLS
         let transport = try TablecastTransport(
             configuration: .init(
@@ -180,6 +184,7 @@ struct LoadCommand: AsyncParsableCommand {
             }
         let everyone = subscriberClients.enumerated().map { ($1, tables[$0 % tables.count]) }
             + views.enumerated().map { ($1, tables[$0 % tables.count]) }
+        let rssBefore = serverPid.flatMap(ProcessMemory.residentBytes(of:))
         let connectStart = ContinuousClock.now
         let tlsWatch = everyone.first.map { exitOnTLSFailure(of: $0.0, url: url) }
         defer { tlsWatch?.cancel() }
@@ -222,6 +227,12 @@ struct LoadCommand: AsyncParsableCommand {
                     + "after connecting; then none for \(format(settle))s\n")
         } else {
             progress("presence still arriving after \(format(timeout))s (\(presenceSeen) message(s)); starting anyway\n")
+        }
+        if let serverPid, let rssBefore, let rssAfter = ProcessMemory.residentBytes(of: serverPid) {
+            let connections = everyone.count + (writersSubscribe ? 0 : writerClients.count)
+            print(
+                "server RSS: \(rssBefore / 1024) KiB before, \(rssAfter / 1024) KiB with \(connections) connections: "
+                    + "\((rssAfter - rssBefore) / max(1, connections)) bytes per connection")
         }
 
         // The run.

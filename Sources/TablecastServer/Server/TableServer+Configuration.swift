@@ -42,6 +42,10 @@ extension TableServer {
         public var maxConsecutiveBadMessages: Int
         /// Most open WebSocket connections.
         public var maxConnections: Int
+        /// Time a connection has for its HTTP request and WebSocket handshake; stalled ones are dropped after it.
+        public var handshakeTimeout: Duration
+        /// Connections one address may have open before their handshake completes; nil: no cap.
+        public var maxHandshakesPerAddress: Int?
         /// Outbound bytes a connection may have queued before it is closed as too slow.
         public var maxQueuedBytes: Int
         /// Outbound messages a connection may have queued before it is closed as too slow.
@@ -75,7 +79,8 @@ extension TableServer {
             maxQueuedBytes: Int = 8 << 20, maxQueuedMessages: Int = 16_384, refsPerClient: Int = 10_000,
             maxQueuedIntents: Int = 10_000, tls: ServerTLS? = nil,
             metricsFactory: any MetricsFactory = MetricsSystem.factory, metricsPage: (@Sendable () -> [UInt8])? = nil,
-            perTableMetrics: Bool = false, endpointAccess: EndpointAccess = .everyone
+            perTableMetrics: Bool = false, endpointAccess: EndpointAccess = .everyone,
+            handshakeTimeout: Duration = .seconds(5), maxHandshakesPerAddress: Int? = 256
         ) {
             self.metricsFactory = metricsFactory
             self.metricsPage = metricsPage
@@ -97,6 +102,8 @@ extension TableServer {
             self.intentsPerSecond = intentsPerSecond
             self.maxConsecutiveBadMessages = maxConsecutiveBadMessages
             self.maxConnections = maxConnections
+            self.handshakeTimeout = handshakeTimeout
+            self.maxHandshakesPerAddress = maxHandshakesPerAddress
             self.maxQueuedBytes = maxQueuedBytes
             self.maxQueuedMessages = maxQueuedMessages
             self.refsPerClient = refsPerClient
