@@ -75,6 +75,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Most open WebSocket connections.")
     var maxConnections = 10_000
 
+    @Option(help: "Seconds a connection has for its HTTP request and WebSocket upgrade; stalled ones (slowloris) are dropped after it.")
+    var handshakeTimeout = 5
+
+    @Option(help: "Connections one address may have open before their upgrade completes (0: no cap); more are closed on accept.")
+    var maxHandshakesPerAddress = 256
+
     @Option(help: "Outbound messages queued per connection before a slow reader is closed (4000).")
     var maxQueuedMessages = 16_384
 
@@ -92,6 +98,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "PEM private key of --tls-cert.")
     var tlsKey: String?
+
+    @Option(help: ArgumentHelp("Test only: delay every commit by this many milliseconds.", visibility: .hidden))
+    var debugCommitDelayMs = 0
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
@@ -120,6 +129,8 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "tablecast")
+        // Each connection is a descriptor: allow as many as the hard limit does (often 1,024 soft).
+        ProcessMemory.raiseOpenFileLimit()
         let tls: ServerTLS?
         switch (tlsCert, tlsKey) {
         case (let certificate?, let key?):
@@ -153,8 +164,11 @@ struct ServeCommand: AsyncParsableCommand {
             staticFilesDirectory: staticDir ?? Self.defaultStaticDirectory(), maxMessageBytes: maxMessageBytes,
             maxBatchEntries: maxBatchEntries, intentsPerSecond: intentsPerSecond, maxConnections: maxConnections,
             maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents, tls: tls,
-            metricsPage: PrometheusBackend.bootstrap(), perTableMetrics: perTableMetrics, endpointAccess: endpointAccess)
+            metricsPage: PrometheusBackend.bootstrap(), perTableMetrics: perTableMetrics, endpointAccess: endpointAccess,
+            handshakeTimeout: .seconds(max(1, handshakeTimeout)),
+            maxHandshakesPerAddress: maxHandshakesPerAddress > 0 ? maxHandshakesPerAddress : nil)
         configuration.historyRetention = historyRetention
+        configuration.debugCommitDelay = .milliseconds(max(0, debugCommitDelayMs))
         let server: TableServer
         do {
             server = try await TableServer.start(configuration, logger: logger)

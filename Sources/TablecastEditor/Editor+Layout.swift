@@ -16,6 +16,7 @@ extension Editor {
         ("Space", "in editing mode: select / unselect the row (the cursor stays)"),
         ("D", "in editing mode: delete all selected rows in one batch"),
         ("c  p", "copy the row's value / paste it as a new row after the cursor"),
+        ("u  U  Ctrl-R", "undo your last change / redo it (others' changes stay)"),
         ("r", "refresh (pull-to-refresh): resync from the server"),
         ("Esc", "cancel input, clear the status line"),
         ("?", "this help (any key closes it)"),
@@ -84,6 +85,8 @@ extension Editor {
                     }
                     left += Self.display(row.value)
                     if !row.editable { left += "  (locked)" }
+                    // Inserted here and not yet committed by the server (a provisional id).
+                    if OptimisticTable.isProvisional(row.id) { left += "  (sending…)" }
                     var right = editors[row.id].map { "✎ " + $0.joined(separator: ", ") } ?? ""
                     if editing && moveRefusal(row, at: path) == nil { right += right.isEmpty ? "≡" : "  ≡" }
                     body.append(Self.join(left, right, width: width))
@@ -122,7 +125,7 @@ extension Editor {
             }
             lines.append(" \(what): [y] \(title)   [any other key] Cancel")
         default:
-            lines.append(" ? help · a add · e edit · d delete · K/J move · E editing · c/p copy/paste · r refresh · q quit")
+            lines.append(" ? help · a add · e edit · d delete · K/J move · E editing · c/p copy/paste · u/U undo/redo · r refresh · q quit")
         }
         return Frame(width: width, height: height, lines: lines)
     }

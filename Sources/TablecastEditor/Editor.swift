@@ -10,6 +10,9 @@ public enum EditorCommand: Hashable, Sendable {
     case setEditing(Bool)
     /// Pull-to-refresh: resync and report `refreshed`.
     case refresh
+    /// Undo / redo this person's last change (the client computes the inverse and sends it like any intent).
+    case undo
+    case redo
     case quit
 }
 
@@ -206,7 +209,12 @@ public struct Editor: Sendable {
     // MARK: - Results from the server
 
     /// An intent was acknowledged: a created row or section gets the cursor; a move the server retargeted says so.
-    public mutating func acked(label: String, ack: ServerMessage.Ack, requested: RowPath?) {
+    /// `ack` is `nil` when the intent turned out to change nothing (answered without asking the server).
+    public mutating func acked(label: String, ack: ServerMessage.Ack?, requested: RowPath?) {
+        guard let ack else {
+            status = Status(text: "\(label): nothing to do", isError: false)
+            return
+        }
         let created: CursorItem? =
             switch label {
             case "insert", "paste": ack.created.first.map(CursorItem.row)
@@ -225,6 +233,11 @@ public struct Editor: Sendable {
             text = landed == requested ? "moved to \(landed) (v\(ack.version))" : "moved: the server put it at \(landed), not \(requested) (v\(ack.version))"
         }
         status = Status(text: text, isError: false)
+    }
+
+    /// An undo or redo found no step to take.
+    public mutating func nothingTo(_ label: String) {
+        status = Status(text: "nothing to \(label)", isError: false)
     }
 
     /// An intent (or refresh) was refused: the status line shows the server's code and message; the table is
@@ -365,7 +378,11 @@ public struct Editor: Sendable {
             }
             guard let at = insertionPath(after: cursor) else { return [] }
             return [.send(.insert(at: at, row: clipboard), base: table.version, label: "paste", requested: at)]
-        case .character("r"), .ctrl("r"):
+        case .character("u"):
+            return [.undo]
+        case .character("U"), .ctrl("r"):
+            return [.redo]
+        case .character("r"):
             refreshing = true
             return [.refresh]
         default: break

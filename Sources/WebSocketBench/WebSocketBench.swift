@@ -6,6 +6,6 @@ struct WebSocketBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "websocket-bench",
         abstract: "Fan-out benchmark: 1 publisher, N subscribers, our layer vs libwebsockets' C mirror server.",
-        subcommands: [RunCommand.self, MirrorServerCommand.self, InboundCommand.self],
+        subcommands: [RunCommand.self, VersusCommand.self, MirrorServerCommand.self, InboundCommand.self],
         defaultSubcommand: RunCommand.self)
 }

@@ -459,13 +459,14 @@ def test_a_resume_too_big_for_the_outbound_bound_gets_a_snapshot():
     server = Server("--max-queued-messages", "100").start()
     writer = server.client()
     ack = writer.ok({"type": "createTable", "table": "long", "sections": rows()})
-    for i in range(300):
-        writer.send({"type": "insert", "table": "long", "at": [0, 0], "value": i, "ref": f"i{i}"})
-    acks = 0
-    while acks < 300:
-        message = writer.recv()
-        assert message["type"] != "error", message
-        acks += message["type"] == "ack"
+    for window in range(6):  # 50 at a time: the writer's own acks must stay within the bound
+        for i in range(50):
+            writer.send({"type": "insert", "table": "long", "at": [0, 0], "value": i, "ref": f"i{window}-{i}"})
+        acks = 0
+        while acks < 50:
+            message = writer.recv()
+            assert message["type"] != "error", message
+            acks += message["type"] == "ack"
     reader = server.client()
     catch_up, subscribed = reader.subscribe("long", since=0, epoch=ack["epoch"])
     assert [m["type"] for m in catch_up] == ["snapshot"] and catch_up[0]["version"] == 300
@@ -535,3 +536,35 @@ def test_writers_do_not_wait_while_a_big_snapshot_is_built():
     writer.close()
     reader.close()
     server.stop()
+
+
+def test_stalled_handshakes_do_not_keep_a_client_out():
+    """Slowloris: 2,000 connections from 40 addresses send half a request and stall. A normal client still connects
+    and is answered within 2 s, and the server drops the stalled ones after --handshake-timeout."""
+    import resource
+    import socket
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    server = Server("--handshake-timeout", "2", "--max-handshakes-per-address", "64").start()
+    stalled = []
+    try:
+        for i in range(2000):
+            s = socket.socket()
+            s.bind((f"127.0.1.{i % 40 + 1}", 0))
+            s.connect(("127.0.0.1", server.port))
+            s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n")
+            stalled.append(s)
+        with connect(server.url, subprotocols=["tablecast.v1"], open_timeout=2) as ws:
+            ws.send(json.dumps({"type": "hello", "client": "normal", "name": "normal"}))
+            assert json.loads(ws.recv(timeout=2))["type"] == "welcome"
+        for s in (stalled[0], stalled[1000], stalled[1999]):
+            s.settimeout(10)
+            try:
+                assert s.recv(4096) == b"", "a stalled connection got an answer"
+            except ConnectionResetError:
+                pass
+    finally:
+        for s in stalled:
+            s.close()
+        server.stop()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -634,8 +634,17 @@ def test_row_menu_copies_and_pastes_with_right_click_long_press_and_keys(server,
         a.page.key("Enter", text="\r")
         # A copied locked row is pasted (after Apples) as a plain row: the value, not the admin's flags.
         a.wait_values([["Apples", "locked", "locked"], ["Milk", "Apples"]])
-        catch_up, _ = admin.subscribe(table_name)
-        assert [row.get("editable", True) for row in catch_up[0]["sections"][0]["rows"]] == [True, True, False]
+        # The page shows its prediction at once; what the server stored is read once it has committed the paste.
+        deadline = time.monotonic() + 10
+        while True:
+            probe = server.client()
+            catch_up, _ = probe.subscribe(table_name)
+            probe.close()
+            stored = catch_up[0]["sections"][0]["rows"]
+            if len(stored) == 3 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert [row.get("editable", True) for row in stored] == [True, True, False]
         right_click(a, "__t.row('Milk')")
         a.page.wait_for("!document.querySelector('#row-menu').hidden")
         a.page.key("Escape")

@@ -6,25 +6,7 @@ import time
 
 import pytest
 
-from cdp import Browser, chromium_binary
-from conftest import ROOT, Server
-from test_page import ARTIFACTS, View, _non_blank, sections
-
-
-@pytest.fixture(scope="module")
-def server():
-    s = Server("--static-dir", str(ROOT / "web-client-protocol" / "client")).start()
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if chromium_binary() is None:
-        pytest.fail("chromium is needed for the page tests: run .ci/install (Debian's chromium)")
-    b = Browser()
-    yield b
-    b.close()
+from test_page import ARTIFACTS, View, _non_blank, browser, sections, server  # noqa: F401 (fixtures)
 
 
 ENTRIES = """[...document.querySelectorAll('#history .history-entry')].map((b) =>

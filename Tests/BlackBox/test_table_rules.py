@@ -5,17 +5,7 @@ import urllib.request
 
 from conftest import Server
 from replica import Replica
-
-
-def snapshot(client, table):
-    catch_up, _ = client.subscribe(table)
-    client.ok({"type": "unsubscribe", "table": table}, expect="unsubscribed")
-    assert catch_up[0]["type"] == "snapshot"
-    return catch_up[0]
-
-
-def values(snap):
-    return [[row["value"] for row in s["rows"]] for s in snap["sections"]]
+from test_operations import snapshot, values
 
 
 def section(*values):

@@ -72,6 +72,30 @@ final class CommandLineTests: XCTestCase {
         await server.tearDown()
     }
 
+    /// Optimistic writers: their own screen shows each intent before any answer (intent → own screen is far
+    /// below intent → delivery to the others), and everyone converges.
+    func testLoadWithOptimisticWritersMeasuresTheOwnScreen() async throws {
+        let server = try await TestServer()
+        let outcome = try Self.run([
+            "load", "--url", server.url, "--create", "--table", "opt", "--subscribers", "3", "--writers", "2",
+            "--writers-subscribe", "--optimistic", "--count", "200", "--json", "--quiet",
+        ])
+        XCTAssertEqual(outcome.status, 0, outcome.stderr + outcome.stdout)
+        let report = try JSONValue(parsing: outcome.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        guard case .object(let members) = report, case .object(let convergence)? = members["convergence"],
+            case .object(let latency)? = members["latencyMs"], case .object(let own)? = latency["intentToOwnScreen"],
+            case .object(let delivery)? = latency["intentToDelivery"], case .number(let ownP50)? = own["p50"],
+            case .number(let deliveryP50)? = delivery["p50"]
+        else { return XCTFail("report shape: \(outcome.stdout)") }
+        XCTAssertEqual(convergence["ok"], .bool(true))
+        XCTAssertLessThan(ownP50, deliveryP50, "the writer's screen answers before the server's update reaches others")
+
+        let refused = try Self.run(["load", "--url", server.url, "--optimistic", "--count", "1"])
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains("--optimistic needs --writers-subscribe"), refused.stderr)
+        await server.tearDown()
+    }
+
     /// Raw writers: bare connections, edits matched to their acks by ref; subscribers' replicas still converge.
     func testLoadWithRawWritersCommitsEveryEditAndConverges() async throws {
         let server = try await TestServer()

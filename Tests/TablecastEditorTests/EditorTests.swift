@@ -184,6 +184,21 @@ final class EditorTests: XCTestCase {
         XCTAssertFalse(editor.frame(width: 60, height: 14).lines[0].contains("refreshing…"))
     }
 
+    func testUndoAndRedoKeys() {
+        var editor = makeEditor()
+        XCTAssertEqual(editor.handle(.character("u")), [.undo])
+        XCTAssertEqual(editor.handle(.character("U")), [.redo])
+        XCTAssertEqual(editor.handle(.ctrl("r")), [.redo])
+        var pending = editor.table
+        pending.sections[0].rows[0].id = "~1"
+        editor.replaceTable(pending)
+        XCTAssertTrue(editor.frame(width: 60, height: 14).lines.contains { $0.contains("(sending…)") })
+        editor.nothingTo("undo")
+        XCTAssertEqual(editor.status?.text, "nothing to undo")
+        editor.acked(label: "undo", ack: nil, requested: nil)
+        XCTAssertEqual(editor.status?.text, "undo: nothing to do")
+    }
+
     func testHeadersFootersAndSectionsAreEditable() {
         var editor = makeEditor()
         editor.setCursor(.row("r6"))

@@ -1,7 +1,9 @@
 // The Tablecast page: a list of tables and a live, shared table that behaves like an iOS table view.
 // Plain ES module over ./tablecast.js; no build step. Every interaction has a pointer (mouse and touch) and a
-// keyboard path. The view is always drawn from the replica, so a row settles where the server put it.
-import { TablecastClient } from './tablecast.js';
+// keyboard path. The view is drawn from the predicted table (the replica plus this page's changes not yet
+// answered, ../optimistic.md): a change shows at once, a refused one springs back, and a row settles where the
+// server put it.
+import { Replica, TablecastClient } from './tablecast.js';
 import { HistoryPanel } from './history.js';
 
 const $ = (selector, root = document) => root.querySelector(selector);
@@ -25,7 +27,7 @@ const ui = {
   table: null, // name of the open table
   replica: null,
   subscribeError: null,
-  version: null, // the replica version the view shows (the base of intents made from it)
+  source: null, // the subscribed replica (what the server confirmed); `replica` is the predicted view drawn
   editing: false,
   selected: new Set(), // row ids
   revealed: null, // row id whose Delete button is uncovered
@@ -93,8 +95,30 @@ function announce(text) {
 
 const act = (promise) => promise.catch((error) => {
   showError(error);
+  render(); // a refused change springs back: the view is the prediction without it
   return null;
 });
+
+/** Sends an edit intent optimistically: the view shows it at once (see ../optimistic.md); the promise is its ack. */
+function optimistic(type, fields) {
+  try {
+    return client.perform(ui.table, { type, ...fields });
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** Undo / redo of this page's own changes (Ctrl/Cmd-Z, Shift-Ctrl/Cmd-Z, the toolbar buttons). */
+function undoRedo(verb) {
+  if (!ui.table || !ui.replica?.loaded) return;
+  let promise;
+  try {
+    promise = client[verb](ui.table);
+  } catch (error) {
+    promise = Promise.reject(error);
+  }
+  act(promise.then((done) => announce(done ? `${verb === 'undo' ? 'Undid' : 'Redid'} the last change.` : `Nothing to ${verb}.`)));
+}
 
 function showState({ state, delay }) {
   const conn = $('#conn');
@@ -119,6 +143,7 @@ function makeClient() {
   c.on('snapshot', (d) => mine(d) && render());
   c.on('update', (d) => mine(d) && render());
   c.on('update', (d) => mine(d) && historyPanel.changed());
+  c.on('predicted', (d) => mine(d) && render());
   c.on('subscribed', (d) => mine(d) && render());
   c.on('rules', (d) => mine(d) && render());
   c.on('presence', (d) => {
@@ -161,7 +186,7 @@ function openTable(name) {
     act(client.unsubscribe(previous));
   }
   Object.assign(ui, {
-    table: name, replica: null, subscribeError: null, version: null, editing: false, selected: new Set(),
+    table: name, replica: null, source: null, subscribeError: null, editing: false, selected: new Set(),
     revealed: null, inline: null, drag: null, presence: { you: null, clients: [], viewers: 0 }, confirmSection: null,
   });
   closeMenu();
@@ -179,7 +204,7 @@ function openTable(name) {
   render();
   client.subscribe(name).then((replica) => {
     if (ui.table !== name) return;
-    ui.replica = replica;
+    ui.source = replica;
     render();
   }, (error) => {
     if (ui.table !== name) return;
@@ -292,7 +317,16 @@ function render() {
     return;
   }
   const container = $('#sections');
+  // The view is the predicted table: the replica plus this page's changes the server has not answered yet.
+  const predicted = ui.source?.loaded ? client.predicted(ui.table) : undefined;
+  if (predicted) {
+    const view = new Replica();
+    view.loadSnapshot({ version: predicted.version, epoch: ui.source.epoch, rules: predicted.rules, sections: predicted.sections });
+    ui.replica = view;
+  }
   const replica = ui.replica;
+  $('#undo').disabled = !(ui.table && client.canUndo(ui.table));
+  $('#redo').disabled = !(ui.table && client.canRedo(ui.table));
   const focused = document.activeElement;
   const focusKey = focused?.dataset?.focus;
   const caret = focused && 'selectionStart' in focused ? [focused.selectionStart, focused.selectionEnd] : null;
@@ -310,7 +344,6 @@ function render() {
     $('#empty').hidden = true;
     return;
   }
-  ui.version = replica.version;
   renderPresence();
   const sections = replica.sections;
   const ids = new Set(sections.flatMap((s) => s.rows.map((row) => row.id)));
@@ -476,7 +509,7 @@ function renderRow(section, row, s, r) {
       'aria-label': `Reorder ${text}: drag it, or press Alt with the up or down arrow on the row`, tabIndex: -1,
     }, el('span', { 'aria-hidden': 'true', text: '≡' })) : null);
   return el('li', {
-    class: `row${revealed ? ' revealed' : ''}${selected ? ' selected' : ''}${editable ? '' : ' locked'}${deletable ? '' : ' undeletable'}`,
+    class: `row${row.id.startsWith('~') ? ' pending' : ''}${revealed ? ' revealed' : ''}${selected ? ' selected' : ''}${editable ? '' : ' locked'}${deletable ? '' : ' undeletable'}`,
     role: 'listitem', tabIndex: 0, 'data-id': row.id, 'data-s': s, 'data-r': r, 'data-focus': `row:${row.id}`,
     'data-resolved': ui.resolved.get(row.id),
     'aria-label': `${text}${editable ? '' : ', locked'}${selected ? ', selected' : ''}`,
@@ -521,7 +554,7 @@ function deleteRow(id) {
   if (document.activeElement?.closest?.(`.row[data-id="${CSS.escape(id)}"]`)) focusFallback([id]);
   ui.revealed = null;
   client.endEditingRow(ui.table, id);
-  act(client.delete(ui.table, { at: info.path, row: id, base: ui.version }).then((ack) => {
+  act(optimistic('delete', { at: info.path, row: id }).then((ack) => {
     if (ack) announce(`Deleted “${valueText(info.row.value)}”.`);
   }));
 }
@@ -548,24 +581,24 @@ function finishInline(commit) {
     client.endEditingRow(table, inline.id);
     const info = rowInfo(inline.id);
     if (commit && info && inline.draft !== valueText(info.row.value)) {
-      act(client.edit(table, { at: info.path, row: inline.id, value: parseValue(inline.draft, info.row.value), base: ui.version }));
+      act(optimistic('edit', { at: info.path, row: inline.id, value: parseValue(inline.draft, info.row.value) }));
     }
   } else if (inline.kind === 'header' || inline.kind === 'footer') {
     const s = ui.replica.indexOfSection(inline.id);
     const text = inline.draft.trim();
     if (commit && s !== null && (ui.replica.section(s)[inline.kind] ?? '') !== text) {
-      act(client.editSection(table, { at: s, section: inline.id, [inline.kind]: text || null, base: ui.version }));
+      act(optimistic('editSection', { at: s, section: inline.id, [inline.kind]: text || null }));
     }
   } else if (inline.kind === 'new' && commit && inline.draft.trim()) {
     const value = inline.draft.trim();
     const s = inline.id === null ? null : ui.replica.indexOfSection(inline.id);
     if (s === null) {
-      act(client.insertSection(table, { at: ui.replica.sectionCount, header: null, footer: null, rows: [{ value }] }));
+      act(optimistic('insertSection', { at: ui.replica.sectionCount, header: null, footer: null, rows: [{ value }] }));
     } else {
       const count = ui.replica.rowCount(s);
       const before = inline.before && ui.replica.indexPathOfRow(inline.before);
       const at = before ?? [s, rules().reserveLastRow && count > 0 ? count - 1 : count];
-      act(client.insert(table, { at, value, base: ui.version }).then((ack) => ack && flash(ack.created?.[0])));
+      act(optimistic('insert', { at, value }).then((ack) => ack && flash(ack.created?.[0])));
       // Stay in the editor for the next row, as a list app does.
       ui.inline = { kind: 'new', id: inline.id, draft: '', before: inline.before };
     }
@@ -615,10 +648,10 @@ function neighbourDestination(id, step) {
   return [next, rules().reserveLastRow && nextCount > 0 ? nextCount - 1 : nextCount];
 }
 
-/** Moves a row; `from` and `base` default to where the replica has it now. */
-function moveRow(id, to, from = rowInfo(id)?.path, base = ui.version) {
+/** Moves a row; `from` defaults to where the view has it now. */
+function moveRow(id, to, from = rowInfo(id)?.path) {
   if (!from || !to || (from[0] === to[0] && from[1] === to[1])) return;
-  act(client.move(ui.table, { from, to, row: id, base }).then((ack) => {
+  act(optimistic('move', { from, to, row: id }).then((ack) => {
     if (!ack) return;
     // Where the server put the row (after rebase and retargeting), kept on the row for tools and tests.
     if (ack.resolved?.[0]) ui.resolved.set(id, ack.resolved[0].join(','));
@@ -635,7 +668,7 @@ function moveRow(id, to, from = rowInfo(id)?.path, base = ui.version) {
 function moveSection(id, step) {
   const from = ui.replica.indexOfSection(id);
   if (from === null || from + step < 0 || from + step >= ui.replica.sectionCount) return;
-  act(client.moveSection(ui.table, { from, to: from + step, section: id, base: ui.version }).then((ack) => {
+  act(optimistic('moveSection', { from, to: from + step, section: id }).then((ack) => {
     if (!ack) return;
     const section = ui.replica.sectionById(id);
     const at = ui.replica.indexOfSection(id);
@@ -651,7 +684,7 @@ function deleteSection(id) {
   ui.confirmSection = null;
   if (at === null) return render();
   const name = ui.replica.section(at).header ?? `Section ${at + 1}`;
-  act(client.deleteSection(ui.table, { at, section: id, base: ui.version }).then((ack) => {
+  act(optimistic('deleteSection', { at, section: id }).then((ack) => {
     if (ack) announce(`Deleted ${name}.`);
   }));
   render();
@@ -698,7 +731,7 @@ function pasteAfter(id) {
   if (!info || !ui.clipboard) return;
   const [s, r] = info.path;
   const at = [s, isPlaceholder(info.section, r) ? r : r + 1];
-  act(client.insert(ui.table, { at, value: ui.clipboard.value, base: ui.version }).then((ack) => {
+  act(optimistic('insert', { at, value: ui.clipboard.value }).then((ack) => {
     if (!ack) return;
     flash(ack.created?.[0]);
     announce(`Pasted “${valueText(ui.clipboard.value)}”.`);
@@ -749,6 +782,15 @@ async function refresh() {
 
 $('#edit-toggle').addEventListener('click', () => setEditing(!ui.editing));
 $('#refresh').addEventListener('click', refresh);
+$('#undo').addEventListener('click', () => undoRedo('undo'));
+$('#redo').addEventListener('click', () => undoRedo('redo'));
+document.addEventListener('keydown', (event) => {
+  if (!(event.ctrlKey || event.metaKey) || event.altKey || event.key.toLowerCase() !== 'z') return;
+  // In a text field the browser's own undo edits the text.
+  if (event.target.closest?.('input, textarea, [contenteditable]')) return;
+  event.preventDefault();
+  undoRedo(event.shiftKey ? 'redo' : 'undo');
+});
 $('#add').addEventListener('click', () => {
   if (!ui.replica?.loaded) return;
   const count = ui.replica.sectionCount;
@@ -757,14 +799,14 @@ $('#add').addEventListener('click', () => {
 $('#add-section').addEventListener('click', () => {
   if (!ui.replica?.loaded) return;
   const at = ui.replica.sectionCount;
-  act(client.insertSection(ui.table, { at, header: `Section ${at + 1}`, footer: null, rows: [] }));
+  act(optimistic('insertSection', { at, header: `Section ${at + 1}`, footer: null, rows: [] }));
 });
 $('#delete-selected').addEventListener('click', () => {
   const deleteRows = [...ui.selected].map((id) => ({ id, info: rowInfo(id) })).filter((x) => x.info)
     .map(({ id, info }) => ({ at: info.path, row: id }));
   if (!deleteRows.length) return;
   ui.selected.clear();
-  act(client.batch(ui.table, { deleteRows, base: ui.version }).then((ack) => {
+  act(optimistic('batch', { deleteRows }).then((ack) => {
     if (ack) announce(`Deleted ${deleteRows.length} rows.`);
   }));
   render();
@@ -1066,7 +1108,7 @@ function startDrag(event, handle) {
   event.preventDefault();
   scroller.setPointerCapture(event.pointerId);
   const rect = row.getBoundingClientRect();
-  ui.drag = { id: row.dataset.id, from: [Number(row.dataset.s), Number(row.dataset.r)], base: ui.version, pointerId: event.pointerId, y: event.clientY, row, height: rect.height, gap: null };
+  ui.drag = { id: row.dataset.id, from: [Number(row.dataset.s), Number(row.dataset.r)], pointerId: event.pointerId, y: event.clientY, row, height: rect.height, gap: null };
   row.classList.add('dragging');
   sections.classList.add('drag-active');
   client.beginEditingRow(ui.table, row.dataset.id);
@@ -1122,9 +1164,19 @@ function endDrag(event, cancelled) {
   client.endEditingRow(ui.table, drag.id);
   const gap = cancelled ? null : drag.gap;
   if (gap) {
-    const [fs, fr] = drag.from;
-    const to = gap.s === fs && gap.r > fr ? [gap.s, gap.r - 1] : [gap.s, gap.r];
-    moveRow(drag.id, to, drag.from, drag.base);
+    // The drop is "right after the row above the gap" in the view the drag started on (it was not redrawn
+    // meanwhile); placed in the table as predicted now, by id, so that others' changes during the drag are
+    // respected (after the nearest row above that is still there).
+    const section = ui.replica.section(gap.s);
+    const above = section.rows.slice(0, gap.r).map((r) => r.id).filter((id) => id !== drag.id).reverse();
+    const now = client.predicted(ui.table);
+    const s = now.sections.findIndex((candidate) => candidate.id === section.id);
+    const from = s < 0 ? null : now.sections.flatMap((sec, i) => sec.rows.map((r, j) => (r.id === drag.id ? [i, j] : null))).find(Boolean);
+    if (s >= 0 && from) {
+      const rows = now.sections[s].rows.map((r) => r.id).filter((id) => id !== drag.id);
+      const after = above.map((id) => rows.indexOf(id)).find((index) => index >= 0);
+      moveRow(drag.id, [s, after === undefined ? 0 : after + 1], from);
+    }
   }
   ui.deferred = false;
   render();

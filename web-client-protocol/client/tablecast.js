@@ -2,8 +2,12 @@
 // One ES module, no dependencies, no build step; runs in browsers and in node (pass a WebSocket constructor).
 // The contract is ../README.md; the index semantics are UIKit's beginUpdates/endUpdates.
 
+import { OptimisticTable } from './optimistic.js';
+
 /** Subprotocol name the server speaks. */
 export const SUBPROTOCOL = 'tablecast.v1';
+
+export { OptimisticTable, OptimisticError } from './optimistic.js';
 
 const clone = (value) => (value === undefined ? undefined : structuredClone(value));
 
@@ -793,6 +797,99 @@ export class TablecastClient extends Emitter {
     return this._intent('batch', table, fields);
   }
 
+  // ---- optimistic edits (../optimistic.md, ./optimistic.js) ----
+
+  /**
+   * Applies an intent (`{type, ...fields}`, made against {@link TablecastClient#predicted}) to the predicted table
+   * at once (a `predicted` event follows before this returns) and sends it when its turn comes (one in flight per
+   * table). Throws an OptimisticError when it cannot apply to the prediction (nothing changes).
+   * @returns {{id: number, result: Promise<object|null>}} `result`: the ack (null when it changed nothing),
+   *   rejected with the server's TablecastError (or an OptimisticError when, queued, what it named was deleted)
+   */
+  submit(table, intent) {
+    return this._optimistic(table, (optimistic) => optimistic.submit(intent));
+  }
+
+  /** {@link TablecastClient#submit} and wait: @returns {Promise<object|null>} the ack */
+  perform(table, intent) {
+    return this.submit(table, intent).result;
+  }
+
+  /**
+   * Undoes this client's last change on the table (a new intent everyone sees). @returns {Promise<boolean>}
+   * false when there is nothing to undo; rejected (OptimisticError `conflict`, nothing touched) when the step
+   * cannot be undone because someone else deleted what it changed.
+   */
+  async undo(table) {
+    const pending = this._optimistic(table, (optimistic) => optimistic.undo());
+    if (!pending) return false;
+    await pending.result;
+    return true;
+  }
+
+  /** Redoes the last undone change; like {@link TablecastClient#undo}. */
+  async redo(table) {
+    const pending = this._optimistic(table, (optimistic) => optimistic.redo());
+    if (!pending) return false;
+    await pending.result;
+    return true;
+  }
+
+  /** The table as this client shows it (`{version, rules, sections}`): the replica plus its pending intents. */
+  predicted(table) {
+    const entry = this._tables.get(table);
+    if (!entry?.replica.loaded) return undefined;
+    return entry.optimistic?.predicted ?? { version: entry.replica.version, rules: entry.replica.rules, sections: clone(entry.replica._sections) };
+  }
+
+  /** Whether there is a change of this client's to undo / redo on the table. */
+  canUndo(table) { return this._tables.get(table)?.optimistic?.canUndo ?? false; }
+  canRedo(table) { return this._tables.get(table)?.optimistic?.canRedo ?? false; }
+
+  _optimistic(table, body) {
+    const entry = this._tables.get(table);
+    if (!entry?.subscribed || !entry.replica.loaded) throw new TablecastError('no_such_table', `not subscribed to ${table}`);
+    entry.optimistic ??= new OptimisticTable({ version: entry.replica.version, rules: entry.replica.rules, sections: entry.replica._sections });
+    entry.answers ??= new Map();
+    const submission = body(entry.optimistic);
+    if (!submission) return null;
+    const result = new Promise((resolve, reject) => entry.answers.set(submission.id, { resolve, reject }));
+    result.catch(() => {}); // a refusal is also reported as an `intentRefused` event
+    if (submission.settled) this._answerLocal(entry, submission.id, null);
+    if (submission.send) this._sendOptimistic(table, entry, submission.send);
+    this._emit('predicted', { table, predicted: entry.optimistic.predicted });
+    return { id: submission.id, result };
+  }
+
+  _answerLocal(entry, id, ack, error) {
+    const answer = entry.answers.get(id);
+    if (!answer) return;
+    entry.answers.delete(id);
+    if (error) answer.reject(error);
+    else answer.resolve(ack);
+  }
+
+  _sendOptimistic(table, entry, send) {
+    const ref = this._nextRef();
+    entry.inFlightRef = ref;
+    this._request(send.intent.type, { ...send.intent, table, ref }).then(
+      (ack) => this._optimisticOutcome(table, entry, entry.optimistic.acknowledge(ack.created ?? []), ack),
+      (error) => this._optimisticOutcome(table, entry, entry.optimistic.refuse(error), null, error),
+    );
+  }
+
+  _optimisticOutcome(table, entry, outcome, ack, serverError) {
+    entry.inFlightRef = null;
+    if (outcome.send) this._sendOptimistic(table, entry, outcome.send);
+    outcome.accepted.forEach((id, index) => this._answerLocal(entry, id, index === 0 ? ack : null));
+    outcome.refused.forEach((refusal, index) => {
+      const error = index === 0 && serverError ? serverError : new TablecastError(refusal.code, refusal.message);
+      this._emit('intentRefused', { table, intent: refusal.intent, code: error.code, message: error.message });
+      this._answerLocal(entry, refusal.id, null, error);
+    });
+    this._emit('predicted', { table, predicted: entry.optimistic.predicted });
+  }
+
   // ---- administration ----
 
   /** Creates a table: `{sections?, rules?}` (admin). @returns {Promise<object>} the ack `{table, version, epoch}` */
@@ -943,6 +1040,7 @@ TablecastClient.prototype._handlers = {
     const entry = this._tables.get(msg.table);
     if (!entry) return;
     entry.replica.loadSnapshot(msg);
+    entry.optimistic?.replaceConfirmed({ version: msg.version, rules: entry.replica.rules, sections: msg.sections });
     this._emit('snapshot', { table: msg.table, replica: entry.replica });
   },
   update(msg) {
@@ -951,11 +1049,16 @@ TablecastClient.prototype._handlers = {
     if (!entry || !entry.replica.loaded || msg.version <= entry.replica.version) return;
     try {
       entry.replica.apply(msg);
+      if (entry.optimistic) {
+        const own = msg.origin?.client === this.clientId && msg.origin?.ref !== undefined && msg.origin.ref === entry.inFlightRef;
+        entry.optimistic.receive(msg, own);
+      }
     } catch (error) {
       this._resync(msg.table, error);
       return;
     }
     this._emit('update', { table: msg.table, update: msg, replica: entry.replica });
+    if (entry.optimistic) this._emit('predicted', { table: msg.table, predicted: entry.optimistic.predicted });
   },
   subscribed(msg) {
     const entry = this._tables.get(msg.table);
@@ -1020,6 +1123,7 @@ TablecastClient.prototype._handlers = {
   },
   rules(msg) {
     this._tables.get(msg.table)?.replica.setRules(msg.rules);
+    this._tables.get(msg.table)?.optimistic?.setRules(msg.rules);
     this._emit('rules', { table: msg.table, rules: clone(msg.rules) });
   },
   dropped(msg) {

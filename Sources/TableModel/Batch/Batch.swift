@@ -135,6 +135,12 @@ public struct Batch: Hashable, Sendable {
             && deleteRows.isEmpty && insertRows.isEmpty && reloadRows.isEmpty && moveRows.isEmpty
     }
 
+    /// The number of the first id the batch assigns (ids are `s<n>`/`r<n>`), if it assigns any.
+    var firstCreatedNumber: UInt64? {
+        let ids = insertSections.flatMap { [$0.section.id] + $0.section.rows.map(\.id) } + insertRows.map(\.row.id)
+        return ids.compactMap { UInt64($0.dropFirst()) }.min()
+    }
+
     /// The same batch with every list sorted by position, the form the engine commits, so that equal updates
     /// are equal values and encode to identical bytes.
     public var canonical: Batch {

@@ -100,6 +100,12 @@ public struct TableEngine: Sendable {
         }
     }
 
+    /// Sets the id generator to the first id `batch` creates, if it creates any: a client's replica does not
+    /// know the server's generator (snapshots carry no `nextID`), and ``apply(_:)`` checks ids follow it.
+    mutating func alignIDs(to batch: Batch) {
+        if let first = batch.firstCreatedNumber { table.nextID = first }
+    }
+
     /// The history entries after `version`; `at` names the entry for messages.
     func entries(after version: UInt64, at: String?) throws(TableError) -> ArraySlice<HistoryEntry> {
         guard version <= table.version else {

@@ -78,7 +78,7 @@ struct EditCommand: AsyncParsableCommand {
         case resize
         case tick
         case subscribeFailed(String)
-        case acked(label: String, ack: ServerMessage.Ack, requested: RowPath?)
+        case acked(label: String, ack: ServerMessage.Ack?, requested: RowPath?)
         case failed(label: String, message: String)
         case refreshed(UInt64)
     }
@@ -133,20 +133,42 @@ struct EditCommand: AsyncParsableCommand {
             previous = frame
         }
 
+        /// Submits through `submit`, shows the prediction at once, and reports the server's answer when it comes.
+        func submitting(label: String, requested: RowPath?, _ submit: () throws -> PendingIntent?) {
+            let pending: PendingIntent?
+            do {
+                pending = try submit()
+            } catch {
+                editor.failed(label: label, message: Self.describe(error))
+                return
+            }
+            guard let pending else {
+                editor.nothingTo(label)
+                return
+            }
+            if let predicted = client.predicted(table) { editor.replaceTable(predicted) }
+            Task {
+                do {
+                    sink.yield(.acked(label: label, ack: try await pending.answer(), requested: requested))
+                } catch {
+                    sink.yield(.failed(label: label, message: Self.describe(error)))
+                }
+            }
+        }
+
         func perform(_ commands: [EditorCommand]) -> Bool {
             for command in commands {
                 switch command {
                 case .quit:
                     return false
-                case .send(let intent, let base, let label, let requested):
-                    Task {
-                        do {
-                            let ack = try await client.send(intent, to: table, base: .version(base))
-                            sink.yield(.acked(label: label, ack: ack, requested: requested))
-                        } catch {
-                            sink.yield(.failed(label: label, message: (error as? ProtocolError)?.description ?? "\(error)"))
-                        }
-                    }
+                case .send(let intent, _, let label, let requested):
+                    // Optimistic: the predicted table shows it before the next key is read, so keys typed in a
+                    // burst (J J J) are each made against the one before.
+                    submitting(label: label, requested: requested) { try client.submit(intent, on: table) }
+                case .undo:
+                    submitting(label: "undo", requested: nil) { try client.submitUndo(table) }
+                case .redo:
+                    submitting(label: "redo", requested: nil) { try client.submitRedo(table) }
                 case .beginEditingRow(let row):
                     client.beginEditingRow(table, row: row)
                 case .endEditingRow(let row):
@@ -209,11 +231,13 @@ struct EditCommand: AsyncParsableCommand {
                         editor.viewers = 0
                     }
                 case .snapshot(let replica) where replica.name == table:
-                    editor.replaceTable(replica.table)
+                    editor.replaceTable(client.predicted(table) ?? replica.table)
                 case .update(let update, let replica) where update.table == table:
-                    editor.replaceTable(replica.table)
+                    editor.replaceTable(client.predicted(table) ?? replica.table)
+                case .predicted(let name, let predicted) where name == table:
+                    editor.replaceTable(predicted)
                 case .subscribed(let status) where status.table == table:
-                    if let replica = client.replica(of: table) { editor.replaceTable(replica.table) }
+                    if let predicted = client.predicted(table) { editor.replaceTable(predicted) }
                     _ = perform(editor.presenceCommands)  // after a reconnect the server knows none of it
                 case .presence(let name, let presence) where name == table:
                     editor.me = presence.you
@@ -252,6 +276,15 @@ struct EditCommand: AsyncParsableCommand {
 
     /// Reads the keyboard on a thread of its own (a blocking read); a lone ESC is flushed as the Escape key when
     /// nothing follows within 30 ms.
+    /// A refusal as the status line shows it: `code: message`.
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case let error as ProtocolError: error.description
+        case let error as TableError: error.description
+        default: "\(error)"
+        }
+    }
+
     static func startReadingKeys(into sink: AsyncStream<Input>.Continuation) {
         let thread = Thread {
             var buffer = [UInt8](repeating: 0, count: 4096)

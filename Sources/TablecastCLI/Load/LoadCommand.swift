@@ -98,11 +98,17 @@ struct LoadCommand: AsyncParsableCommand {
     @Flag(help: "Every writer subscribes and picks index paths from its own replica (default: the writers of a table share one subscribed view).")
     var writersSubscribe = false
 
+    @Flag(help: "Writers edit optimistically (the client library's submit, one intent in flight per writer, the rest queued): the report adds intent → own screen (the writer's predicted table shows it), which should be ~0, next to intent → delivery to the others. Needs --writers-subscribe.")
+    var optimistic = false
+
     @Flag(help: "Writers without the client library: bare connections that keep --in-flight edits each in flight and match answers by ref, so the generator costs the server's machine little. Sends edits only (--mix edit=1), without base or ids; not with --rate or --writers-subscribe.")
     var rawWriters = false
 
     @Option(help: "Start when no presence message arrived for this many seconds after connecting everyone.")
     var settle: Double = 1
+
+    @Option(help: "The server's process id (on this machine): print its RSS per connection once everyone is connected and presence has settled.")
+    var serverPid: Int32?
 
     @Flag(help: "Print the report as JSON on stdout.")
     var json = false
@@ -117,6 +123,9 @@ struct LoadCommand: AsyncParsableCommand {
             throw ValidationError("counts must be positive (writers ≥ 1, in-flight ≥ 1, sections ≥ 1)")
         }
         let parsed = try IntentMix(parsing: mix)
+        if optimistic, !writersSubscribe || rawWriters || stale {
+            throw ValidationError("--optimistic needs --writers-subscribe (each writer edits its own predicted table), not --raw-writers or --stale")
+        }
         if rawWriters {
             guard parsed.weights.allSatisfy({ $0.kind == .edit || $0.weight == 0 }) else {
                 throw ValidationError("--raw-writers sends edits only: give --mix edit=1")
@@ -142,6 +151,7 @@ struct LoadCommand: AsyncParsableCommand {
         let tables = self.tables
         let run = String(UInt64.random(in: 0...UInt64.max), radix: 36).prefix(8)
         let stats = LoadStats(refMarker: "\(run).", budget: count ?? Int.max)
+        ProcessMemory.raiseOpenFileLimit()
         let clientTLS = tls.clientTLS
         let transport = try TablecastTransport(
             configuration: .init(
@@ -191,6 +201,7 @@ struct LoadCommand: AsyncParsableCommand {
             }
         let everyone = subscriberClients.enumerated().map { ($1, tables[$0 % tables.count]) }
             + views.enumerated().map { ($1, tables[$0 % tables.count]) }
+        let rssBefore = serverPid.flatMap(ProcessMemory.residentBytes(of:))
         let connectStart = ContinuousClock.now
         let tlsWatch = everyone.first.map { exitOnTLSFailure(of: $0.0, url: url) }
         defer { tlsWatch?.cancel() }
@@ -233,6 +244,12 @@ struct LoadCommand: AsyncParsableCommand {
                     + "after connecting; then none for \(format(settle))s\n")
         } else {
             progress("presence still arriving after \(format(timeout))s (\(presenceSeen) message(s)); starting anyway\n")
+        }
+        if let serverPid, let rssBefore, let rssAfter = ProcessMemory.residentBytes(of: serverPid) {
+            let connections = everyone.count + (writersSubscribe ? 0 : writerClients.count)
+            print(
+                "server RSS: \(rssBefore / 1024) KiB before, \(rssAfter / 1024) KiB with \(connections) connections: "
+                    + "\((rssAfter - rssBefore) / max(1, connections)) bytes per connection")
         }
 
         // The run.
@@ -303,7 +320,7 @@ struct LoadCommand: AsyncParsableCommand {
                 "url": .string(servers.joined(separator: ",")), "tables": .array(tables.map(JSONValue.string)),
                 "subscribers": .number(Double(subscribers)), "writers": .number(Double(writers)), "mix": .string(mix.description),
                 "rate": .number(rate), "inFlight": .number(Double(inFlight)), "stale": .bool(stale), "base": .string(base.rawValue),
-                "writersSubscribe": .bool(writersSubscribe), "rawWriters": .bool(rawWriters),
+                "writersSubscribe": .bool(writersSubscribe), "rawWriters": .bool(rawWriters), "optimistic": .bool(optimistic),
                 "replicas": .number(Double(replicas.map { min($0, subscribers) } ?? subscribers)),
             ])
         if let warning = report.rateWarning { Output.error("tablecast load: warning: \(warning)") }
@@ -336,6 +353,38 @@ struct LoadCommand: AsyncParsableCommand {
                 }
                 if let deadline, ContinuousClock.now >= deadline { break }
                 if stats.remaining.subtract(1, ordering: .relaxed).newValue < 0 { break }
+                if optimistic {
+                    // Made against the writer's own predicted table, shown there before submit returns.
+                    guard let predicted = client.predicted(table) else { break }
+                    sequence += 1
+                    let sentAt = LoadStats.now()
+                    let ref = stats.ref(writer: index, sequence: sequence, sentAt: sentAt)
+                    let intent = mix.intent(for: predicted, value: .string("w\(index)-\(sequence)"), ids: true, using: &random)
+                    stats.sent.add(1, ordering: .relaxed)
+                    let pending: PendingIntent
+                    do {
+                        pending = try client.submit(intent, on: table, ref: ref)
+                    } catch {
+                        stats.recordError("local: \((error as? TableError)?.code.rawValue ?? "\(error)")")
+                        continue
+                    }
+                    stats.recordOwnScreen(sentAt: sentAt)
+                    group.addTask {
+                        do {
+                            let ack = try await pending.answer()
+                            stats.recordAck(sentAt: sentAt, noop: ack?.noop ?? true)
+                        } catch let error as ProtocolError {
+                            stats.recordError(error.code.rawValue)
+                        } catch let error as TableError {
+                            // Queued behind another intent, what it named was deleted meanwhile.
+                            stats.recordError("local: \(error.code.rawValue)")
+                        } catch {
+                            stats.recordError("client: \(error)")
+                        }
+                    }
+                    waiting += 1
+                    continue
+                }
                 if !stale || frozen == nil || frozenUses >= staleIntents {
                     frozen = source.replica(of: table)
                     frozenUses = 0

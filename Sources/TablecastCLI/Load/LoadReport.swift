@@ -73,6 +73,7 @@ struct LoadReport {
             ]),
             "latencyMs": .object([
                 "intentToAck": object(latency(stats.ackHistogram)), "intentToDelivery": object(latency(stats.deliveryHistogram)),
+                "intentToOwnScreen": object(latency(stats.ownScreenHistogram)),
             ]),
             "convergence": .object([
                 "ok": .bool(failures.isEmpty), "replicasCompared": .number(Double(replicasCompared)),
@@ -99,6 +100,7 @@ struct LoadReport {
                     ? "none" : stats.errorsByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")),
             String(format: "deliveries: %d in %.3fs: %.0f/s", deliveries, deliverySeconds, Double(deliveries) / deliverySeconds),
             "latency:",
+            line("intent → own screen", stats.ownScreenHistogram),
             line("intent → ack", stats.ackHistogram),
             line("intent → delivery", stats.deliveryHistogram),
         ]

@@ -18,6 +18,7 @@ final class LoadStats: Sendable {
     let lastDelivery = Atomic<UInt64>(0)
     private let errors = Mutex<[String: Int]>([:])
     private let ackLatency = Mutex(LoadStats.histogram())
+    private let ownScreenLatency = Mutex(LoadStats.histogram())
     /// Delivery latencies, sharded by subscriber so that concurrent subscribers rarely share a lock.
     private let shards: [Shard]
     /// The ref prefix of this run's writers, whose refs carry their send time.
@@ -42,6 +43,12 @@ final class LoadStats: Sendable {
 
     /// A ref that carries its send time: `<marker><writer>.<sequence>.<uptime ns>`.
     func ref(writer: Int, sequence: Int, sentAt: UInt64) -> String { "\(refMarker)\(writer).\(sequence).\(sentAt)" }
+
+    /// An optimistic writer's own predicted table shows its intent.
+    func recordOwnScreen(sentAt: UInt64) {
+        let micros = (Self.now() &- sentAt) / 1000
+        ownScreenLatency.withLock { _ = $0.record(min(micros, 60_000_000)) }
+    }
 
     func recordAck(sentAt: UInt64, noop: Bool) {
         acked.add(1, ordering: .relaxed)
@@ -81,6 +88,7 @@ final class LoadStats: Sendable {
 
     var errorsByCode: [String: Int] { errors.withLock { $0 } }
     var ackHistogram: Histogram<UInt64> { ackLatency.withLock { $0 } }
+    var ownScreenHistogram: Histogram<UInt64> { ownScreenLatency.withLock { $0 } }
     var deliveryHistogram: Histogram<UInt64> {
         var merged = Self.histogram()
         for shard in shards { shard.histogram.withLock { merged.add($0) } }

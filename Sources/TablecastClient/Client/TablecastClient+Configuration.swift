@@ -80,6 +80,11 @@ extension TablecastClient {
         case dropped(table: String)
         /// An `error` that answers no pending request (e.g. a refused presence message).
         case refusal(ProtocolError)
+        /// The predicted table (confirmed plus this client's pending optimistic intents) changed.
+        case predicted(table: String, Table)
+        /// An optimistic intent was refused (by the server, or locally when what it named is gone): the predicted
+        /// table no longer shows it. `code` and `message` are the server's or the engine's.
+        case intentRefused(table: String, intent: Intent, code: String, message: String)
     }
 
     /// The version an intent's index paths refer to.

@@ -25,16 +25,16 @@ import WebSocketTransport
 public final class TablecastClient: Sendable, TransportReceiver {
     /// The configuration it was made with.
     public let configuration: Configuration
-    private let transport: TablecastTransport
+    let transport: TablecastTransport
     private let ownsTransport: Bool
     /// The servers of ``Configuration/url``, tried in turn: one more after each lost connection.
     private let endpoints: [WebSocketConnectRequest]
-    private let queue: DispatchQueue
+    let queue: DispatchQueue
     private let onEvent: (@Sendable (Event) -> Void)?
-    private let state = Mutex(State())
+    let state = Mutex(State())
     private let skippedPresence = Atomic<Int>(0)
 
-    private struct Pending {
+    struct Pending {
         var sequence: UInt64
         /// Times the server refused it as `unavailable` (nothing applied): it is retried a few times.
         var retries = 0
@@ -42,15 +42,19 @@ public final class TablecastClient: Sendable, TransportReceiver {
         var continuation: CheckedContinuation<ServerMessage, any Error>
     }
 
-    private struct Subscription {
+    struct Subscription {
         var replica: Replica?
+        /// The predicted table and this client's pending intents, from its first optimistic intent on.
+        var optimistic: OptimisticTable?
+        /// The ref the in-flight optimistic intent was sent with.
+        var inFlightRef: String?
         /// Set while a snapshot is awaited after the replica fell out of step; updates are ignored meanwhile.
         var resyncing = false
         /// Who is on the table: the state of the last catch-up with every delta since applied.
         var presence: PresenceState?
     }
 
-    private struct State {
+    struct State {
         var connection: ConnectionState = .idle
         var socket: WebSocketConnectionID?
         /// Whether the current socket has opened (requests are written at once) or not (they wait for it).
@@ -64,6 +68,12 @@ public final class TablecastClient: Sendable, TransportReceiver {
         var nextRef: UInt64 = 0
         var pending: [String: Pending] = [:]
         var subscriptions: [String: Subscription] = [:]
+        /// Who waits for each optimistic intent's answer, by table and local id.
+        var waiters: [String: [Int: PendingIntent.Box]] = [:]
+        /// Refs asked for optimistic intents not sent yet, by table and local id.
+        var requestedRefs: [String: [Int: String]] = [:]
+        /// The table of each in-flight optimistic intent's ref.
+        var optimisticRefs: [String: String] = [:]
         var streams: [Int: AsyncStream<Event>.Continuation] = [:]
         var nextStream = 0
     }
@@ -107,17 +117,19 @@ public final class TablecastClient: Sendable, TransportReceiver {
 
     /// Closes the connection for good; pending requests fail with ``TablecastClientError/closed``.
     public func close() async {
-        let (socket, pending, streams) = state.withLock { state in
+        let (socket, pending, streams, waiters) = state.withLock { state in
             state.closed = true
             state.connection = .closed
             defer {
                 state.pending = [:]
                 state.streams = [:]
+                state.waiters = [:]
             }
-            return (state.socket, state.pending, state.streams)
+            return (state.socket, state.pending, state.streams, state.waiters.values.flatMap(\.values))
         }
         if let socket { transport.close(socket) }
         for request in pending.values { request.continuation.resume(throwing: TablecastClientError.closed) }
+        for waiter in waiters { waiter.settle(.failure(TablecastClientError.closed)) }
         onEvent?(.state(.closed))
         for stream in streams.values {
             stream.yield(.state(.closed))
@@ -209,6 +221,8 @@ public final class TablecastClient: Sendable, TransportReceiver {
 
     /// Ends the subscription and forgets the replica.
     public func unsubscribe(_ table: String) async throws {
+        let waiters = state.withLock { state in Array((state.waiters.removeValue(forKey: table) ?? [:]).values) }
+        for waiter in waiters { waiter.settle(.failure(ProtocolError(.noSuchTable, "unsubscribed from \(table)"))) }
         _ = try await request { state in
             state.subscriptions[table] = nil
             return .unsubscribe(table: table)
@@ -460,6 +474,11 @@ public final class TablecastClient: Sendable, TransportReceiver {
                 send(ClientMessage(.subscribe(table: table, since: replica?.version, epoch: replica?.epoch)))
             }
             for pending in state.pending.values.sorted(by: { $0.sequence < $1.sequence }) { send(pending.message) }
+            for (table, subscription) in state.subscriptions.sorted(by: { $0.key < $1.key }) {
+                if let ref = subscription.inFlightRef, let outgoing = subscription.optimistic?.inFlightIntent {
+                    send(ClientMessage(ref: ref, .intent(table: table, base: outgoing.base, outgoing.intent)))
+                }
+            }
         }
     }
 
@@ -494,29 +513,42 @@ public final class TablecastClient: Sendable, TransportReceiver {
             }
             emit(.state(.live))
         case .update(let update):
-            let replica = state.withLock { state -> Replica? in
+            let (replica, predicted) = state.withLock { state -> (Replica?, Table?) in
                 guard let subscription = state.subscriptions[update.table], !subscription.resyncing,
                     let version = subscription.replica?.version
-                else { return nil }
-                if update.version <= version { return nil }  // already applied (never expected)
+                else { return (nil, nil) }
+                if update.version <= version { return (nil, nil) }  // already applied (never expected)
                 do {
                     // In place: the replica's arrays are uniquely referenced here, so nothing is copied.
                     try state.subscriptions[update.table]!.replica!.apply(update)
+                    if subscription.optimistic != nil {
+                        let own = update.originClient == state.welcomedAs && update.originRef != nil
+                            && update.originRef == subscription.inFlightRef
+                        try state.subscriptions[update.table]!.optimistic!.receive(update.batch, own: own)
+                    }
                 } catch {
                     state.subscriptions[update.table]!.resyncing = true
                     if let socket = state.socket, state.open {
                         transport.send(ClientMessage(.subscribe(table: update.table, since: nil, epoch: nil)).encoded, to: socket)
                     }
-                    return nil
+                    return (nil, nil)
                 }
-                return state.subscriptions[update.table]!.replica
+                let updated = state.subscriptions[update.table]!
+                return (updated.replica, updated.optimistic?.predicted)
             }
             if let replica { emit(.update(update, replica)) }
+            if let predicted { emit(.predicted(table: update.table, predicted)) }
         case .snapshot(let table, let version, let epoch, let rules, let sections):
             let replica = Replica(name: table, epoch: epoch, table: Table(sections: sections, version: version, rules: rules))
             let stored = state.withLock { state -> Bool in
                 guard let subscription = state.subscriptions[table] else { return false }
-                state.subscriptions[table] = Subscription(replica: replica, presence: subscription.presence)
+                var renewed = Subscription(replica: replica, presence: subscription.presence)
+                renewed.inFlightRef = subscription.inFlightRef
+                if var optimistic = subscription.optimistic {
+                    optimistic.replaceConfirmed(with: TableEngine(table: replica.table))
+                    renewed.optimistic = optimistic
+                }
+                state.subscriptions[table] = renewed
                 return true
             }
             if stored { emit(.snapshot(replica)) }
@@ -538,10 +570,18 @@ public final class TablecastClient: Sendable, TransportReceiver {
             answer(ref, message)
             replacePresence(status)
         case .rules(let table, let rules):
-            state.withLock { state in state.subscriptions[table]?.replica?.table.rules = rules }
+            state.withLock { state in
+                state.subscriptions[table]?.replica?.table.rules = rules
+                state.subscriptions[table]?.optimistic?.setRules(rules)
+            }
             emit(.rules(table: table, rules: rules))
         case .dropped(let table):
-            state.withLock { state in state.subscriptions[table] = nil }
+            let waiters = state.withLock { state in
+                state.subscriptions[table] = nil
+                return Array((state.waiters.removeValue(forKey: table) ?? [:]).values)
+            }
+            // Optimistic intents still pending on the table can no longer be answered.
+            for waiter in waiters { waiter.settle(.failure(ProtocolError(.noSuchTable, "\(table) was dropped"))) }
             emit(.dropped(table: table))
         case .presence(let delta):
             let presence = state.withLock { state -> PresenceState? in
@@ -551,8 +591,12 @@ public final class TablecastClient: Sendable, TransportReceiver {
             }
             if let presence { emit(.presence(table: delta.table, presence: presence)) }
         case .error(let error):
+            if answerOptimistic(error.ref, message) { return }
             if !answer(error.ref, message) { emit(.refusal(error)) }
-        case .ack, .unsubscribed, .tables, .changes, .historicalSnapshot:
+        case .ack:
+            if answerOptimistic(message.ref, message) { return }
+            answer(message.ref, message)
+        case .unsubscribed, .tables, .changes, .historicalSnapshot:
             answer(message.ref, message)
         }
     }
@@ -607,7 +651,7 @@ public final class TablecastClient: Sendable, TransportReceiver {
         return true
     }
 
-    private func emit(_ event: Event) {
+    func emit(_ event: Event) {
         onEvent?(event)
         let streams = state.withLock { Array($0.streams.values) }
         for stream in streams { stream.yield(event) }

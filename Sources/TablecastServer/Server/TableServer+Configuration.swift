@@ -43,6 +43,10 @@ extension TableServer {
         public var maxConsecutiveBadMessages: Int
         /// Most open WebSocket connections.
         public var maxConnections: Int
+        /// Time a connection has for its HTTP request and WebSocket handshake; stalled ones are dropped after it.
+        public var handshakeTimeout: Duration
+        /// Connections one address may have open before their handshake completes; nil: no cap.
+        public var maxHandshakesPerAddress: Int?
         /// Outbound bytes a connection may have queued before it is closed as too slow.
         public var maxQueuedBytes: Int
         /// Outbound messages a connection may have queued before it is closed as too slow.
@@ -63,6 +67,9 @@ extension TableServer {
         public var endpointAccess: EndpointAccess
         /// Serve https/wss with this certificate and key (reloaded by ``TableServer/reloadCertificates()``).
         public var tls: ServerTLS?
+        /// Test only: every commit waits this long first, so that tests can watch clients answer before the
+        /// server does (optimistic edits). Zero in production.
+        public var debugCommitDelay: Duration = .zero
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, databasePath: String = "tablecast.db",
@@ -73,7 +80,8 @@ extension TableServer {
             maxQueuedBytes: Int = 8 << 20, maxQueuedMessages: Int = 16_384, refsPerClient: Int = 10_000,
             maxQueuedIntents: Int = 10_000, tls: ServerTLS? = nil,
             metricsFactory: any MetricsFactory = MetricsSystem.factory, metricsPage: (@Sendable () -> [UInt8])? = nil,
-            perTableMetrics: Bool = false, endpointAccess: EndpointAccess = .everyone
+            perTableMetrics: Bool = false, endpointAccess: EndpointAccess = .everyone,
+            handshakeTimeout: Duration = .seconds(5), maxHandshakesPerAddress: Int? = 256
         ) {
             self.metricsFactory = metricsFactory
             self.metricsPage = metricsPage
@@ -95,6 +103,8 @@ extension TableServer {
             self.intentsPerSecond = intentsPerSecond
             self.maxConsecutiveBadMessages = maxConsecutiveBadMessages
             self.maxConnections = maxConnections
+            self.handshakeTimeout = handshakeTimeout
+            self.maxHandshakesPerAddress = maxHandshakesPerAddress
             self.maxQueuedBytes = maxQueuedBytes
             self.maxQueuedMessages = maxQueuedMessages
             self.refsPerClient = refsPerClient

@@ -78,7 +78,9 @@ public final class TableServer: Sendable {
 
         let metrics = ServerMetrics(factory: configuration.metricsFactory, perTable: configuration.perTableMetrics)
         let health = StoreHealth(factory: configuration.metricsFactory)
-        let committer = Committer(store: store, logger: logger, health: health) { turn in
+        let committer = Committer(
+            store: store, logger: logger, health: health, debugDelay: configuration.debugCommitDelay
+        ) { turn in
             metrics.commitGroupSize.record(turn.records)
             let (seconds, attoseconds) = turn.duration.components
             metrics.commitSeconds.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
@@ -93,7 +95,8 @@ public final class TableServer: Sendable {
                     maxQueuedMessages: configuration.maxQueuedMessages,
                     maxUnconsumedMessages: ConnectionRouter.maxUnconsumedMessages,
                     maxUnconsumedBytes: ConnectionRouter.maxUnconsumedBytes,
-                    maxConnections: configuration.maxConnections,
+                    maxConnections: configuration.maxConnections, handshakeTimeout: configuration.handshakeTimeout,
+                    maxHandshakesPerAddress: configuration.maxHandshakesPerAddress,
                     staticFilesDirectory: configuration.staticFilesDirectory,
                     metricsFactory: configuration.metricsFactory, metricsPage: configuration.metricsPage,
                     endpointAccess: configuration.endpointAccess, tls: configuration.tls, healthStatus: { health.status }),

@@ -48,13 +48,16 @@ final class Committer: Sendable {
     private let onTurn: @Sendable (TurnReport) -> Void
     private let health: StoreHealth?
     private let logger: Logger
+    /// Test only (`serve --debug-commit-delay-ms`): how long each commit turn waits before committing.
+    private let debugDelay: Duration
 
     /// Starts the thread. `store` must not be used by anyone else from now on. `health` hears every outcome.
     init(
-        store: any TableStorage, logger: Logger, health: StoreHealth? = nil,
+        store: any TableStorage, logger: Logger, health: StoreHealth? = nil, debugDelay: Duration = .zero,
         onTurn: @escaping @Sendable (TurnReport) -> Void = { _ in }
     ) {
         self.onTurn = onTurn
+        self.debugDelay = debugDelay
         self.logger = logger
         self.health = health
         let box = StoreBox(store)
@@ -160,6 +163,10 @@ final class Committer: Sendable {
 
     private func commitGroups(_ groups: [([CommitRecord], Completion)], _ store: any TableStorage) {
         guard !groups.isEmpty else { return }
+        if debugDelay > .zero {
+            // The committer has its own thread: blocking it delays commits and nothing else.
+            Thread.sleep(forTimeInterval: Double(debugDelay.components.seconds) + Double(debugDelay.components.attoseconds) / 1e18)
+        }
         let start = ContinuousClock.now
         do {
             try store.commit(groups.flatMap(\.0))

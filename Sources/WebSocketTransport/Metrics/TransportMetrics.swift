@@ -9,6 +9,7 @@ final class TransportMetrics: Sendable {
     let connectionsOpen: Gauge
     let connectionsAccepted: Counter
     let connectionsRejected: Counter
+    let handshakesRefused: Counter
     let messagesReceived: Counter
     let bytesReceived: Counter
     let messagesSent: Counter
@@ -24,6 +25,7 @@ final class TransportMetrics: Sendable {
         connectionsOpen = Gauge(label: "websocket_connections_open", factory: factory)
         connectionsAccepted = counter("connections_accepted")
         connectionsRejected = counter("connections_rejected")
+        handshakesRefused = counter("handshakes_refused")
         messagesReceived = counter("messages_received")
         bytesReceived = counter("received_bytes")
         messagesSent = counter("messages_sent")

@@ -75,7 +75,6 @@ extension ServiceLoop {
         var buffer = [CChar](repeating: 0, count: 64)
         guard let address = lws_get_peer_simple(wsi, &buffer, buffer.count) else { return "" }
         // The listener is dual-stack, so IPv4 peers show up as IPv4-mapped IPv6 addresses.
-        let text = String(cString: address)
-        return text.hasPrefix("::ffff:") && text.contains(".") ? String(text.dropFirst(7)) : text
+        return plainIPv4(String(cString: address))
     }
 }

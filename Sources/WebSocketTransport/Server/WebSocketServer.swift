@@ -39,6 +39,7 @@ public final class WebSocketServer: Sendable {
             settings: ContextSettings(
                 port: configuration.port, host: configuration.host, subprotocols: configuration.subprotocols,
                 handshakeTimeoutSeconds: configuration.handshakeTimeout.wholeSeconds,
+                maxHandshakesPerAddress: configuration.maxHandshakesPerAddress,
                 httpIdleTimeoutSeconds: configuration.httpIdleTimeout.wholeSeconds,
                 pingAfterIdleSeconds: configuration.pingAfterIdle.wholeSeconds,
                 hangUpAfterIdleSeconds: configuration.hangUpAfterIdle.wholeSeconds,

@@ -14,6 +14,7 @@ extension WebSocketServer {
         public var maxUnconsumedBytes: Int?
         public var maxConnections: Int
         public var handshakeTimeout: Duration
+        public var maxHandshakesPerAddress: Int?
         public var httpIdleTimeout: Duration
         public var pingAfterIdle: Duration
         public var hangUpAfterIdle: Duration
@@ -44,7 +45,11 @@ extension WebSocketServer {
         ///   - maxUnconsumedBytes: The same bound on those messages' payload bytes. With both `nil`, messages are
         ///     delivered as fast as they arrive and the application need not report anything.
         ///   - maxConnections: Open WebSocket connections; upgrades beyond it get HTTP 503. Default 10,000.
-        ///   - handshakeTimeout: Time allowed for the HTTP request and WebSocket handshake. Default 10 s.
+        ///   - handshakeTimeout: Time allowed for the HTTP request and WebSocket handshake; a connection that
+        ///     stalls in it (a slowloris) is dropped after this long. Whole seconds. Default 5 s.
+        ///   - maxHandshakesPerAddress: TCP connections one peer address may have open before their WebSocket
+        ///     handshake completes (plain HTTP ones included); more are closed as soon as they are accepted.
+        ///     `nil` (the default): no cap.
         ///   - httpIdleTimeout: How long an idle keep-alive HTTP connection is kept. Default 60 s.
         ///   - pingAfterIdle: A WebSocket connection idle this long is sent a PING. Default 30 s.
         ///   - hangUpAfterIdle: A WebSocket connection with no PONG or traffic for this long is closed. Default 60 s.
@@ -69,7 +74,8 @@ extension WebSocketServer {
             maxUnconsumedMessages: Int? = nil,
             maxUnconsumedBytes: Int? = nil,
             maxConnections: Int = 10_000,
-            handshakeTimeout: Duration = .seconds(10),
+            handshakeTimeout: Duration = .seconds(5),
+            maxHandshakesPerAddress: Int? = nil,
             httpIdleTimeout: Duration = .seconds(60),
             pingAfterIdle: Duration = .seconds(30),
             hangUpAfterIdle: Duration = .seconds(60),
@@ -93,6 +99,7 @@ extension WebSocketServer {
             self.maxUnconsumedBytes = maxUnconsumedBytes
             self.maxConnections = maxConnections
             self.handshakeTimeout = handshakeTimeout
+            self.maxHandshakesPerAddress = maxHandshakesPerAddress
             self.httpIdleTimeout = httpIdleTimeout
             self.pingAfterIdle = pingAfterIdle
             self.hangUpAfterIdle = hangUpAfterIdle
@@ -108,7 +115,8 @@ extension WebSocketServer {
                 throw WebSocketTransportError.invalidConfiguration.with(message: "port \(port) is not in 0…65535")
             }
             guard maxMessageSize > 0, maxQueuedBytes > 0, maxQueuedMessages > 0,
-                maxConnections > 0, pingAfterIdle < hangUpAfterIdle, (maxUnconsumedMessages ?? 2) >= 2,
+                maxConnections > 0, pingAfterIdle < hangUpAfterIdle, (maxHandshakesPerAddress ?? 1) > 0,
+                (maxUnconsumedMessages ?? 2) >= 2,
                 (maxUnconsumedBytes ?? 2) >= 2
             else {
                 throw WebSocketTransportError.invalidConfiguration.with(

@@ -6,6 +6,8 @@ struct ContextSettings: Sendable {
     /// WebSocket subprotocols the server accepts (client: empty).
     var subprotocols: [String]
     var handshakeTimeoutSeconds: Int
+    /// Server role: handshakes one peer address may have in flight; nil: no cap.
+    var maxHandshakesPerAddress: Int? = nil
     var httpIdleTimeoutSeconds: Int
     var pingAfterIdleSeconds: Int
     var hangUpAfterIdleSeconds: Int

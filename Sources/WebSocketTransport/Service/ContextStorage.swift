@@ -40,9 +40,15 @@ final class ContextStorage: @unchecked Sendable {
         info.timeout_secs = UInt32(clamping: settings.handshakeTimeoutSeconds)
         info.connect_timeout_secs = UInt32(clamping: settings.handshakeTimeoutSeconds)
         info.keepalive_timeout = Int32(clamping: settings.httpIdleTimeoutSeconds)
-        info.fd_limit_per_thread = UInt32(Self.fdLimit(for: settings.maxConnections))
-        // Header tables for handshakes in flight; the default (10) makes bursts of connects queue up.
-        info.max_http_header_pool = 256
+        let fdLimit = Self.fdLimit(for: settings.maxConnections)
+        info.fd_limit_per_thread = UInt32(fdLimit)
+        // Header tables for handshakes in flight (allocated while one is, 4 KiB each). lws stops accepting while
+        // the pool is in use, so a small pool let a few hundred stalled requests (slowloris) keep everyone out
+        // for the handshake timeout: allow one per descriptor, and bound stalled ones by the timeout and the
+        // per-address cap instead.
+        info.max_http_header_pool2 = UInt32(fdLimit)
+        // A connection may hold a header table this long without completing its request.
+        info.timeout_secs_ah_idle = UInt32(clamping: settings.handshakeTimeoutSeconds)
         info.count_threads = 1
         info.options |= CLibWebSockets_sslGlobalInitOption()
         // HTTP/1.1 only: the transport frames WebSocket messages and serves HTTP as HTTP/1.1 (no h2 over TLS).

@@ -35,13 +35,21 @@ extension ServiceLoop {
 
         // Server role.
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
-            // While draining, new TCP connections are dropped before any request is read.
-            return isDraining ? -1 : 0
+            // While draining, or past the address's cap on handshakes, a new TCP connection is dropped before any
+            // request is read.
+            return filterNetworkConnection(user)
+
+        case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+            handshakeBegan(wsi)
+
+        case LWS_CALLBACK_WSI_DESTROY:
+            handshakeEnded(wsi)
 
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             return confirmUpgrade(wsi)
 
         case LWS_CALLBACK_ESTABLISHED:
+            handshakeEnded(wsi)
             accept(wsi)
 
         case LWS_CALLBACK_HTTP:

@@ -54,6 +54,8 @@ final class ServiceLoop: @unchecked Sendable {
     // MARK: Service thread
 
     private(set) var connections: [WebSocketConnectionID: Connection] = [:]
+    /// Server role: handshakes in flight per peer address.
+    var handshakeGate: HandshakeGate
     private var draining = false
     /// Client role: a copy of each outbound message, because lws masks client payloads in place. Server role:
     /// several queued messages framed into one write.
@@ -67,6 +69,7 @@ final class ServiceLoop: @unchecked Sendable {
         self.role = role
         self.limits = limits
         maxConnections = settings.maxConnections
+        handshakeGate = HandshakeGate(maxPerAddress: settings.maxHandshakesPerAddress)
         self.metrics = metrics
         self.logger = logger
         self.handler = handler

@@ -1,0 +1,57 @@
+"""The page answers at once: with the server made slow (`serve --debug-commit-delay-ms`, a test-only flag), a swipe
+delete leaves the page before the server committed it, and Ctrl-Z brings the row back, for everyone."""
+import pytest
+
+from conftest import ROOT, Server
+from test_page import View, browser, sections, server_values  # noqa: F401 (browser is a fixture)
+
+DELAY_MS = 1500
+PENDING = "tablecast.client._tables.get(tablecast.ui.table)?.optimistic?.pendingCount ?? 0"
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = Server("--static-dir", str(ROOT / "web-client-protocol" / "client"), "--debug-commit-delay-ms", str(DELAY_MS)).start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def admin(server):
+    c = server.client(name="admin")
+    yield c
+    c.close()
+
+
+def test_a_delete_shows_before_the_server_answers_and_ctrl_z_brings_it_back(server, browser, admin, table_name):  # noqa: F811
+    admin.ok({"type": "createTable", "table": table_name, "sections": sections(["one", "two", "three"])})
+    a = View(browser, server, table_name)
+    b = View(browser, server, table_name)
+    try:
+        x, y = a.row_center("two")
+        a.page.touch_drag((x + 120, y), (x - 80, y))
+        a.page.wait_for("__t.row('two').classList.contains('revealed')")
+        a.click("__t.row('two').querySelector('.swipe-delete')")
+        # Gone from this page at once, while the server still holds the commit back.
+        assert a.values() == [["one", "three"]]
+        assert a.page.eval(PENDING) == 1, "the delete is still waiting for the server"
+        assert b.values() == [["one", "two", "three"]], "the other page waits for the server"
+        b.wait_values([["one", "three"]])
+        a.page.wait_for(f"({PENDING}) === 0")
+        assert a.page.eval("document.querySelector('#undo').disabled") is False
+
+        # Ctrl-Z (focus on the page, not in a text field): the row is back at once, at its place, then for everyone.
+        a.page.eval("document.activeElement?.blur()")
+        a.page.key("z", code="KeyZ", modifiers=2)
+        assert a.values() == [["one", "two", "three"]]
+        assert a.page.eval(PENDING) == 1
+        b.wait_values([["one", "two", "three"]])
+        a.page.wait_for(f"({PENDING}) === 0")
+        assert server_values(admin, table_name) == [["one", "two", "three"]]
+        # Shift-Ctrl-Z redoes the delete.
+        a.page.key("z", code="KeyZ", modifiers=2 | 8)
+        assert a.values() == [["one", "three"]]
+        b.wait_values([["one", "three"]])
+    finally:
+        a.close()
+        b.close()

@@ -1,0 +1,161 @@
+import Synchronization
+import TableModel
+import TablecastClient
+import TablecastProtocol
+import XCTest
+
+/// Optimistic intents and undo/redo through a real server.
+final class OptimisticClientTests: XCTestCase {
+    private let letters = [
+        SectionContent(header: "A", rows: ["a", "b", "c", "d", "e"].map { RowContent(value: .string($0)) })
+    ]
+
+    private func values(_ table: Table?) -> [JSONValue] { table?.sections[0].rows.map(\.value) ?? [] }
+
+    private func ref(_ table: Table?, _ row: Int) -> RowRef {
+        RowRef(RowPath(section: 0, row: row), id: table!.sections[0].rows[row].id)
+    }
+
+    /// Three moves, each made from the prediction the previous one left, compose: the row moves three places,
+    /// for this client at once and for everyone once answered.
+    func testSuccessiveMovesComposeAndEveryoneConverges() async throws {
+        let server = try await TestServer()
+        let one = try TablecastClient(configuration: .init(url: server.url))
+        let two = try TablecastClient(configuration: .init(url: server.url))
+        one.connect()
+        two.connect()
+        try await one.createTable("t", sections: letters)
+        try await one.subscribe("t")
+        try await two.subscribe("t")
+        var pending: [PendingIntent] = []
+        for step in 0..<3 {
+            let move = Intent.move(from: ref(one.predicted("t"), step), to: RowPath(section: 0, row: step + 1))
+            pending.append(try one.submit(move, on: "t"))
+            // The prediction shows it when submit returns, before any answer.
+            XCTAssertEqual(values(one.predicted("t")).firstIndex(of: "a"), step + 1)
+        }
+        for intent in pending { _ = try await intent.answer() }
+        XCTAssertEqual(values(one.predicted("t")), ["b", "c", "d", "a", "e"])
+        try await eventually { two.replica(of: "t")?.version == 3 }
+        XCTAssertEqual(one.predicted("t")?.sections, two.replica(of: "t")?.table.sections)
+        XCTAssertEqual(one.pendingIntentCount("t"), 0)
+        for client in [one, two] { await client.close() }
+        await server.tearDown()
+    }
+
+    /// An intent that no longer applies to the prediction (someone else deleted its row) is refused at once
+    /// with the engine's error, and nothing changes.
+    func testAnIntentOnADeletedRowIsRefusedAtOnce() async throws {
+        let server = try await TestServer()
+        let one = try TablecastClient(configuration: .init(url: server.url))
+        let two = try TablecastClient(configuration: .init(url: server.url))
+        one.connect()
+        two.connect()
+        try await one.createTable("t", sections: letters)
+        try await one.subscribe("t")
+        try await two.subscribe("t")
+        let stale = Intent.edit(ref(one.predicted("t"), 2), value: "C")
+        try await two.delete("t", at: RowPath(section: 0, row: 2), id: one.predicted("t")!.sections[0].rows[2].id)
+        try await eventually { one.replica(of: "t")?.version == 1 }
+        do {
+            try await one.perform(stale, on: "t")
+            XCTFail("the edit of a deleted row was accepted")
+        } catch let error as TableError {
+            XCTAssertEqual(error.code, .conflict)
+        }
+        XCTAssertEqual(values(one.predicted("t")), ["a", "b", "d", "e"])
+        XCTAssertEqual(one.pendingIntentCount("t"), 0)
+        XCTAssertFalse(one.canUndo("t"))
+        for client in [one, two] { await client.close() }
+        await server.tearDown()
+    }
+
+    /// Intents made while the connection is down are shown, kept, and sent after the resume.
+    func testOfflineIntentsAreSentAfterTheResume() async throws {
+        let server = try await TestServer()
+        let one = try TablecastClient(configuration: .init(url: server.url))
+        one.connect()
+        try await one.createTable("t", sections: letters)
+        try await one.subscribe("t")
+        await server.stop()
+        try await eventually { one.connectionState != .live }
+        let delete = Intent.delete(ref(one.predicted("t"), 0))
+        let first = Task { try await one.perform(delete, on: "t") }
+        try await eventually { self.values(one.predicted("t")) == ["b", "c", "d", "e"] }
+        let second = Task { try await one.perform(.insert(at: RowPath(section: 0, row: 0), row: RowContent(value: "z")), on: "t") }
+        try await eventually { self.values(one.predicted("t")) == ["z", "b", "c", "d", "e"] }
+        XCTAssertEqual(one.pendingIntentCount("t"), 2)
+        try await server.start()
+        _ = try await first.value
+        _ = try await second.value
+        let fresh = try await server.snapshot("t")
+        XCTAssertEqual(fresh.table.sections, one.predicted("t")?.sections)
+        XCTAssertEqual(values(fresh.table), ["z", "b", "c", "d", "e"])
+        await one.close()
+        await server.tearDown()
+    }
+
+    /// Unsubscribing answers the table's pending optimistic intents with an error instead of leaving them waiting.
+    func testUnsubscribingFailsPendingIntents() async throws {
+        let server = try await TestServer()
+        let one = try TablecastClient(configuration: .init(url: server.url))
+        one.connect()
+        try await one.createTable("t", sections: letters)
+        try await one.subscribe("t")
+        await server.stop()
+        try await eventually { one.connectionState != .live }
+        let pending = try one.submit(.delete(ref(one.predicted("t"), 0)), on: "t")
+        let unsubscribe = Task { try await one.unsubscribe("t") }
+        do {
+            _ = try await pending.answer()
+            XCTFail("answered after unsubscribing")
+        } catch let error as ProtocolError {
+            XCTAssertEqual(error.code, .noSuchTable)
+        }
+        try await server.start()
+        try await unsubscribe.value
+        await one.close()
+        await server.tearDown()
+    }
+
+    /// Undo and redo go through the server like any intent; an undo whose row someone else deleted cannot be
+    /// undone, says so, and touches nothing.
+    func testUndoRedoOverTheWire() async throws {
+        let server = try await TestServer()
+        let one = try TablecastClient(configuration: .init(url: server.url))
+        let two = try TablecastClient(configuration: .init(url: server.url))
+        one.connect()
+        two.connect()
+        try await one.createTable("t", sections: letters)
+        try await one.subscribe("t")
+        try await two.subscribe("t")
+        try await one.perform(.delete(ref(one.predicted("t"), 1)), on: "t")
+        try await one.perform(.edit(ref(one.predicted("t"), 0), value: "A"), on: "t")
+        var done = try await one.undo("t")  // the edit
+        XCTAssertTrue(done)
+        done = try await one.undo("t")  // the delete: b comes back after a
+        XCTAssertTrue(done)
+        try await eventually { two.replica(of: "t")?.version == 4 }
+        XCTAssertEqual(values(two.replica(of: "t")?.table), ["a", "b", "c", "d", "e"])
+        done = try await one.redo("t")  // deletes b again
+        XCTAssertTrue(done)
+        try await eventually { two.replica(of: "t")?.version == 5 }
+        XCTAssertEqual(values(two.replica(of: "t")?.table), ["a", "c", "d", "e"])
+        // Someone else deletes the row the remaining redo (the edit of a) would change.
+        try await two.delete("t", at: RowPath(section: 0, row: 0), id: two.replica(of: "t")!.table.sections[0].rows[0].id)
+        try await eventually { one.replica(of: "t")?.version == 6 }
+        do {
+            try await one.redo("t")
+            XCTFail("redid an edit of a deleted row")
+        } catch let error as TableError {
+            XCTAssertEqual(error.code, .conflict)
+            XCTAssertTrue(error.message.contains("cannot redo"), error.message)
+        }
+        XCTAssertEqual(values(one.predicted("t")), ["c", "d", "e"])
+        done = try await one.undo("t")  // undoes the redo: b back again, first now that a is gone
+        XCTAssertTrue(done)
+        XCTAssertEqual(values(one.predicted("t")), ["b", "c", "d", "e"])
+        for client in [one, two] { await client.close() }
+        await server.tearDown()
+    }
+}

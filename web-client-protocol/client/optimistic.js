@@ -1,0 +1,597 @@
+// Optimistic edits and undo/redo for one table, as ../optimistic.md specifies: the confirmed table, at most one
+// intent in flight, the rest queued in id-anchored form, and the predicted table the page shows. Pure logic, no
+// I/O; the vectors in ../vectors/optimistic/ (generated from the Swift engine) are its tests.
+//
+// What this port does not do, compared with the Swift engine (TableModel's OptimisticTable):
+// - the in-flight intent is predicted by re-materializing its id-anchored form against the confirmed table, with
+//   the engine's gap rule for row placements (what others put into the gap since its base stays before it, rows
+//   others moved out do not count: see materialize's `since`), not by a port of the engine's index arithmetic;
+//   they agree on every vector. Not ported: that rule for section placements (a section inserted or moved while
+//   others insert sections into the same gap may land on the other side of theirs until the update arrives);
+// - the table's rules are not checked (canEdit/canMove flags, `moves`, `reserveLastRow` retargeting, limits):
+//   what the server refuses or retargets springs back or moves at the ack;
+// - a section reload that replaces rows (`editSection` with `rows`) is not predicted: submit() throws
+//   `unsupported`, and the caller sends it as a plain request and waits for the ack.
+import { Replica, ReplicaError } from './tablecast.js';
+
+const LISTS = ['deleteSections', 'insertSections', 'reloadSections', 'moveSections', 'deleteRows', 'insertRows', 'reloadRows', 'moveRows'];
+const SINGLE = {
+  insert: 'insertRows', delete: 'deleteRows', move: 'moveRows', edit: 'reloadRows',
+  insertSection: 'insertSections', deleteSection: 'deleteSections', moveSection: 'moveSections', editSection: 'reloadSections',
+};
+const NAME_OF_LIST = Object.fromEntries(Object.entries(SINGLE).map(([name, list]) => [list, name]));
+
+/** Thrown (and reported for refusals) like a server error: `code` is a wire error code. */
+export class OptimisticError extends Error {
+  constructor(code, message) {
+    super(`${code}: ${message}`);
+    this.code = code;
+    this.reason = message;
+  }
+}
+
+const clone = (value) => structuredClone(value);
+const isProvisional = (id) => typeof id === 'string' && id.startsWith('~');
+
+/** A row's content: its value and the flags that differ from the defaults (the wire's shape). */
+function content(row) {
+  const out = { value: clone(row.value) };
+  if (row.editable === false) out.editable = false;
+  if (row.movable === false) out.movable = false;
+  if (row.editingStyle !== undefined && row.editingStyle !== 'delete') out.editingStyle = row.editingStyle;
+  return out;
+}
+
+function sectionContent(section) {
+  return { header: section.header ?? null, footer: section.footer ?? null, rows: section.rows.map(content) };
+}
+
+/** A wire intent (`{type, ...}`) as the eight lists of a client batch. */
+function listsOf(intent) {
+  const lists = Object.fromEntries(LISTS.map((list) => [list, []]));
+  if (intent.type === 'batch') {
+    for (const list of LISTS) lists[list] = clone(intent[list] ?? []);
+  } else {
+    const { type, base, table, ref, ...entry } = intent;
+    if (!SINGLE[type]) throw new OptimisticError('unsupported', `${type} is not an edit intent`);
+    lists[SINGLE[type]].push(clone(entry));
+  }
+  return lists;
+}
+
+/** Lists with one entry as that one-entry intent, others as a batch; null when empty. */
+function intentOf(lists) {
+  const entries = LISTS.flatMap((list) => lists[list].map((entry) => [list, entry]));
+  if (entries.length === 0) return null;
+  if (entries.length === 1) return { type: NAME_OF_LIST[entries[0][0]], ...entries[0][1] };
+  const batch = { type: 'batch' };
+  for (const list of LISTS) if (lists[list].length) batch[list] = lists[list];
+  return batch;
+}
+
+/** Refuses a batch that makes a section, or the table, grow past the rules' limits (as the engine does). */
+function checkLimits(before, after) {
+  const { maxSections, maxRowsPerSection } = before.rules ?? {};
+  if (maxSections !== undefined && after.sections.length > maxSections && after.sections.length > before.sections.length) {
+    throw new OptimisticError('limit_exceeded', `the table would have ${after.sections.length} sections, more than the limit of ${maxSections}`);
+  }
+  if (maxRowsPerSection === undefined) return;
+  const counts = new Map(before.sections.map((s) => [s.id, s.rows.length]));
+  after.sections.forEach((s, i) => {
+    if (s.rows.length > maxRowsPerSection && s.rows.length > (counts.get(s.id) ?? 0)) {
+      throw new OptimisticError('limit_exceeded', `section ${i} would have ${s.rows.length} rows, more than the limit of ${maxRowsPerSection}`);
+    }
+  });
+}
+
+/** Applies a committed batch (wire lists) to a table object with the replica's UIKit semantics. */
+function applyBatch(table, batch) {
+  const replica = new Replica();
+  replica.loadSnapshot({ version: table.version, rules: table.rules, sections: table.sections });
+  replica.apply({ version: table.version + 1, ...batch });
+  return { version: table.version + 1, rules: table.rules, sections: replica._sections };
+}
+
+/**
+ * Resolves an intent made at `table`'s version into the committed batch, with `ids()` giving the ids it creates
+ * (sections with their rows first, then rows, as the server orders `created`). Returns `{batch, created}`;
+ * `batch` is null when it changes nothing. Throws OptimisticError.
+ */
+function resolve(table, intent, ids) {
+  const lists = listsOf(intent);
+  const label = (list, index) => (intent.type === 'batch' ? `${list}[${index}]` : intent.type);
+  const row = (path, id, at) => {
+    const found = Array.isArray(path) ? table.sections[path[0]]?.rows[path[1]] : undefined;
+    if (!found) throw new OptimisticError('out_of_range', `${at}: row [${path}] does not exist`);
+    if (id !== undefined && found.id !== id) throw new OptimisticError('conflict', `${at}: row [${path}] is ${found.id}, not ${id}`);
+    return found;
+  };
+  const section = (index, id, at) => {
+    const found = table.sections[index];
+    if (!found) throw new OptimisticError('out_of_range', `${at}: section ${index} does not exist`);
+    if (id !== undefined && found.id !== id) throw new OptimisticError('conflict', `${at}: section ${index} is ${found.id}, not ${id}`);
+    return found;
+  };
+  const created = [];
+  const next = () => {
+    const id = ids();
+    created.push(id);
+    return id;
+  };
+  const batch = Object.fromEntries(LISTS.map((list) => [list, []]));
+  lists.deleteSections.forEach((e, i) => {
+    section(e.at, e.section, label('deleteSections', i));
+    batch.deleteSections.push(e.at);
+  });
+  lists.reloadSections.forEach((e, i) => {
+    if (e.rows !== undefined) throw new OptimisticError('unsupported', 'a section reload with rows is not predicted');
+    const current = section(e.at, e.section, label('reloadSections', i));
+    const header = 'header' in e ? e.header : current.header ?? null;
+    const footer = 'footer' in e ? e.footer : current.footer ?? null;
+    if (header !== (current.header ?? null) || footer !== (current.footer ?? null)) batch.reloadSections.push({ at: e.at, header, footer });
+  });
+  lists.moveSections.forEach((e, i) => {
+    section(e.from, e.section, label('moveSections', i));
+    batch.moveSections.push({ from: e.from, to: e.to });
+  });
+  lists.deleteRows.forEach((e, i) => {
+    row(e.at, e.row, label('deleteRows', i));
+    batch.deleteRows.push(e.at);
+  });
+  lists.reloadRows.forEach((e, i) => {
+    const current = row(e.at, e.row, label('reloadRows', i));
+    const same = JSON.stringify(current.value) === JSON.stringify(e.value)
+      && (e.editable ?? current.editable ?? true) === (current.editable ?? true)
+      && (e.movable ?? current.movable ?? true) === (current.movable ?? true)
+      && (e.editingStyle ?? current.editingStyle ?? 'delete') === (current.editingStyle ?? 'delete');
+    if (same) return;
+    const reload = { at: e.at, value: clone(e.value) };
+    for (const flag of ['editable', 'movable', 'editingStyle']) if (e[flag] !== undefined) reload[flag] = e[flag];
+    batch.reloadRows.push(reload);
+  });
+  lists.moveRows.forEach((e, i) => {
+    row(e.from, e.row, label('moveRows', i));
+    batch.moveRows.push({ from: e.from, to: e.to });
+  });
+  for (const e of lists.insertSections) {
+    const id = next();
+    batch.insertSections.push({
+      at: e.at,
+      section: { id, header: e.header ?? null, footer: e.footer ?? null, rows: (e.rows ?? []).map((r) => ({ id: next(), ...content(r) })) },
+    });
+  }
+  for (const e of lists.insertRows) batch.insertRows.push({ at: e.at, row: { id: next(), ...content(e) } });
+  const changes = batch.deleteSections.length + batch.insertSections.length + batch.reloadSections.length + batch.deleteRows.length
+    + batch.insertRows.length + batch.reloadRows.length;
+  const moves = batch.moveSections.some((m) => m.from !== m.to)
+    || batch.moveRows.some((m) => m.from[0] !== m.to[0] || m.from[1] !== m.to[1]);
+  return { batch: changes || moves ? batch : null, created };
+}
+
+// Id-anchored intents (optimistic.md): rows and sections by id, placements after their nearest surviving
+// predecessor. The shape mirrors Swift's AnchoredIntent.
+
+const sectionPlacement = (table, index) => ({ predecessors: table.sections.slice(0, index).reverse().map((s) => s.id), order: [index] });
+const rowPlacement = (table, [s, r]) => ({
+  section: table.sections[s].id, predecessors: table.sections[s].rows.slice(0, r).reverse().map((row) => row.id), order: [s, r],
+});
+
+function emptyAnchored() {
+  return Object.fromEntries(LISTS.map((list) => [list, []]));
+}
+
+const createdOf = (anchored) => [...anchored.insertSections.flatMap((e) => [e.id, ...e.rowIDs]), ...anchored.insertRows.map((e) => e.id)];
+
+function forward(batch, before, after) {
+  const a = emptyAnchored();
+  a.deleteSections = batch.deleteSections.map((i) => before.sections[i].id);
+  a.insertSections = batch.insertSections.map(({ at }) => {
+    const s = after.sections[at];
+    return { id: s.id, content: sectionContent(s), rowIDs: s.rows.map((r) => r.id), placement: sectionPlacement(after, at) };
+  });
+  a.reloadSections = batch.reloadSections.map((e) => ({ id: before.sections[e.at].id, header: e.header, footer: e.footer }));
+  a.moveSections = batch.moveSections.map((e) => ({ id: before.sections[e.from].id, placement: sectionPlacement(after, e.to) }));
+  a.deleteRows = batch.deleteRows.map(([s, r]) => before.sections[s].rows[r].id);
+  a.insertRows = batch.insertRows.map(({ at }) => {
+    const row = after.sections[at[0]].rows[at[1]];
+    return { id: row.id, content: content(row), placement: rowPlacement(after, at) };
+  });
+  a.reloadRows = batch.reloadRows.map(({ at, ...rest }) => ({ id: before.sections[at[0]].rows[at[1]].id, ...clone(rest) }));
+  a.moveRows = batch.moveRows.map((e) => ({ id: before.sections[e.from[0]].rows[e.from[1]].id, placement: rowPlacement(after, e.to) }));
+  return a;
+}
+
+function inverse(batch, before, provisional) {
+  const a = emptyAnchored();
+  const renamed = new Map();
+  const deletedSections = new Set(batch.deleteSections);
+  for (const index of [...batch.deleteSections].sort((x, y) => x - y)) {
+    const s = before.sections[index];
+    renamed.set(s.id, provisional());
+    for (const row of s.rows) renamed.set(row.id, provisional());
+  }
+  const deletedRows = batch.deleteRows.filter(([s]) => !deletedSections.has(s)).sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  for (const [s, r] of deletedRows) renamed.set(before.sections[s].rows[r].id, provisional());
+  const name = (id) => renamed.get(id) ?? id;
+  const sPlace = (index) => {
+    const p = sectionPlacement(before, index);
+    return { predecessors: p.predecessors.map(name), order: p.order };
+  };
+  const rPlace = (path) => {
+    const p = rowPlacement(before, path);
+    return { section: name(p.section), predecessors: p.predecessors.map(name), order: p.order };
+  };
+  a.deleteSections = batch.insertSections.map((e) => e.section.id);
+  a.insertSections = [...batch.deleteSections].sort((x, y) => x - y).map((index) => {
+    const s = before.sections[index];
+    return { id: name(s.id), content: sectionContent(s), rowIDs: s.rows.map((r) => name(r.id)), placement: sPlace(index) };
+  });
+  a.reloadSections = batch.reloadSections.map((e) => {
+    const s = before.sections[e.at];
+    return { id: s.id, header: s.header ?? null, footer: s.footer ?? null };
+  });
+  a.moveSections = batch.moveSections.map((e) => ({ id: before.sections[e.from].id, placement: sPlace(e.from) }));
+  const insertedSections = new Set(batch.insertSections.map((e) => e.at));
+  a.deleteRows = batch.insertRows.filter((e) => !insertedSections.has(e.at[0])).map((e) => e.row.id);
+  a.insertRows = deletedRows.map((path) => {
+    const row = before.sections[path[0]].rows[path[1]];
+    return { id: name(row.id), content: content(row), placement: rPlace(path) };
+  });
+  a.reloadRows = batch.reloadRows.map((e) => {
+    const row = before.sections[e.at[0]].rows[e.at[1]];
+    const reload = { id: row.id, value: clone(row.value) };
+    if (e.editable !== undefined) reload.editable = row.editable ?? true;
+    if (e.movable !== undefined) reload.movable = row.movable ?? true;
+    if (e.editingStyle !== undefined) reload.editingStyle = row.editingStyle ?? 'delete';
+    return reload;
+  });
+  a.moveRows = batch.moveRows.map((e) => ({ id: before.sections[e.from[0]].rows[e.from[1]].id, placement: rPlace(e.from) }));
+  return a;
+}
+
+function renaming(anchored, aliases) {
+  if (aliases.size === 0) return anchored;
+  const name = (id) => aliases.get(id) ?? id;
+  const place = (p) => ({ ...p, ...(p.section !== undefined ? { section: name(p.section) } : {}), predecessors: p.predecessors.map(name) });
+  return {
+    deleteSections: anchored.deleteSections.map(name),
+    insertSections: anchored.insertSections.map((e) => ({ ...e, id: name(e.id), rowIDs: e.rowIDs.map(name), placement: place(e.placement) })),
+    reloadSections: anchored.reloadSections.map((e) => ({ ...e, id: name(e.id) })),
+    moveSections: anchored.moveSections.map((e) => ({ ...e, id: name(e.id), placement: place(e.placement) })),
+    deleteRows: anchored.deleteRows.map(name),
+    insertRows: anchored.insertRows.map((e) => ({ ...e, id: name(e.id), placement: place(e.placement) })),
+    reloadRows: anchored.reloadRows.map((e) => ({ ...e, id: name(e.id) })),
+    moveRows: anchored.moveRows.map((e) => ({ ...e, id: name(e.id), placement: place(e.placement) })),
+  };
+}
+
+const compareOrder = (x, y) => x[0] - y[0] || (x[1] ?? 0) - (y[1] ?? 0);
+const position = (predecessors, list) => {
+  for (const id of predecessors) {
+    const index = list.indexOf(id);
+    if (index >= 0) return index + 1;
+  }
+  return 0;
+};
+
+/**
+ * The wire intent that does `anchored` to `table` (see optimistic.md); null when nothing is left. `since` (for
+ * the in-flight intent) brings the engine's rule for gaps that others filled after its base: `successors` maps
+ * each placed row to the rows that followed its gap at base, `moved` holds the rows others moved since; the
+ * placement goes after everything placed into its gap since, i.e. before the first of its successors that is
+ * still after it and did not move (else last).
+ */
+function materialize(anchored, table, strict, since = null) {
+  const count = LISTS.reduce((n, list) => n + anchored[list].length, 0);
+  const single = count === 1 ? NAME_OF_LIST[LISTS.find((list) => anchored[list].length)] : null;
+  const at = (list, index) => single ?? `${list}[${index}]`;
+  const sectionIndex = new Map();
+  const rowPath = new Map();
+  table.sections.forEach((s, i) => {
+    sectionIndex.set(s.id, i);
+    s.rows.forEach((r, j) => rowPath.set(r.id, [i, j]));
+  });
+  const ref = (key, id) => (isProvisional(id) ? {} : { [key]: id });
+  const gone = (where, what) => new OptimisticError('conflict', `${where}: ${what}`);
+  const rowGone = (id) => (isProvisional(id) ? `row ${id} was not created (the intent inserting it was refused)` : `row ${id} has been deleted`);
+  const lists = emptyAnchored();
+  const removedSections = new Set();
+  anchored.deleteSections.forEach((id, i) => {
+    if (!sectionIndex.has(id)) {
+      if (strict) throw gone(at('deleteSections', i), `section ${id} has been deleted`);
+      return;
+    }
+    lists.deleteSections.push({ at: sectionIndex.get(id), ...ref('section', id) });
+    removedSections.add(id);
+  });
+  anchored.reloadSections.forEach((e, i) => {
+    if (!sectionIndex.has(e.id)) throw gone(at('reloadSections', i), `section ${e.id} has been deleted`);
+    lists.reloadSections.push({ at: sectionIndex.get(e.id), ...ref('section', e.id), header: e.header, footer: e.footer });
+  });
+  const movedSectionFrom = anchored.moveSections.map((e, i) => {
+    if (!sectionIndex.has(e.id)) throw gone(at('moveSections', i), `section ${e.id} has been deleted`);
+    removedSections.add(e.id);
+    return sectionIndex.get(e.id);
+  });
+  const removedRows = new Set();
+  anchored.deleteRows.forEach((id, i) => {
+    const path = rowPath.get(id);
+    if (!path || removedSections.has(table.sections[path[0]].id)) {
+      if (strict) throw gone(at('deleteRows', i), rowGone(id));
+      return;
+    }
+    lists.deleteRows.push({ at: path, ...ref('row', id) });
+    removedRows.add(id);
+  });
+  anchored.reloadRows.forEach(({ id, ...rest }, i) => {
+    if (!rowPath.has(id)) throw gone(at('reloadRows', i), rowGone(id));
+    lists.reloadRows.push({ at: rowPath.get(id), ...ref('row', id), ...clone(rest) });
+  });
+  const movedRowFrom = anchored.moveRows.map((e, i) => {
+    if (!rowPath.has(e.id)) throw gone(at('moveRows', i), rowGone(e.id));
+    removedRows.add(e.id);
+    return rowPath.get(e.id);
+  });
+
+  const sections = table.sections.map((s) => s.id).filter((id) => !removedSections.has(id));
+  const sectionPlacements = [...anchored.insertSections, ...anchored.moveSections].map((e) => [e.id, e.placement])
+    .sort((x, y) => compareOrder(x[1].order, y[1].order));
+  for (const [id, placement] of sectionPlacements) sections.splice(position(placement.predecessors, sections), 0, id);
+  const finalSection = new Map(sections.map((id, i) => [id, i]));
+  const rowPlacements = [...anchored.insertRows, ...anchored.moveRows].map((e) => [e.id, e.placement]);
+  const finalRow = new Map();
+  const targets = [...new Set(rowPlacements.map(([, p]) => p.section))];
+  for (const target of targets) {
+    const placements = rowPlacements.filter(([, p]) => p.section === target);
+    if (!finalSection.has(target)) {
+      const first = placements[0][0];
+      const insertIndex = anchored.insertRows.findIndex((e) => e.id === first);
+      const where = insertIndex >= 0 ? at('insertRows', insertIndex) : at('moveRows', anchored.moveRows.findIndex((e) => e.id === first));
+      throw gone(where, `section ${target} has been deleted`);
+    }
+    const inserted = anchored.insertSections.find((e) => e.id === target);
+    const rows = inserted ? [...inserted.rowIDs] : table.sections[sectionIndex.get(target)].rows.map((r) => r.id).filter((id) => !removedRows.has(id));
+    for (const [id, placement] of [...placements].sort((x, y) => compareOrder(x[1].order, y[1].order))) {
+      let at = position(placement.predecessors, rows);
+      const successors = since?.successors.get(id);
+      if (successors) {
+        const next = successors.filter((s) => !since.moved.has(s)).map((s) => rows.indexOf(s)).find((index) => index >= at);
+        at = next ?? rows.length;
+      }
+      rows.splice(at, 0, id);
+    }
+    rows.forEach((id, i) => finalRow.set(id, [finalSection.get(target), i]));
+  }
+  lists.insertSections = anchored.insertSections.map((e) => {
+    const entry = { at: finalSection.get(e.id) };
+    if (e.content.header !== null) entry.header = e.content.header;
+    if (e.content.footer !== null) entry.footer = e.content.footer;
+    if (e.content.rows.length) entry.rows = clone(e.content.rows);
+    return entry;
+  });
+  lists.moveSections = anchored.moveSections.map((e, i) => ({ from: movedSectionFrom[i], ...ref('section', e.id), to: finalSection.get(e.id) }));
+  lists.insertRows = anchored.insertRows.map((e) => ({ at: finalRow.get(e.id), ...clone(e.content) }));
+  lists.moveRows = anchored.moveRows.map((e, i) => ({ from: movedRowFrom[i], ...ref('row', e.id), to: finalRow.get(e.id) }));
+  return intentOf(lists);
+}
+
+/** What the in-flight intent's placements had after their gaps at base (the confirmed table it was sent at). */
+function sinceBase(anchored, base, after) {
+  const known = new Set(base.sections.flatMap((s) => s.rows.map((r) => r.id)));
+  const placed = new Set([...anchored.insertRows, ...anchored.moveRows].map((e) => e.id));
+  const successors = new Map();
+  for (const { id } of [...anchored.insertRows, ...anchored.moveRows]) {
+    const section = after.sections.find((s) => s.rows.some((r) => r.id === id));
+    if (!section) continue;
+    const index = section.rows.findIndex((r) => r.id === id);
+    successors.set(id, section.rows.slice(index + 1).map((r) => r.id).filter((r) => known.has(r) && !placed.has(r)));
+  }
+  return { successors, moved: new Set() };
+}
+
+/** A wire intent without provisional ids in its refs (the server knows only real ones). */
+function withoutProvisionalIDs(intent) {
+  const lists = listsOf(intent);
+  for (const list of LISTS) {
+    for (const entry of lists[list]) {
+      if (isProvisional(entry.row)) delete entry.row;
+      if (isProvisional(entry.section)) delete entry.section;
+    }
+  }
+  return intent.type === 'batch' ? { type: 'batch', ...Object.fromEntries(LISTS.filter((l) => lists[l].length).map((l) => [l, lists[l]])) } : intentOf(lists);
+}
+
+/** Per-table optimistic state; see optimistic.md. Tables are `{version, rules, sections}` as in a snapshot. */
+export class OptimisticTable {
+  static defaultPendingLimit = 1000;
+
+  constructor(table, { pendingLimit = OptimisticTable.defaultPendingLimit } = {}) {
+    this.confirmed = { version: table.version, rules: clone(table.rules ?? {}), sections: clone(table.sections) };
+    this.predicted = this.confirmed;
+    this.pendingLimit = pendingLimit;
+    this._inFlight = null; // {id, intent (with base), submitted, provisional, anchored, landed}
+    this._queue = []; // {id, submitted, anchored}
+    this._undo = [];
+    this._redo = [];
+    this._nextLocal = 1;
+    this._nextProvisional = 1;
+  }
+
+  get pendingCount() { return this._queue.length + (this._inFlight ? 1 : 0); }
+  get canUndo() { return this._undo.length > 0; }
+  get canRedo() { return this._redo.length > 0; }
+  /** The in-flight intent `{id, intent}` to send again after a reconnect (same ref). */
+  get inFlight() { return this._inFlight && { id: this._inFlight.id, intent: this._inFlight.intent }; }
+
+  _provisional() { return `~${this._nextProvisional++}`; }
+
+  /** Submits a wire intent made against `predicted`; returns `{id, send, settled}`. Throws OptimisticError. */
+  submit(intent) { return this._submit(intent, 'change'); }
+
+  /** Undoes the last change: `null` when there is none; throws OptimisticError `conflict` when it cannot. */
+  undo() { return this._step(this._undo, 'undo'); }
+  redo() { return this._step(this._redo, 'redo'); }
+
+  _step(stack, verb) {
+    const step = stack.pop();
+    if (!step) return null;
+    try {
+      const intent = materialize(step.inverse, this.predicted, true);
+      if (!intent) throw new OptimisticError('conflict', 'nothing is left to change');
+      return this._submit(intent, verb);
+    } catch (error) {
+      if (!(error instanceof OptimisticError)) throw error;
+      throw new OptimisticError(error.code, `${verb}: cannot ${verb}: ${error.reason}`);
+    }
+  }
+
+  _submit(intent, role) {
+    if (this.pendingCount >= this.pendingLimit) {
+      throw new OptimisticError('limit_exceeded', `${intent.type}: ${this.pendingLimit} intents are already waiting for the server`);
+    }
+    const id = this._nextLocal++;
+    const sent = withoutProvisionalIDs(intent);
+    const before = this.predicted;
+    const { batch, created } = resolve(before, sent, () => this._provisional());
+    if (!batch) return { id, send: null, settled: true };
+    const after = applyBatch(before, batch);
+    checkLimits(before, after);
+    const undone = inverse(batch, before, () => this._provisional());
+    if (role === 'change') {
+      this._undo.push({ source: id, inverse: undone });
+      this._redo = [];
+    } else (role === 'undo' ? this._redo : this._undo).push({ source: id, inverse: undone });
+    this.predicted = after;
+    const anchored = forward(batch, before, after);
+    if (!this._inFlight && this._queue.length === 0) {
+      this._inFlight = {
+        id, intent: { ...sent, base: this.confirmed.version }, submitted: intent, provisional: created, anchored, landed: false,
+        since: sinceBase(anchored, this.confirmed, after),
+      };
+      return { id, send: { id, intent: this._inFlight.intent }, settled: false };
+    }
+    this._queue.push({ id, submitted: intent, anchored });
+    return { id, send: null, settled: false };
+  }
+
+  /** Replaces the confirmed table (a fresh snapshot); pending intents stay. */
+  replaceConfirmed(table) {
+    this.confirmed = { version: table.version, rules: clone(table.rules ?? {}), sections: clone(table.sections) };
+    this._predict();
+  }
+
+  /** Follows a change of the rules. */
+  setRules(rules) {
+    this.confirmed = { ...this.confirmed, rules: clone(rules) };
+    this._predict();
+  }
+
+  /** Applies a committed batch (an update's lists); `own`: its origin is the in-flight intent's ref. */
+  receive(batch, own = false) {
+    if (this._inFlight && !own && !this._inFlight.landed) {
+      for (const move of batch.moveRows ?? []) {
+        const row = this.confirmed.sections[move.from[0]]?.rows[move.from[1]];
+        if (row) this._inFlight.since?.moved.add(row.id);
+      }
+    }
+    if (own && this._inFlight && !this._inFlight.landed) {
+      // The server numbers what an intent creates consecutively, in the order of `created`: the ids follow
+      // from the first one the update carries.
+      this._inFlight.landed = true;
+      const numbers = [...(batch.insertSections ?? []).flatMap((e) => [e.section.id, ...e.section.rows.map((r) => r.id)]),
+        ...(batch.insertRows ?? []).map((e) => e.row.id)].map((id) => Number(id.slice(1)));
+      if (numbers.length) {
+        const first = Math.min(...numbers);
+        const anchored = this._inFlight.anchored;
+        const kinds = [...anchored.insertSections.flatMap((e) => ['s', ...e.rowIDs.map(() => 'r')]), ...anchored.insertRows.map(() => 'r')];
+        this._rename(new Map(this._inFlight.provisional.map((id, i) => [id, `${kinds[i]}${first + i}`])));
+      }
+    }
+    this.confirmed = applyBatch(this.confirmed, batch);
+    this._predict();
+  }
+
+  /** The in-flight intent was committed with `created` ids; returns `{accepted, refused, send}`. */
+  acknowledge(created) {
+    const flight = this._inFlight;
+    if (!flight) return { accepted: [], refused: [], send: null };
+    this._inFlight = null;
+    this._rename(new Map(flight.provisional.map((id, i) => [id, created[i]])));
+    const outcome = { accepted: [flight.id], refused: [], send: null };
+    this._advance(outcome);
+    this._predict();
+    return outcome;
+  }
+
+  /** The in-flight intent was refused (`{code, message}`). */
+  refuse(error) {
+    const flight = this._inFlight;
+    if (!flight) return { accepted: [], refused: [], send: null };
+    this._inFlight = null;
+    this._dropSteps(flight.id);
+    const outcome = { accepted: [], refused: [{ id: flight.id, intent: flight.submitted, code: error.code, message: error.message }], send: null };
+    this._advance(outcome);
+    this._predict();
+    return outcome;
+  }
+
+  _advance(outcome) {
+    while (!this._inFlight && this._queue.length) {
+      const next = this._queue.shift();
+      try {
+        const intent = materialize(next.anchored, this.confirmed, false);
+        if (!intent) {
+          this._dropSteps(next.id);
+          outcome.accepted.push(next.id);
+          continue;
+        }
+        const ids = createdOf(next.anchored);
+        let n = 0;
+        const { batch } = resolve(this.confirmed, intent, () => ids[n++]);
+        const since = batch ? sinceBase(next.anchored, this.confirmed, applyBatch(this.confirmed, batch)) : null;
+        this._inFlight = {
+          id: next.id, intent: { ...intent, base: this.confirmed.version }, submitted: next.submitted,
+          provisional: createdOf(next.anchored), anchored: next.anchored, landed: false, since,
+        };
+        outcome.send = { id: next.id, intent: this._inFlight.intent };
+      } catch (error) {
+        if (!(error instanceof OptimisticError)) throw error;
+        this._dropSteps(next.id);
+        outcome.refused.push({ id: next.id, intent: next.submitted, code: error.code, message: error.reason });
+      }
+    }
+  }
+
+  _dropSteps(id) {
+    this._undo = this._undo.filter((s) => s.source !== id);
+    this._redo = this._redo.filter((s) => s.source !== id);
+  }
+
+  _rename(aliases) {
+    if (aliases.size === 0) return;
+    for (const q of this._queue) q.anchored = renaming(q.anchored, aliases);
+    for (const s of this._undo) s.inverse = renaming(s.inverse, aliases);
+    for (const s of this._redo) s.inverse = renaming(s.inverse, aliases);
+  }
+
+  _predict() {
+    let table = this.confirmed;
+    const pending = [...(this._inFlight && !this._inFlight.landed ? [this._inFlight] : []), ...this._queue];
+    for (const entry of pending) {
+      try {
+        const intent = materialize(entry.anchored, table, false, entry === this._inFlight ? entry.since : null);
+        if (!intent) continue;
+        const ids = createdOf(entry.anchored);
+        let n = 0;
+        const { batch } = resolve(table, intent, () => ids[n++]);
+        if (!batch) continue;
+        const after = applyBatch(table, batch);
+        checkLimits(table, after);
+        table = after;
+      } catch (error) {
+        if (!(error instanceof OptimisticError) && !(error instanceof ReplicaError)) throw error;
+      }
+    }
+    this.predicted = table;
+  }
+}
