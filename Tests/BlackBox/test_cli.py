@@ -197,6 +197,17 @@ def test_load_progress_counts_whole_seconds_and_the_set_up_is_reported_truthfull
         server.stop()
 
 
+def test_load_with_raw_writers_and_no_subscribers_runs():
+    """The README's durable-intents benchmark: raw writers only, nobody subscribed (it used to trap on an empty list)."""
+    server = Server("--intents-per-second", "1000000").start()
+    try:
+        report, _ = load(server, "--create", "--table", "d0", "--writers", "4", "--subscribers", "0", "--in-flight", "4",
+                         "--raw-writers", "--mix", "edit=1", "--count", "200", "--quiet")
+        assert report["intents"]["acked"] == 200, report["intents"]
+    finally:
+        server.stop()
+
+
 def test_load_without_replicas_says_that_convergence_was_not_checked():
     server = Server("--intents-per-second", "1000000").start()
     try:

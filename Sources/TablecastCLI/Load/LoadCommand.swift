@@ -206,13 +206,16 @@ struct LoadCommand: AsyncParsableCommand {
         let tlsWatch = everyone.first.map { exitOnTLSFailure(of: $0.0, url: url) }
         defer { tlsWatch?.cancel() }
         let subscribing = everyone
-        try await setUp(diagnosing: everyone.first?.0 ?? writerClients[0]) {
-            try await self.forEach(subscribing, concurrency: 200) { client, table in
-                client.connect()
-                try await client.subscribe(table)
+        // Raw writers with no subscribers leave nobody to connect here: they connect when the run starts.
+        if let first = everyone.first?.0 ?? writerClients.first {
+            try await setUp(diagnosing: first) {
+                try await self.forEach(subscribing, concurrency: 200) { client, table in
+                    client.connect()
+                    try await client.subscribe(table)
+                }
+                for client in writerClients { client.connect() }
+                while !writerClients.allSatisfy({ $0.connectionState == .live }) { try await Task.sleep(for: .milliseconds(10)) }
             }
-            for client in writerClients { client.connect() }
-            while !writerClients.allSatisfy({ $0.connectionState == .live }) { try await Task.sleep(for: .milliseconds(10)) }
         }
         let parts =
             (rawWriters ? [] : ["\(writers) writer(s)"]) + ["\(subscribers) subscriber(s)"]
