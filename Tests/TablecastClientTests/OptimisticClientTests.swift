@@ -19,14 +19,7 @@ final class OptimisticClientTests: XCTestCase {
     /// Three moves, each made from the prediction the previous one left, compose: the row moves three places,
     /// for this client at once and for everyone once answered.
     func testSuccessiveMovesComposeAndEveryoneConverges() async throws {
-        let server = try await TestServer()
-        let one = try TablecastClient(configuration: .init(url: server.url))
-        let two = try TablecastClient(configuration: .init(url: server.url))
-        one.connect()
-        two.connect()
-        try await one.createTable("t", sections: letters)
-        try await one.subscribe("t")
-        try await two.subscribe("t")
+        let (server, one, two) = try await twoClientsOnLetters()
         var pending: [PendingIntent] = []
         for step in 0..<3 {
             let move = Intent.move(from: ref(one.predicted("t"), step), to: RowPath(section: 0, row: step + 1))
@@ -43,9 +36,8 @@ final class OptimisticClientTests: XCTestCase {
         await server.tearDown()
     }
 
-    /// An intent that no longer applies to the prediction (someone else deleted its row) is refused at once
-    /// with the engine's error, and nothing changes.
-    func testAnIntentOnADeletedRowIsRefusedAtOnce() async throws {
+    /// A server with table `t` holding `letters`, and two clients subscribed to it.
+    private func twoClientsOnLetters() async throws -> (TestServer, TablecastClient, TablecastClient) {
         let server = try await TestServer()
         let one = try TablecastClient(configuration: .init(url: server.url))
         let two = try TablecastClient(configuration: .init(url: server.url))
@@ -54,6 +46,13 @@ final class OptimisticClientTests: XCTestCase {
         try await one.createTable("t", sections: letters)
         try await one.subscribe("t")
         try await two.subscribe("t")
+        return (server, one, two)
+    }
+
+    /// An intent that no longer applies to the prediction (someone else deleted its row) is refused at once
+    /// with the engine's error, and nothing changes.
+    func testAnIntentOnADeletedRowIsRefusedAtOnce() async throws {
+        let (server, one, two) = try await twoClientsOnLetters()
         let stale = Intent.edit(ref(one.predicted("t"), 2), value: "C")
         try await two.delete("t", at: RowPath(section: 0, row: 2), id: one.predicted("t")!.sections[0].rows[2].id)
         try await eventually { one.replica(of: "t")?.version == 1 }
@@ -121,14 +120,7 @@ final class OptimisticClientTests: XCTestCase {
     /// Undo and redo go through the server like any intent; an undo whose row someone else deleted cannot be
     /// undone, says so, and touches nothing.
     func testUndoRedoOverTheWire() async throws {
-        let server = try await TestServer()
-        let one = try TablecastClient(configuration: .init(url: server.url))
-        let two = try TablecastClient(configuration: .init(url: server.url))
-        one.connect()
-        two.connect()
-        try await one.createTable("t", sections: letters)
-        try await one.subscribe("t")
-        try await two.subscribe("t")
+        let (server, one, two) = try await twoClientsOnLetters()
         try await one.perform(.delete(ref(one.predicted("t"), 1)), on: "t")
         try await one.perform(.edit(ref(one.predicted("t"), 0), value: "A"), on: "t")
         var done = try await one.undo("t")  // the edit
