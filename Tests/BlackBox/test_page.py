@@ -28,6 +28,8 @@ window.__t = {
       [...ul.querySelectorAll('.row[data-id]:not(.placeholder) .value')].map((v) => v.textContent)),
   center: (e) => { e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();
                    return [r.left + r.width / 2, r.top + r.height / 2]; },
+  // Whether a press at the element's center reaches it (not a row still sliding over a Delete button).
+  hittable: (e) => { const [x, y] = __t.center(e); return e.contains(document.elementFromPoint(x, y)); },
 };
 true
 """
@@ -90,6 +92,8 @@ class View:
                               f"return document.activeElement === r; }})()"), f"no row {text}"
 
     def click(self, expression):
+        # As a person would: press once the target is uncovered, e.g. once a swiped row has slid to its place.
+        self.page.wait_for(f"__t.hittable({expression})", message=f"nothing to press: {expression} is covered")
         x, y = self.center(expression)
         self.page.mouse("mouseMoved", x, y, buttons=0)
         self.page.mouse("mousePressed", x, y)

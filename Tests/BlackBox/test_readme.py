@@ -90,9 +90,11 @@ def test_the_command_line_walkthrough_runs_in_order_and_prints_what_it_shows(tmp
     try:
         for command, expected in steps:
             if command.startswith("tablecast watch") and "--updates" not in command:
-                # Runs until stopped: its first line, then SIGINT.
+                # Runs until stopped: its first line, then SIGINT. A suite started in the background inherits SIGINT
+                # ignored (as a shell does for `&`); Ctrl-C's default action is what the README describes.
                 watch = subprocess.Popen(["bash", "-c", f"exec {command}"], cwd=tmp_path, env=env,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
                 try:
                     ready, _, _ = select.select([watch.stdout], [], [], 30)
                     assert ready, f"`{command}` printed nothing"
