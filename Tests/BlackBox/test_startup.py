@@ -61,9 +61,11 @@ def test_port_in_use_says_so():
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        code, line = serve("--port", str(port), "--db", os.path.join(tempfile.mkdtemp(), "t.db"))
+        folder = tempfile.mkdtemp()
+        code, line = serve("--port", str(port), "--db", os.path.join(folder, "t.db"))
     assert code == 1
     assert f"port {port} is already in use" in line, line
+    assert os.listdir(folder) == [], "nothing is created before the port is known to be free"
 
 
 def test_port_out_of_range_shows_the_serve_usage():

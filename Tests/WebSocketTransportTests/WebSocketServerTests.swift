@@ -209,13 +209,17 @@ final class WebSocketServerTests: XCTestCase {
                 }
             }
         }
+        try await clientEvents.wait("all messages at every reader", timeout: .seconds(30)) { events in
+            readers.allSatisfy { events.messageCount(on: $0) == count }
+        }
+        // The close waits for the stalled reader to take the frame being written and the close frame.
+        let close = stalled.readCloseFrame()
+        XCTAssertEqual(close?.code, 4000)
+        XCTAssertEqual(close?.reason, "outbound queue overflow")
         try await serverEvents.wait("slow reader closed", timeout: .seconds(8)) { !$0.closes(on: stalledID).isEmpty }
         XCTAssertEqual(
             serverEvents.closes(on: stalledID).first,
             WebSocketCloseFrame(code: .slowConsumer, reason: "outbound queue overflow"))
-        try await clientEvents.wait("all messages at every reader", timeout: .seconds(30)) { events in
-            readers.allSatisfy { events.messageCount(on: $0) == count }
-        }
         for reader in readers {
             let sequences = clientEvents.messages(on: reader).map { $0.bytes[0..<4].reduce(0) { $0 << 8 | Int($1) } }
             XCTAssertEqual(sequences, Array(0..<count))
@@ -223,6 +227,43 @@ final class WebSocketServerTests: XCTestCase {
         XCTAssertEqual(serverEvents.closes().count, 1)
         await client.shutdown()
         await server.shutdown()
+    }
+
+    /// `outboundBacklog` counts messages not yet written, at most 64 per connection: back to nothing once the
+    /// readers have everything, 64 for a reader that stopped reading with thousands queued, nothing once it is gone.
+    func testOutboundBacklogCountsUnwrittenMessagesAtMost64PerConnection() async throws {
+        let serverEvents = EventRecorder()
+        let server = try makeServer(
+            .init(host: "127.0.0.1", port: 0, maxQueuedBytes: 64 << 20, maxQueuedMessages: 100_000), events: serverEvents)
+        let clientEvents = EventRecorder()
+        let client = try WebSocketClient(onEvent: clientEvents.handler)
+        let readers = (0..<3).map { _ in client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port)) }
+        try await serverEvents.wait("3 opens") { $0.opened.count == 3 }
+        let ids = serverEvents.opened.map(\.id)
+
+        let message = WebSocketMessage(bytes: [UInt8](repeating: 0x2A, count: 1024))
+        for _ in 0..<2000 { server.send(message, to: ids) }
+        try await clientEvents.wait("every message") { events in readers.allSatisfy { events.messageCount(on: $0) == 2000 } }
+        try await backlog(of: server, reaches: 0)
+
+        // 20 MB: more than the socket buffers hold, so thousands stay queued for the reader that does not read.
+        var stalled: RawSocket? = try RawSocket(port: server.port, receiveBuffer: 4096)
+        _ = stalled?.upgrade(path: "/stalled")
+        try await serverEvents.wait("the stalled reader") { $0.opened.count == 4 }
+        let stalledID = try XCTUnwrap(serverEvents.opened.first { $0.path == "/stalled" }?.id)
+        for _ in 0..<20_000 { server.send(message, to: stalledID) }
+        try await backlog(of: server, reaches: 64)
+        stalled = nil  // closes the socket: the server drops the connection and its queue
+        try await serverEvents.wait("the stalled reader gone") { !$0.closes(on: stalledID).isEmpty }
+        try await backlog(of: server, reaches: 0)
+        await client.shutdown()
+        await server.shutdown()
+    }
+
+    private func backlog(of server: WebSocketServer, reaches value: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while server.outboundBacklog != value, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        XCTAssertEqual(server.outboundBacklog, value)
     }
 
     /// 1,000 open/close cycles (50 at a time) leave nothing behind: the open-connections gauge returns to 0.
@@ -386,6 +427,9 @@ extension WebSocketServerTests {
         // 20 MB: more than socket buffers hold, so the rest waits in the queue, where five are too many.
         let big = WebSocketMessage(text: String(repeating: "s", count: 500_000))
         for _ in 0..<40 { server.send(big, to: stalledID) }
+        // The close waits for the stalled reader to take the frame being written and the close frame.
+        try await Task.sleep(for: .milliseconds(500))
+        XCTAssertEqual(stalled.readCloseFrame()?.code, 4000)
         try await serverEvents.wait("stalled reader closed") { !$0.closes(on: stalledID).isEmpty }
         XCTAssertEqual(serverEvents.closes(on: stalledID).first?.code, .slowConsumer)
         XCTAssertTrue(serverEvents.closes(on: readerID).isEmpty)

@@ -63,6 +63,8 @@ public final class TableServer: Sendable {
         options.retention = .versionsBeforeSnapshot(Int64(configuration.historyLimit))
         options.refsPerClient = Int64(configuration.refsPerClient)
         options.history = configuration.historyRetention
+        // A port in use is found before the database file is created or opened.
+        try WebSocketServer.checkListenAddress(host: configuration.host, port: configuration.port)
         // PostgreSQL is shared by design; a SQLite file has one server at a time.
         let lock = configuration.isPostgres ? nil : try DatabaseLock(database: configuration.databasePath)
         let store: any TableStorage =

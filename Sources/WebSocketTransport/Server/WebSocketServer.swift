@@ -48,7 +48,8 @@ public final class WebSocketServer: Sendable {
                 maxMessageSize: configuration.maxMessageSize, maxQueuedBytes: configuration.maxQueuedBytes,
                 maxQueuedMessages: configuration.maxQueuedMessages,
                 maxUnconsumedMessages: configuration.maxUnconsumedMessages,
-                maxUnconsumedBytes: configuration.maxUnconsumedBytes),
+                maxUnconsumedBytes: configuration.maxUnconsumedBytes,
+                slowConsumerCloseSeconds: configuration.slowConsumerCloseTimeout.wholeSeconds),
             metrics: TransportMetrics(factory: configuration.metricsFactory),
             logger: logger, handler: onEvent)
         flushTimeout = configuration.shutdownFlushTimeout
@@ -75,6 +76,21 @@ public final class WebSocketServer: Sendable {
     /// flow control configured): a connection paused at a bound is read again once half of it is consumed.
     public func consumed(_ connection: WebSocketConnectionID) {
         loop.consumed(connection)
+    }
+
+    /// Outbound messages not written yet, across connections: handed to `send` and not taken up yet, or queued,
+    /// counting at most 64 per connection (a reader that stopped reading weighs little). It grows when the server
+    /// sends faster than its connections take: how far behind the fan-out is. A relaxed read, from any thread.
+    public var outboundBacklog: Int { loop.outboundBacklog.load(ordering: .relaxed) }
+
+    /// Connections open or in their handshake. A relaxed read, from any thread.
+    public var connectionCount: Int { loop.connectionCount.load(ordering: .relaxed) }
+
+    /// Throws ``WebSocketTransportError/listenFailed`` naming the problem ("port 9350 is already in use") when
+    /// `host:port` cannot be listened on now; the initializer checks the same. For an application that would rather
+    /// find out before it opens its files.
+    public static func checkListenAddress(host: String?, port: Int) throws {
+        try ListenProbe.check(host: host, port: port)
     }
 
     /// Queues `message` for one connection. Unknown or closed connections are ignored.

@@ -19,6 +19,7 @@ extension WebSocketServer {
         public var pingAfterIdle: Duration
         public var hangUpAfterIdle: Duration
         public var shutdownFlushTimeout: Duration
+        public var slowConsumerCloseTimeout: Duration
         public var staticFilesDirectory: String?
         public var metricsFactory: any MetricsFactory
         public var metricsPage: (@Sendable () -> [UInt8])?
@@ -55,6 +56,9 @@ extension WebSocketServer {
         ///   - hangUpAfterIdle: A WebSocket connection with no PONG or traffic for this long is closed. Default 60 s.
         ///   - shutdownFlushTimeout: How long `shutdown()` waits for queues to drain before tearing connections
         ///     down. Default 5 s.
+        ///   - slowConsumerCloseTimeout: How long a connection closed with 4000 may take to read the rest of the
+        ///     frame being written and the close frame before its socket is dropped (it stopped reading). Its queue
+        ///     is gone by then, so waiting costs little. Whole seconds. Default 30 s.
         ///   - staticFilesDirectory: Directory served for other GET paths (`/` → `index.html`); `nil` serves none.
         ///   - metricsFactory: Where the transport records its metrics (swift-metrics). Default: the process'
         ///     `MetricsSystem.factory`, which the application bootstraps with the backend it chose.
@@ -80,6 +84,7 @@ extension WebSocketServer {
             pingAfterIdle: Duration = .seconds(30),
             hangUpAfterIdle: Duration = .seconds(60),
             shutdownFlushTimeout: Duration = .seconds(5),
+            slowConsumerCloseTimeout: Duration = .seconds(30),
             staticFilesDirectory: String? = nil,
             metricsFactory: any MetricsFactory = MetricsSystem.factory,
             metricsPage: (@Sendable () -> [UInt8])? = nil,
@@ -104,6 +109,7 @@ extension WebSocketServer {
             self.pingAfterIdle = pingAfterIdle
             self.hangUpAfterIdle = hangUpAfterIdle
             self.shutdownFlushTimeout = shutdownFlushTimeout
+            self.slowConsumerCloseTimeout = slowConsumerCloseTimeout
             self.staticFilesDirectory = staticFilesDirectory
             self.metricsFactory = metricsFactory
             self.metricsPage = metricsPage

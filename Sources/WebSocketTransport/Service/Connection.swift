@@ -1,4 +1,5 @@
 import CLibWebSockets
+import Dispatch
 import DequeModule
 #if canImport(Glibc)
 import Glibc
@@ -22,6 +23,8 @@ final class Connection {
     /// reader could never be sent one, and fanned-out ones share one buffer; but a reader that lets them pile
     /// up is as slow as any other.
     static let maxOversizedQueued = 4
+    /// At most this many of a connection's queued messages count in the loop's `outboundBacklog`.
+    static let backlogWeightCap = 64
     /// Server role: bytes of the first queued message already written as fragments (see ``writeable(_:)``).
     private var headWritten = 0
     /// Set when the connection should close once `queue` is written (empty after an overflow).
@@ -69,12 +72,15 @@ final class Connection {
             return
         }
         queue.append(message)
+        if queue.count <= Self.backlogWeightCap { loop.outboundBacklog.add(1, ordering: .relaxed) }
         if oversized { oversizedQueued += 1 } else { queuedBytes += message.count }
         if queue.count == 1, isOpen, let wsi { lws_callback_on_writable(wsi) }
     }
 
-    /// The peer fell behind: drop its queue and close it. If it never becomes writable again (it stopped
-    /// reading), lws kills it after two seconds; either way the `closed` event reports `slowConsumer`.
+    /// The peer fell behind: drop its queue and close it with 4000 once the frame being written is. A reader that
+    /// stopped reading gets `slowConsumerCloseSeconds` to take that and the close frame: a bare TCP close would
+    /// cut it off mid-frame, and all it holds meanwhile is what lws buffered of one write. Either way the `closed`
+    /// event reports `slowConsumer`.
     private func overflow() {
         dropQueue()
         let frame = WebSocketCloseFrame(code: .slowConsumer, reason: "outbound queue overflow")
@@ -83,7 +89,7 @@ final class Connection {
         loop.metrics?.queueOverflows.increment()
         if isOpen, let wsi {
             lws_callback_on_writable(wsi)
-            lws_set_timeout(wsi, PENDING_TIMEOUT_LAGGING, 2)
+            lws_set_timeout(wsi, PENDING_TIMEOUT_LAGGING, Int32(loop.limits.slowConsumerCloseSeconds))
         }
     }
 
@@ -91,11 +97,14 @@ final class Connection {
     @discardableResult
     private func dequeue() -> WebSocketMessage {
         let message = queue.removeFirst()
+        if queue.count < Self.backlogWeightCap { loop.outboundBacklog.subtract(1, ordering: .relaxed) }
         if message.count > loop.limits.maxQueuedBytes { oversizedQueued -= 1 } else { queuedBytes -= message.count }
         return message
     }
 
-    private func dropQueue() {
+    /// Drops every queued message (overflow, the peer's close, the connection's end).
+    func dropQueue() {
+        loop.outboundBacklog.subtract(min(queue.count, Self.backlogWeightCap), ordering: .relaxed)
         queue.removeAll()
         headWritten = 0
         queuedBytes = 0
@@ -279,13 +288,25 @@ final class Connection {
         lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, LWS_TO_KILL_ASYNC)
     }
 
+    /// When the peer was last reported alive to lws (uptime, ns).
+    private var confirmedAliveAt: UInt64 = 0
+
+    /// Any frame proves the peer alive, so lws' idle ping can wait. Reported at most once a second: lws reschedules
+    /// the connection's ping timer in a sorted list of every connection's timers, walking past thousands of entries
+    /// with thousands connected, which a busy writer paid for each of its frames.
+    private func confirmAlive(_ wsi: OpaquePointer) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard now &- confirmedAliveAt >= 1_000_000_000 else { return }
+        confirmedAliveAt = now
+        lws_validity_confirmed(wsi)
+    }
+
     /// Handles the whole frames parsed so far, until reading pauses or the connection starts closing.
     private func handleFrames(_ wsi: OpaquePointer) {
         while !receivingPaused, !droppingInbound, closeReply == nil,
             let output = parser.next(assembled: inbound.count, limit: loop.limits.maxMessageSize)
         {
-            // Any frame proves the peer alive, so lws' idle ping can wait.
-            lws_validity_confirmed(wsi)
+            confirmAlive(wsi)
             switch output {
             case .violation(let frame):
                 _ = refuseInbound(wsi, frame)

@@ -48,6 +48,12 @@ final class ServiceLoop: @unchecked Sendable {
     /// Per connection, inbound messages delivered and not yet consumed (with inbound flow control).
     private let backlogs = Mutex<[WebSocketConnectionID: InboundBacklog]>([:])
     private let nextID = Atomic<UInt64>(1)
+    /// Outbound messages not yet written: those handed to `send` and not taken up by the service thread yet, and
+    /// those queued on connections, counting at most ``Connection/backlogWeightCap`` per connection so that readers
+    /// that stopped reading weigh little. How far the service thread is behind with its fan-out.
+    let outboundBacklog = Atomic<Int>(0)
+    /// Connections registered (open, or in their handshake).
+    let connectionCount = Atomic<Int>(0)
     private let termination = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     private let storage: ContextStorage
 
@@ -116,6 +122,11 @@ final class ServiceLoop: @unchecked Sendable {
 
     /// Hands `command` to the service thread; callable from any thread. Ignored once the loop stopped.
     func submit(_ command: ServiceCommand) {
+        switch command {
+        case .send: outboundBacklog.add(1, ordering: .relaxed)
+        case .sendMany(_, let ids): outboundBacklog.add(ids.count, ordering: .relaxed)
+        default: break
+        }
         inbox.withLock { inbox in
             guard inbox.open else {
                 if case .reloadCertificates(_, let done) = command { done() }
@@ -182,8 +193,10 @@ final class ServiceLoop: @unchecked Sendable {
         for command in commands {
             switch command {
             case .send(let message, let id):
+                outboundBacklog.subtract(1, ordering: .relaxed)
                 connections[id]?.enqueue(message)
             case .sendMany(let message, let ids):
+                outboundBacklog.subtract(ids.count, ordering: .relaxed)
                 for id in ids { connections[id]?.enqueue(message) }
             case .broadcast(let message):
                 for connection in connections.values { connection.enqueue(message) }
@@ -248,6 +261,7 @@ final class ServiceLoop: @unchecked Sendable {
 
     func register(_ connection: Connection, wsi: OpaquePointer?) {
         connections[connection.id] = connection
+        connectionCount.store(connections.count, ordering: .relaxed)
         if let wsi { lws_set_opaque_user_data(wsi, Unmanaged.passUnretained(connection).toOpaque()) }
     }
 
@@ -259,6 +273,8 @@ final class ServiceLoop: @unchecked Sendable {
     /// Reports the close, forgets the connection, and stops the loop when a drain has closed the last one.
     func finish(_ connection: Connection, detail: String = "") {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
+        connectionCount.store(connections.count, ordering: .relaxed)
+        connection.dropQueue()
         if limits.hasInboundFlowControl { backlogs.withLock { _ = $0.removeValue(forKey: connection.id) } }
         connection.stopReading()
         if let wsi = connection.wsi { lws_set_opaque_user_data(wsi, nil) }
