@@ -55,6 +55,24 @@ def test_every_series_is_documented_and_per_table_counters_need_the_flag():
     assert f'{PER_TABLE}{{table="metered",outcome="rejected"}} 1' in text
 
 
+def test_a_dropped_tables_series_are_removed():
+    """Per-table series would otherwise pile up for every table ever created and dropped."""
+    server = Server("--per-table-metrics").start()
+    try:
+        exercise(server, "brief")
+        exercise(server, "kept")
+        _, text = served_series(server.port)
+        assert 'table="brief"' in text and 'table="kept"' in text
+        client = server.client()
+        client.ok({"type": "dropTable", "table": "brief"})
+        client.close()
+        _, text = served_series(server.port)
+        assert 'table="brief"' not in text
+        assert f'{PER_TABLE}{{table="kept",outcome="committed"}} 1' in text
+    finally:
+        server.stop()
+
+
 def own_address():
     """An address of this machine that is not loopback, to be a remote peer from."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:

@@ -73,6 +73,17 @@ final class ServerContext: Sendable {
         transport.send(WebSocketMessage(kind: .text, bytes: message.encoded), to: connections)
     }
 
+    /// Returns once the fan-out has room for more updates (see ``FanOutPacing``); at once, mostly.
+    func waitForFanOutRoom() async {
+        guard var pacing = FanOutPacing(backlog: transport.outboundBacklog, connections: transport.connectionCount)
+        else { return }
+        metrics.fanOutWaits.increment()
+        let interval = Duration.milliseconds(1)
+        repeat {
+            try? await Task.sleep(for: interval)
+        } while pacing.keepWaiting(backlog: transport.outboundBacklog, after: interval)
+    }
+
     /// Answers the request `ref` on `connection` with `error`.
     func refuse(_ connection: WebSocketConnectionID, _ error: ProtocolError, ref: String?) {
         var error = error

@@ -18,8 +18,13 @@ final class ServerMetrics: Sendable {
     let snapshotsEncoded: Counter
     /// Groups resolved again because another node committed to their table first (shared stores).
     let rebases: Counter
+    /// Reads of a table's log to follow other nodes' commits (shared stores): only tables with subscribers follow
+    /// every commit; the others read once work arrives.
+    let logReads: Counter
     /// Subscribes and refreshes dropped because their connection closed while they waited.
     let catchUpsDropped: Counter
+    /// Intents held back while the fan-out caught up (see ``FanOutPacing``).
+    let fanOutWaits: Counter
     private let intents: [Outcome: Counter]
     private let factory: any MetricsFactory
     /// Per table and outcome, when per-table counters are on (`nil` otherwise): table names are unbounded label
@@ -35,7 +40,9 @@ final class ServerMetrics: Sendable {
         deliveries = Counter(label: "tablecast_fanout_deliveries_total", factory: factory)
         snapshotsEncoded = Counter(label: "tablecast_snapshots_encoded_total", factory: factory)
         rebases = Counter(label: "tablecast_rebases_total", factory: factory)
+        logReads = Counter(label: "tablecast_log_reads_total", factory: factory)
         catchUpsDropped = Counter(label: "tablecast_catchups_dropped_total", factory: factory)
+        fanOutWaits = Counter(label: "tablecast_fanout_waits_total", factory: factory)
         var intents: [Outcome: Counter] = [:]
         for outcome in Outcome.allCases {
             intents[outcome] = Counter(
@@ -43,6 +50,12 @@ final class ServerMetrics: Sendable {
         }
         self.intents = intents
         tableIntents = perTable ? Mutex([:]) : nil
+    }
+
+    /// Removes table `name`'s own series (it was dropped), so that they do not pile up for every table ever made.
+    func forget(table name: String) {
+        guard let counters = tableIntents?.withLock({ $0.removeValue(forKey: name) }) else { return }
+        for counter in counters.values { counter.destroy() }
     }
 
     func intent(_ outcome: Outcome, table: String) {

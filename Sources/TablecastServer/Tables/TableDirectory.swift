@@ -80,6 +80,7 @@ final class TableDirectory: Sendable {
         }
         context.logger.info("table dropped", metadata: ["table": "\(name)"])
         context.metrics.tables.record(count)
+        context.metrics.forget(table: name)
     }
 
     // MARK: Tables other nodes change (shared stores)
@@ -116,6 +117,7 @@ final class TableDirectory: Sendable {
         guard let removed else { return }
         removed.enqueue(.followStore(.dropped))
         context.metrics.tables.record(count)
+        context.metrics.forget(table: name)
         context.logger.info("table dropped on another node", metadata: ["table": "\(name)"])
     }
 
