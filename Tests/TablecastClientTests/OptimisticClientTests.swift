@@ -2,6 +2,7 @@ import Synchronization
 import TableModel
 import TablecastClient
 import TablecastProtocol
+import TablecastTesting
 import XCTest
 
 /// Optimistic intents and undo/redo through a real server.
@@ -49,6 +50,18 @@ final class OptimisticClientTests: XCTestCase {
         return (server, one, two)
     }
 
+    /// A client subscribed to the letters table, then cut off: its server stopped (start it again to resume).
+    private func offlineClientOnLetters() async throws -> (TestServer, TablecastClient) {
+        let server = try await TestServer()
+        let one = try TablecastClient(configuration: .init(url: server.url))
+        one.connect()
+        try await one.createTable("t", sections: letters)
+        try await one.subscribe("t")
+        await server.stop()
+        try await eventually { one.connectionState != .live }
+        return (server, one)
+    }
+
     /// An intent that no longer applies to the prediction (someone else deleted its row) is refused at once
     /// with the engine's error, and nothing changes.
     func testAnIntentOnADeletedRowIsRefusedAtOnce() async throws {
@@ -71,13 +84,7 @@ final class OptimisticClientTests: XCTestCase {
 
     /// Intents made while the connection is down are shown, kept, and sent after the resume.
     func testOfflineIntentsAreSentAfterTheResume() async throws {
-        let server = try await TestServer()
-        let one = try TablecastClient(configuration: .init(url: server.url))
-        one.connect()
-        try await one.createTable("t", sections: letters)
-        try await one.subscribe("t")
-        await server.stop()
-        try await eventually { one.connectionState != .live }
+        let (server, one) = try await offlineClientOnLetters()
         let delete = Intent.delete(ref(one.predicted("t"), 0))
         let first = Task { try await one.perform(delete, on: "t") }
         try await eventually { self.values(one.predicted("t")) == ["b", "c", "d", "e"] }
@@ -94,15 +101,39 @@ final class OptimisticClientTests: XCTestCase {
         await server.tearDown()
     }
 
-    /// Unsubscribing answers the table's pending optimistic intents with an error instead of leaving them waiting.
-    func testUnsubscribingFailsPendingIntents() async throws {
-        let server = try await TestServer()
-        let one = try TablecastClient(configuration: .init(url: server.url))
+    /// While the store cannot commit (its PostgreSQL stopped), an optimistic intent is refused as `unavailable`
+    /// again and again: it is retried after a delay that doubles each time, not every few milliseconds, and lands
+    /// once the store is back.
+    func testAnIntentRefusedAsUnavailableIsRetriedWithGrowingDelaysUntilItLands() async throws {
+        let cluster = try PostgresCluster()
+        defer { try? cluster.stop() }
+        let server = try await TestServer(database: try cluster.createDatabase(prefix: "patient"))
+        let one = try TablecastClient(
+            configuration: .init(
+                url: server.url, clientID: "patient", backoff: Backoff(initial: .milliseconds(20), maximum: .seconds(1))))
         one.connect()
         try await one.createTable("t", sections: letters)
         try await one.subscribe("t")
-        await server.stop()
-        try await eventually { one.connectionState != .live }
+        try cluster.kill()
+        let pending = try one.submit(.edit(ref(one.predicted("t"), 0), value: "A"), on: "t")
+        try await Task.sleep(for: .seconds(3))
+        let refusals = try await server.metric(#"tablecast_intents_total{outcome="unavailable"}"#)
+        // Delays of 20–40, 40–80, … up to 0.5–1 s: at most about a dozen in 3 s (a fixed 20–40 ms: about a hundred).
+        XCTAssertGreaterThan(refusals, 2)
+        XCTAssertLessThan(refusals, 15)
+        XCTAssertEqual(values(one.predicted("t")), ["A", "b", "c", "d", "e"], "still shown while it waits")
+        try cluster.restart()
+        let ack = try await pending.answer()
+        XCTAssertNotNil(ack)
+        let fresh = try await server.snapshot("t")
+        XCTAssertEqual(values(fresh.table), ["A", "b", "c", "d", "e"])
+        await one.close()
+        await server.tearDown()
+    }
+
+    /// Unsubscribing answers the table's pending optimistic intents with an error instead of leaving them waiting.
+    func testUnsubscribingFailsPendingIntents() async throws {
+        let (server, one) = try await offlineClientOnLetters()
         let pending = try one.submit(.delete(ref(one.predicted("t"), 0)), on: "t")
         let unsubscribe = Task { try await one.unsubscribe("t") }
         do {

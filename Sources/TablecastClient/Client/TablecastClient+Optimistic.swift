@@ -121,9 +121,16 @@ extension TablecastClient {
     func answerOptimistic(_ ref: String?, _ message: ServerMessage) -> Bool {
         guard let ref else { return false }
         if case .error(let error) = message, error.code == .unavailable {
-            // Nothing was applied: the intent stays in flight and goes again after the next resume or now.
-            guard state.withLock({ $0.optimisticRefs[ref] != nil }) else { return false }
-            let delay = configuration.backoff.delay(attempt: 1)
+            // Nothing was applied: the intent stays in flight and goes again after the next resume or after a
+            // delay that grows with each refusal (up to the backoff's maximum). It is never given up: the predicted
+            // table shows it, as it shows edits made offline, until the server can store it.
+            let attempt = state.withLock { state -> Int? in
+                guard state.optimisticRefs[ref] != nil else { return nil }
+                state.optimisticUnavailable[ref, default: 0] += 1
+                return state.optimisticUnavailable[ref]
+            }
+            guard let attempt else { return false }
+            let delay = configuration.backoff.delay(attempt: attempt)
             let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
             queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { self.resendOptimistic(ref) }
             return true
@@ -132,6 +139,7 @@ extension TablecastClient {
         let answer = state.withLock { state -> Answer? in
             guard let table = state.optimisticRefs.removeValue(forKey: ref), var optimistic = state.subscriptions[table]?.optimistic
             else { return nil }
+            state.optimisticUnavailable[ref] = nil
             state.subscriptions[table]?.inFlightRef = nil
             let outcome: OptimisticTable.Outcome
             var serverError: ProtocolError?

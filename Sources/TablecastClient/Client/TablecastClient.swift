@@ -74,6 +74,8 @@ public final class TablecastClient: Sendable, TransportReceiver {
         var requestedRefs: [String: [Int: String]] = [:]
         /// The table of each in-flight optimistic intent's ref.
         var optimisticRefs: [String: String] = [:]
+        /// Times each in-flight optimistic intent was refused as `unavailable`, for its backoff.
+        var optimisticUnavailable: [String: Int] = [:]
         var streams: [Int: AsyncStream<Event>.Continuation] = [:]
         var nextStream = 0
     }
