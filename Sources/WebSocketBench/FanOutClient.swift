@@ -40,6 +40,10 @@ final class FanOutClient: Sendable {
         /// Messages that are not one whole published message (the C mirror server relays each receive
         /// callback as a message, so a frame split across its reads arrives as two).
         var malformed = 0
+        var openedIDs: Set<WebSocketConnectionID> = []
+        /// Connections tried again after failing before they opened.
+        var connectRetries = 0
+        var request: WebSocketConnectRequest?
         var startedAt: ContinuousClock.Instant?
         var finishedAt: ContinuousClock.Instant?
     }
@@ -59,10 +63,11 @@ final class FanOutClient: Sendable {
         }
         self.client.withLock { $0 = client }
         let request = WebSocketConnectRequest(host: "127.0.0.1", port: port, path: "/", subprotocol: subprotocol)
+        state.withLock { $0.request = request }
         let publisher = client.connect(request)
         state.withLock { $0.publisher = publisher }
         for _ in 0..<parameters.subscribers { client.connect(request) }
-        try await waitUntil(timeout: .seconds(10), "all connections open") {
+        try await waitUntil(timeout: .seconds(60), "all connections open") {
             $0.opened == self.parameters.subscribers + 1
         }
 
@@ -87,8 +92,11 @@ final class FanOutClient: Sendable {
     /// Called on the client's service thread.
     private func handle(_ event: WebSocketEvent) {
         switch event {
-        case .opened:
-            state.withLock { $0.opened += 1 }
+        case .opened(let info):
+            state.withLock { state in
+                state.opened += 1
+                state.openedIDs.insert(info.id)
+            }
         case .message(let id, let message):
             let now = DispatchTime.now().uptimeNanoseconds
             let parsed = message.bytes.count == parameters.size ? Self.parse(message.bytes) : nil
@@ -109,9 +117,21 @@ final class FanOutClient: Sendable {
             if !next.isEmpty, let publisher = state.withLock({ $0.publisher }), let client = client.withLock({ $0 }) {
                 for message in next { client.send(message, to: publisher) }
             }
-        case .closed:
-            state.withLock { state in
+        case .closed(let id, _):
+            // A connection refused while thousands connect at once (a full accept queue) is tried again.
+            let retry = state.withLock { state -> (request: WebSocketConnectRequest, wasPublisher: Bool)? in
+                if !state.openedIDs.contains(id), !state.ended, state.connectRetries < parameters.subscribers,
+                    let request = state.request
+                {
+                    state.connectRetries += 1
+                    return (request, id == state.publisher)
+                }
                 if !state.ended { state.unexpectedCloses += 1 }
+                return nil
+            }
+            if let retry, let client = client.withLock({ $0 }) {
+                let replacement = client.connect(retry.request)
+                if retry.wasPublisher { state.withLock { $0.publisher = replacement } }
             }
         }
     }

@@ -4,10 +4,12 @@ import Foundation
 /// Tablecast itself (`tablecast serve`, synchronous=FULL, one table) against libwebsockets' C mirror server, side
 /// by side in one run, at several numbers of subscribers of one table.
 ///
-/// The mirror is driven by ``FanOutClient`` (1 publisher, `window` messages in flight); Tablecast by
-/// `tablecast load` with one raw writer keeping `window` edits in flight and raw counting subscribers, each edit
-/// being committed (fsync) before it is fanned out. Deliveries/s are messages received by subscribers per second;
-/// p99 is the send → delivery latency.
+/// The mirror is driven by ``FanOutClient`` (1 publisher, `window` messages in flight, each until every
+/// subscriber has it); Tablecast by `tablecast load` with one raw writer keeping `window` edits in flight and raw
+/// counting subscribers, each edit being committed (fsync) before it is fanned out. Tablecast runs under two window
+/// rules: `delivery`, the mirror's (an edit is in flight until acked and every subscriber has it), and `ack` (until
+/// acked: the writer can run ahead of the fan-out, so latency includes that backlog). Deliveries/s are messages
+/// received by subscribers per second; p99 is the send → delivery latency.
 struct VersusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "versus",
@@ -17,6 +19,8 @@ struct VersusCommand: AsyncParsableCommand {
     @Option(help: "Messages published to the mirror, and edits sent to Tablecast, per size.") var messages = 2000
     @Option(help: "Messages (edits) in flight.") var window = 16
     @Option(help: "Mirror message size in bytes (122: one client frame per 128-byte read of the C server).") var size = 122
+    @Option(help: "Tablecast's window rules, comma-separated: delivery (in flight until every subscriber has it, as the mirror's publisher), ack (until acked).")
+    var tablecastWindows = "delivery,ack"
     @Option(help: "libwebsockets' test server (Debian package libwebsockets-test-server).")
     var lwsServer = "/usr/bin/libwebsockets-test-server"
     @Option(help: "The tablecast executable. Default: the one next to this one.") var tablecast: String?
@@ -27,15 +31,18 @@ struct VersusCommand: AsyncParsableCommand {
         let tablecast = tablecast ?? me.deletingLastPathComponent().appendingPathComponent("tablecast").path
         let counts = sizes.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         print("1 publisher / 1 raw writer, \(messages) messages per size, window \(window)")
-        print("subscribers | lws mirror deliveries/s, p50, p99 | Tablecast deliveries/s, p50, p99 | ratio")
+        let rules = tablecastWindows.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        print("subscribers | lws mirror deliveries/s, p50, p99 | Tablecast (window until) deliveries/s, p50, p99 | ratio")
         for subscribers in counts {
             let mirror = try await runMirror(subscribers: subscribers)
-            let ours = try runTablecast(tablecast, subscribers: subscribers)
-            print(
-                String(
-                    format: "%6d | %9.0f/s  p50 %6.0f ms  p99 %6.0f ms | %9.0f/s  p50 %6.0f ms  p99 %6.0f ms | %.2f×%@",
-                    subscribers, mirror.perSecond, mirror.p50, mirror.p99, ours.perSecond, ours.p50, ours.p99,
-                    ours.perSecond / max(1, mirror.perSecond), (mirror.note + ours.note) as NSString))
+            for rule in rules {
+                let ours = try runTablecast(tablecast, subscribers: subscribers, windowUntil: rule)
+                print(
+                    String(
+                        format: "%6d | %9.0f/s  p50 %6.0f ms  p99 %6.0f ms | (%@) %9.0f/s  p50 %6.0f ms  p99 %6.0f ms | %.2f×%@",
+                        subscribers, mirror.perSecond, mirror.p50, mirror.p99, rule as NSString, ours.perSecond, ours.p50,
+                        ours.p99, ours.perSecond / max(1, mirror.perSecond), (mirror.note + ours.note) as NSString))
+            }
         }
     }
 
@@ -61,7 +68,7 @@ struct VersusCommand: AsyncParsableCommand {
             note: result.unexpectedCloses > 0 ? "  (mirror: \(result.unexpectedCloses) unexpected closes)" : "")
     }
 
-    private func runTablecast(_ tablecast: String, subscribers: Int) throws -> Figures {
+    private func runTablecast(_ tablecast: String, subscribers: Int, windowUntil: String) throws -> Figures {
         let port = try ServerProcess.freePort()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("versus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -79,7 +86,7 @@ struct VersusCommand: AsyncParsableCommand {
         load.arguments = [
             "load", "--url", "ws://127.0.0.1:\(port)/", "--create", "--initial-rows", "100", "--subscribers",
             String(subscribers), "--replicas", "0", "--raw-writers", "--writers", "1", "--mix", "edit=1", "--in-flight",
-            String(window), "--count", String(messages), "--json", "--quiet",
+            String(window), "--window-until", windowUntil, "--count", String(messages), "--json", "--quiet",
         ]
         let output = Pipe()
         load.standardOutput = output

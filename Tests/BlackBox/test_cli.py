@@ -159,6 +159,23 @@ def load(server, *args):
     return json.loads(result.stdout), result.stderr
 
 
+def test_load_window_until_delivery_keeps_each_edit_in_flight_until_every_subscriber_has_it():
+    """With --window-until delivery a raw writer's edit leaves its window once acked and delivered to every
+    subscriber, so the run ends with every acked edit delivered everywhere; without raw writers it is refused."""
+    server = Server("--intents-per-second", "1000000").start()
+    try:
+        report, _ = load(server, "--create", "--table", "window", "--subscribers", "20", "--replicas", "0",
+                         "--raw-writers", "--writers", "2", "--in-flight", "4", "--mix", "edit=1",
+                         "--window-until", "delivery", "--count", "200", "--quiet")
+        assert report["settings"]["windowUntil"] == "delivery"
+        assert report["intents"]["acked"] == 200 and not report["intents"]["errors"], report["intents"]
+        assert report["deliveries"]["count"] == 200 * 20
+        refused = run(["load", "--url", server.url, "--window-until", "delivery", "--duration", "1"])
+        assert refused.returncode == 64 and "--window-until delivery is for --raw-writers" in refused.stderr, refused
+    finally:
+        server.stop()
+
+
 def test_load_says_when_it_did_not_reach_the_requested_rate():
     server = Server("--intents-per-second", "1000000").start()
     try:

@@ -104,10 +104,17 @@ struct LoadCommand: AsyncParsableCommand {
     @Flag(help: "Writers without the client library: bare connections that keep --in-flight edits each in flight and match answers by ref, so the generator costs the server's machine little. Sends edits only (--mix edit=1), without base or ids; not with --rate or --writers-subscribe.")
     var rawWriters = false
 
+    enum WindowRelease: String, ExpressibleByArgument, CaseIterable {
+        case ack, delivery
+    }
+
+    @Option(help: "With --raw-writers, when an edit leaves its writer's --in-flight window: ack: when it is acked (the writers may run ahead of the fan-out, and delivery latency then includes that backlog); delivery: when it is acked and every subscriber of its table has it (as websocket-bench's publisher), so delivery latency measures the fan-out alone.")
+    var windowUntil: WindowRelease = .ack
+
     @Option(help: "Start when no presence message arrived for this many seconds after connecting everyone.")
     var settle: Double = 1
 
-    @Option(help: "The server's process id (on this machine): print its RSS per connection once everyone is connected and presence has settled.")
+    @Option(help: "The server's process id (on this machine): print its RSS per connection with everyone connected (before subscribing) and once everyone subscribed and presence settled.")
     var serverPid: Int32?
 
     @Flag(help: "Print the report as JSON on stdout.")
@@ -125,6 +132,9 @@ struct LoadCommand: AsyncParsableCommand {
         let parsed = try IntentMix(parsing: mix)
         if optimistic, !writersSubscribe || rawWriters || stale {
             throw ValidationError("--optimistic needs --writers-subscribe (each writer edits its own predicted table), not --raw-writers or --stale")
+        }
+        if windowUntil == .delivery, !rawWriters {
+            throw ValidationError("--window-until delivery is for --raw-writers (the client library's writers wait for acks)")
         }
         if rawWriters {
             guard parsed.weights.allSatisfy({ $0.kind == .edit || $0.weight == 0 }) else {
@@ -175,6 +185,9 @@ struct LoadCommand: AsyncParsableCommand {
             configuration.observesPresence = false
             return configuration
         }
+        let deliveries = windowUntil == .delivery
+            ? DeliveryWindow(recipients: Dictionary(grouping: 0..<subscribers) { tables[$0 % tables.count] }.mapValues(\.count))
+            : nil
         let subscriberClients = try (0..<subscribers).map { index in
             var settings = configuration("s\(index)", index + 1)
             settings.keepsReplicas = replicas.map { index < $0 } ?? true
@@ -182,8 +195,12 @@ struct LoadCommand: AsyncParsableCommand {
                 configuration: settings, transport: transport,
                 onEvent: { event in
                     switch event {
-                    case .update(let update, _): stats.recordDelivery(originRef: update.originRef, subscriber: index)
-                    case .updateSeen(_, _, _, let ref): stats.recordDelivery(originRef: ref, subscriber: index)
+                    case .update(let update, _):
+                        stats.recordDelivery(originRef: update.originRef, subscriber: index)
+                        if let deliveries, let ref = update.originRef { deliveries.answered(ref) }
+                    case .updateSeen(_, _, _, let ref):
+                        stats.recordDelivery(originRef: ref, subscriber: index)
+                        if let deliveries, let ref { deliveries.answered(ref) }
                     default: break
                     }
                 })
@@ -207,7 +224,18 @@ struct LoadCommand: AsyncParsableCommand {
         defer { tlsWatch?.cancel() }
         let subscribing = everyone
         // Raw writers with no subscribers leave nobody to connect here: they connect when the run starts.
+        // With --server-pid, everyone connects first and the server's memory is read before anyone subscribes:
+        // what an idle connection costs, and then what a subscription with presence adds.
+        var rssIdle: Int?
         if let first = everyone.first?.0 ?? writerClients.first {
+            rssIdle = try await setUp(diagnosing: first) {
+                guard let serverPid else { return nil }
+                try await self.forEach(subscribing, concurrency: 200) { client, _ in
+                    client.connect()
+                    while client.connectionState != .live { try await Task.sleep(for: .milliseconds(5)) }
+                }
+                return ProcessMemory.residentBytes(of: serverPid)
+            }
             try await setUp(diagnosing: first) {
                 try await self.forEach(subscribing, concurrency: 200) { client, table in
                     client.connect()
@@ -227,29 +255,24 @@ struct LoadCommand: AsyncParsableCommand {
         // clients have no names, so the deltas only count viewers). Let them drain before measuring: wait until no
         // presence arrived for `settle` seconds (at most --timeout in all).
         let settleStart = ContinuousClock.now
-        var presenceSeen = everyone.reduce(0) { $0 + $1.0.skippedPresenceCount }
-        var lastPresence = settleStart
-        var quietSince = settleStart
-        while ContinuousClock.now - quietSince < .milliseconds(Int(settle * 1000)),
-            ContinuousClock.now - settleStart < .milliseconds(Int(timeout * 1000))
-        {
-            try await Task.sleep(for: .milliseconds(min(100, Int(settle * 1000))))
-            let now = everyone.reduce(0) { $0 + $1.0.skippedPresenceCount }
-            if now != presenceSeen {
-                presenceSeen = now
-                lastPresence = ContinuousClock.now
-                quietSince = lastPresence
-            }
-        }
-        if ContinuousClock.now - quietSince >= .milliseconds(Int(settle * 1000)) {
+        let presence = try await Self.waitUntilQuiet(
+            for: .milliseconds(Int(settle * 1000)), atMost: .milliseconds(Int(timeout * 1000)),
+            polling: .milliseconds(min(100, Int(settle * 1000)))
+        ) { everyone.reduce(0) { $0 + $1.0.skippedPresenceCount } }
+        if presence.wentQuiet {
             progress(
-                "presence of the joins: \(presenceSeen) message(s), the last \(format(seconds(lastPresence - settleStart)))s "
+                "presence of the joins: \(presence.count) message(s), the last \(format(seconds(presence.lastChange - settleStart)))s "
                     + "after connecting; then none for \(format(settle))s\n")
         } else {
-            progress("presence still arriving after \(format(timeout))s (\(presenceSeen) message(s)); starting anyway\n")
+            progress("presence still arriving after \(format(timeout))s (\(presence.count) message(s)); starting anyway\n")
         }
         if let serverPid, let rssBefore, let rssAfter = ProcessMemory.residentBytes(of: serverPid) {
             let connections = everyone.count + (writersSubscribe ? 0 : writerClients.count)
+            if let rssIdle {
+                print(
+                    "server RSS: \(rssIdle / 1024) KiB with \(everyone.count) idle connections (connected, not subscribed): "
+                        + "\((rssIdle - rssBefore) / max(1, everyone.count)) bytes per connection")
+            }
             print(
                 "server RSS: \(rssBefore / 1024) KiB before, \(rssAfter / 1024) KiB with \(connections) connections: "
                     + "\((rssAfter - rssBefore) / max(1, connections)) bytes per connection")
@@ -265,7 +288,8 @@ struct LoadCommand: AsyncParsableCommand {
             var shapes: [String: [Int]] = [:]
             for table in tables { shapes[table] = try await snapshot(table, transport: transport).table.sections.map(\.rows.count) }
             try await RawWriters(
-                rowsPerSection: shapes, window: inFlight, stats: stats, clientPrefix: "load-\(run)-raw", deadline: deadline
+                rowsPerSection: shapes, window: inFlight, stats: stats, clientPrefix: "load-\(run)-raw", deadline: deadline,
+                deliveries: deliveries
             ).run(urls: servers, tables: tables, count: writers, tls: clientTLS)
         }
         await withTaskGroup(of: Void.self) { group in
@@ -282,6 +306,13 @@ struct LoadCommand: AsyncParsableCommand {
         let sendingSeconds = seconds(since: start)
         progressTask.cancel()
         _ = await progressTask.value
+
+        // Updates still on their way, e.g. in the subscribers' socket buffers when the writers outran what this
+        // process can read, are waited for (until none came for half a second, at most --timeout), so that the
+        // latencies include the slowest rather than dropping them.
+        _ = try await Self.waitUntilQuiet(for: .milliseconds(500), atMost: .seconds(timeout), polling: .milliseconds(50)) {
+            stats.deliveries.load(ordering: .relaxed)
+        }
 
         // Convergence: every replica equals a fresh snapshot of its table.
         var failures: [String] = []
@@ -324,6 +355,7 @@ struct LoadCommand: AsyncParsableCommand {
                 "subscribers": .number(Double(subscribers)), "writers": .number(Double(writers)), "mix": .string(mix.description),
                 "rate": .number(rate), "inFlight": .number(Double(inFlight)), "stale": .bool(stale), "base": .string(base.rawValue),
                 "writersSubscribe": .bool(writersSubscribe), "rawWriters": .bool(rawWriters), "optimistic": .bool(optimistic),
+                "windowUntil": .string(windowUntil.rawValue),
                 "replicas": .number(Double(replicas.map { min($0, subscribers) } ?? subscribers)),
             ])
         if let warning = report.rateWarning { Output.error("tablecast load: warning: \(warning)") }
@@ -423,6 +455,25 @@ struct LoadCommand: AsyncParsableCommand {
     }
 
     /// Runs a step of the set-up within --timeout; when the server does not answer, exits 2 with the reason.
+    /// Waits until `count()` has not changed for `quiet`, or `limit` has passed in all, looking every `interval`:
+    /// the last count, when it last changed, and whether it went quiet.
+    private static func waitUntilQuiet(
+        for quiet: Duration, atMost limit: Duration, polling interval: Duration, _ count: () -> Int
+    ) async throws -> (count: Int, lastChange: ContinuousClock.Instant, wentQuiet: Bool) {
+        let start = ContinuousClock.now
+        var seen = count()
+        var lastChange = start
+        while ContinuousClock.now - lastChange < quiet, ContinuousClock.now - start < limit {
+            try await Task.sleep(for: interval)
+            let now = count()
+            if now != seen {
+                seen = now
+                lastChange = ContinuousClock.now
+            }
+        }
+        return (seen, lastChange, ContinuousClock.now - lastChange >= quiet)
+    }
+
     private func setUp<T: Sendable>(diagnosing client: TablecastClient, _ body: @escaping @Sendable () async throws -> T)
         async throws -> T
     {

@@ -32,14 +32,17 @@ final class RawWriters: Sendable {
     private let stats: LoadStats
     private let clientPrefix: String
     private let deadline: ContinuousClock.Instant?
+    /// With `--window-until delivery`: when an edit leaves its writer's window.
+    private let deliveries: DeliveryWindow?
     private let client = Mutex<WebSocketClient?>(nil)
 
     /// - Parameters:
     ///   - rowsPerSection: each table's shape (row count of every section), which edits keep.
     ///   - clientPrefix: writers say hello as `<prefix><index>`, so their refs are stored like any client's.
+    ///   - deliveries: keeps each edit in the window until every subscriber has it too; nil: until it is acked.
     init(
         rowsPerSection: [String: [Int]], window: Int, stats: LoadStats, clientPrefix: String,
-        deadline: ContinuousClock.Instant?
+        deadline: ContinuousClock.Instant?, deliveries: DeliveryWindow?
     ) {
         editableSections = rowsPerSection.mapValues { shape in
             shape.enumerated().filter { $0.element > 0 }.map { (section: $0.offset, rows: $0.element) }
@@ -48,6 +51,8 @@ final class RawWriters: Sendable {
         self.stats = stats
         self.clientPrefix = clientPrefix
         self.deadline = deadline
+        self.deliveries = deliveries
+        deliveries?.setReleaseHandler { [unowned self] id in released(id) }
     }
 
     /// Runs `count` writers, spread over `tables`, until the deadline (or the stats' budget) and every answer.
@@ -101,9 +106,16 @@ final class RawWriters: Sendable {
         }
         if text.contains("\"type\":\"ack\"") {
             stats.recordAck(sentAt: sentAt, noop: text.contains("\"noop\":true"))
+            if let deliveries { return deliveries.answered(ref) }
         } else {
             stats.recordError(Self.code(in: text) ?? "unknown")
+            if let deliveries, deliveries.refused(ref) == nil { return }
         }
+        released(id)
+    }
+
+    /// One of `id`'s edits left its window.
+    private func released(_ id: WebSocketConnectionID) {
         state.withLock { $0.writers[id]?.outstanding -= 1 }
         sendNext(on: id)
     }
@@ -112,7 +124,7 @@ final class RawWriters: Sendable {
     private func sendNext(on id: WebSocketConnectionID) {
         let over = deadline.map { ContinuousClock.now >= $0 } ?? false
         guard !over, stats.remaining.subtract(1, ordering: .relaxed).newValue >= 0 else { return finish(id, closed: false) }
-        let message: String? = state.withLock { state in
+        let edit: (text: String, ref: String, table: String)? = state.withLock { state in
             guard var writer = state.writers[id], let target = editableSections[writer.table]?.randomElement() else {
                 return nil
             }
@@ -121,12 +133,14 @@ final class RawWriters: Sendable {
             let row = Int.random(in: 0..<target.rows)
             let ref = stats.ref(writer: writer.index, sequence: writer.sequence, sentAt: LoadStats.now())
             state.writers[id] = writer
-            return "{\"type\":\"edit\",\"table\":\"\(writer.table)\",\"at\":[\(target.section),\(row)],"
+            let text = "{\"type\":\"edit\",\"table\":\"\(writer.table)\",\"at\":[\(target.section),\(row)],"
                 + "\"value\":\"w\(writer.index)-\(writer.sequence)\",\"ref\":\"\(ref)\"}"
+            return (text, ref, writer.table)
         }
-        guard let message else { return finish(id, closed: false) }
+        guard let edit else { return finish(id, closed: false) }
+        deliveries?.sent(edit.ref, table: edit.table, writer: id)
         stats.sent.add(1, ordering: .relaxed)
-        send(message, to: id)
+        send(edit.text, to: id)
     }
 
     private func send(_ text: String, to id: WebSocketConnectionID) {
