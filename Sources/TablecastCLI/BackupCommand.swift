@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import TableModel
 import TableStore
 
@@ -6,30 +7,32 @@ import TableStore
 struct BackupCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "backup",
-        abstract: "Copy a server's SQLite database consistently while it keeps serving.",
+        abstract: "Copy a server's database consistently into a SQLite file while it keeps serving.",
         discussion: """
-            The copy is the database as of one commit (SQLite's online backup API); the server is not paused. \
-            Prints one JSON line: the copy's path, its size and each table's version. Restore by starting \
-            `tablecast serve --db BACKUP` (or copying it into place while the server is stopped).
+            The copy is the database as of one commit (SQLite's online backup API; with PostgreSQL, one \
+            REPEATABLE READ transaction); the servers are not paused. Prints one JSON line: the copy's path, its \
+            size and each table's version. Restore by starting `tablecast serve --db BACKUP` (or copying it into \
+            place while the server is stopped); a copy of a PostgreSQL store is a SQLite file too, so that moves \
+            off PostgreSQL.
             """)
 
-    @Option(help: "The server's SQLite database file.")
-    var db = "tablecast.db"
+    @Option(help: "The server's SQLite database file, or postgresql://USER@HOST:PORT/DB. Default: $TABLECAST_DB, else tablecast.db.")
+    var db = ProcessInfo.processInfo.environment["TABLECAST_DB"] ?? "tablecast.db"
 
     @Option(help: "The new file to write (must not exist).")
     var to: String
 
     func run() throws {
-        guard !db.hasPrefix("postgresql://") && !db.hasPrefix("postgres://") else {
-            Output.error("tablecast backup: backup copies SQLite files; back a PostgreSQL store up with pg_dump")
-            throw ExitCode(1)
-        }
         let report: TableStore.BackupReport
         do {
-            report = try TableStore.backup(from: db, to: to)
+            if db.hasPrefix("postgresql://") || db.hasPrefix("postgres://") {
+                report = try PostgresTableStore(url: db).backup(to: to)
+            } else {
+                report = try TableStore.backup(from: db, to: to)
+            }
         } catch let error as StoreError {
             Output.error("tablecast backup: \(error)")
-            throw ExitCode(error.kind == .io ? 1 : 3)
+            throw ExitCode([.notADatabase, .foreign, .corrupt].contains(error.kind) ? 3 : 1)
         }
         let tables = report.tables.map { info in
             JSONValue.object(["table": .string(info.name), "version": .number(Double(info.version))])

@@ -7,10 +7,14 @@ struct CompactCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compact",
         abstract: "Prune the log of every table to the updates kept behind its latest snapshot.",
-        discussion: "The server also prunes automatically whenever it stores a snapshot; run this on a stopped server's file (it refuses a file a server holds).")
+        discussion: """
+            The server also prunes automatically whenever it stores a snapshot. A SQLite file: run this on a \
+            stopped server's file (it refuses a file a server holds). PostgreSQL (postgresql://USER@HOST:PORT/DB): \
+            safe while the nodes run; it also VACUUMs the log.
+            """)
 
-    @Option(help: "The SQLite database file.")
-    var db = "tablecast.db"
+    @Option(help: "The SQLite database file, or postgresql://USER@HOST:PORT/DB. Default: $TABLECAST_DB, else tablecast.db.")
+    var db = ProcessInfo.processInfo.environment["TABLECAST_DB"] ?? "tablecast.db"
 
     @Option(help: "Log versions to keep behind each table's latest snapshot.")
     var history = 10_000
@@ -25,8 +29,11 @@ struct CompactCommand: ParsableCommand {
         var options = TableStoreOptions()
         options.retention = .versionsBeforeSnapshot(Int64(history))
         options.history = historyRetention
-        guard !db.hasPrefix("postgresql://") && !db.hasPrefix("postgres://") else {
-            throw fail("compact works on SQLite files; a PostgreSQL store prunes with every snapshot it commits", exit: 1)
+        if db.hasPrefix("postgresql://") || db.hasPrefix("postgres://") {
+            return try report {
+                let store = try PostgresTableStore(url: db, options: options)
+                return (try store.compactAll(), store.location)
+            }
         }
         // A mistyped path must not become a new, empty database.
         guard FileManager.default.fileExists(atPath: db) else { throw fail("no database at \(db)", exit: 1) }
@@ -37,11 +44,19 @@ struct CompactCommand: ParsableCommand {
             throw fail("\(error)", exit: 1)
         }
         defer { lock.release() }
-        do {
+        try report {
             let store = try TableStore(path: db, options: options)
             let removed = try store.compactAll()
             try store.close()
-            print("removed \(removed) log entries from \(db)")
+            return (removed, db)
+        }
+    }
+
+    /// Runs `compact` and prints what it removed; a store that is not a usable Tablecast database exits 3.
+    private func report(_ compact: () throws -> (removed: Int64, location: String)) throws {
+        do {
+            let (removed, location) = try compact()
+            print("removed \(removed) log entries from \(location)")
         } catch let error as StoreError {
             let unusable = [.notADatabase, .foreign, .corrupt].contains(error.kind)
             throw fail(unusable ? "\(error)" : error.message, exit: unusable ? 3 : 1)

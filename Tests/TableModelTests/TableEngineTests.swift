@@ -160,6 +160,33 @@ final class TableEngineTests: XCTestCase {
         XCTAssertNoThrow(try engine.resolve(.delete(RowRef(path(0, 1))), base: 1))
     }
 
+    func testAHistoryOverManyChunksKeepsTheLastBatchesAndACopyKeepsItsOwn() throws {
+        // 300 kept of 1,000 committed: the kept history spans chunks and its oldest chunks were dropped.
+        var engine = TableEngine(table: makeTable([["a"]]), historyLimit: 300)
+        var edits: [Batch] = []
+        for n in 0..<1_000 { edits.append(try commit(&engine, .edit(RowRef(path(0, 0)), value: .number(Double(n)))).batch) }
+        XCTAssertEqual(engine.oldestBase, 700)
+        XCTAssertEqual(try engine.batches(since: 700), Array(edits[700...]))
+        XCTAssertEqual(try engine.batches(since: 999), [edits[999]])
+        XCTAssertEqual(try engine.batches(since: 1_000), [])
+        assertError(try engine.batches(since: 699), .stale, "version 699 is older than the kept history, which starts at version 700")
+        // A copy (as the server keeps before a group) and the original go on separately.
+        var copy = engine
+        let mine = try commit(&engine, .insert(at: path(0, 0), row: RowContent(value: "mine"))).batch
+        let theirs = try commit(&copy, .delete(RowRef(path(0, 0)))).batch
+        XCTAssertEqual(try engine.batches(since: 998), [edits[998], edits[999], mine])
+        XCTAssertEqual(try copy.batches(since: 998), [edits[998], edits[999], theirs])
+        XCTAssertEqual(engine.oldestBase, 701)
+        // A stale intent is rebased through the kept history: the row is still at [0,0] after 300 edits.
+        XCTAssertEqual(try copy.resolve(.insert(at: path(0, 1), row: RowContent(value: "x")), base: 701).version, 1_002)
+        let unkept = TableEngine(table: makeTable([["a"]]), historyLimit: 0)
+        XCTAssertEqual(unkept.oldestBase, 0)
+        var none = unkept
+        for n in 0..<600 { try commit(&none, .edit(RowRef(path(0, 0)), value: .number(Double(n)))) }
+        XCTAssertEqual(none.oldestBase, 600)
+        XCTAssertEqual(try none.batches(since: 600), [])
+    }
+
     func testSnapshotPlusReplayedBatchesRebuildsTheEngine() throws {
         var engine = TableEngine(table: makeTable([["a", "b", "c"]]))
         try commit(&engine, .delete(RowRef(path(0, 0))))

@@ -1,3 +1,4 @@
+import Dispatch
 import TablecastTesting
 import XCTest
 
@@ -141,6 +142,36 @@ final class PostgresTableStoreTests: XCTestCase {
         XCTAssertEqual(try second.table("b")?.version, 0)
         try second.commit([record("a", 3, ref: "x")])
         XCTAssertEqual(try first.table("a")?.version, 3)
+    }
+
+    func testANodeThatLostReservesTheTableUntilItsRebasedGroupCommits() throws {
+        let (first, url) = try freshStore()
+        nonisolated(unsafe) let second = try PostgresTableStore(url: url)
+        try first.createTable("a", epoch: 1, rules: "{}", snapshot: "{}", created: 1)
+        try first.commit(records("a", 1...2))
+        // The second node loses at version 1 and reserves the table for its rebased group.
+        assertThrows(.conflict) { try second.commit([record("a", 1)]) }
+        // The first node's next commit now loses too, without writing, and waits for the second's rebased group
+        // (committed 0.3 s later on another thread) before it says so: then it holds the reservation.
+        let committed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
+            do { try second.commit([record("a", 3)]) } catch { XCTFail("the reserved commit failed: \(error)") }
+            committed.signal()
+        }
+        let start = ContinuousClock.now
+        assertThrows(.conflict) { try first.commit([record("a", 3, ref: "lost")]) }
+        XCTAssertGreaterThan(start.duration(to: .now), .milliseconds(250))
+        committed.wait()
+        XCTAssertEqual(try first.table("a")?.version, 3)
+        XCTAssertNil(try first.ack(client: "alice", ref: "lost"))
+        try first.commit([record("a", 4)])
+        // A reservation released with nothing committed lets the other node commit at once.
+        assertThrows(.conflict) { try second.commit([record("a", 4)]) }
+        second.release("a")
+        let quick = ContinuousClock.now
+        try first.commit([record("a", 5)])
+        XCTAssertLessThan(quick.duration(to: .now), .seconds(2))
+        XCTAssertEqual(try second.table("a")?.version, 5)
     }
 
     func testARefStoredByAnotherNodeIsAConflict() throws {

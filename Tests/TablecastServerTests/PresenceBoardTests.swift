@@ -33,6 +33,22 @@ final class PresenceBoardTests: XCTestCase {
         XCTAssertNil(board.takeDelta(table: "t"))
     }
 
+    func testViewersElsewhereCountAndAChangeOfOwnViewersIsNewsEvenWhenTheTotalStays() {
+        var board = PresenceBoard<Int>()
+        _ = board.join(1, key: "c1", client: "anon-1", name: nil)
+        board.setViewersElsewhere(2)
+        XCTAssertEqual(board.takeDelta(table: "t"), PresenceDelta(table: "t", viewers: 3))
+        XCTAssertEqual(board.ownViewerCount, 1)
+        // One viewer leaves here as one arrives elsewhere: subscribers see no change, the other nodes must.
+        _ = board.leave(1)
+        board.setViewersElsewhere(3)
+        XCTAssertTrue(board.hasNews)
+        XCTAssertNil(board.takeDelta(table: "t"))
+        XCTAssertEqual(board.ownViewerCount, 0)
+        XCTAssertFalse(board.hasNews)
+        XCTAssertEqual(board.publishedViewerCount, 3)
+    }
+
     func testConnectionsWithoutANameOnlyCountUntilTheySendPresence() {
         var board = PresenceBoard<Int>()
         _ = board.join(1, key: "c1", client: "a", name: "Ana")

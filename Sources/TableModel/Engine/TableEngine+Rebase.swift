@@ -9,7 +9,7 @@ extension TableEngine {
     ///   preceded it at `base`, or after that one's nearest surviving predecessor; whatever was committed into the
     ///   same gap meanwhile stays before it, so insertions into one gap keep commit order.
     func rebase(
-        _ client: ClientBatch, intent: Intent, from base: UInt64, through entries: ArraySlice<HistoryEntry>
+        _ client: ClientBatch, intent: Intent, from base: UInt64, through entries: HistoryLog.Suffix
     ) throws(TableError) -> Draft {
         let label = intent.label
         try rejectNegativeIndices(client, intent: intent)
@@ -181,7 +181,7 @@ extension TableEngine {
     }
 
     /// The section gap now of a section placement at the client's final index `final`.
-    private func sectionGap(_ clientSections: Reindexing, final: Int, through entries: ArraySlice<HistoryEntry>) -> Int {
+    private func sectionGap(_ clientSections: Reindexing, final: Int, through entries: HistoryLog.Suffix) -> Int {
         var gap = Self.gap(clientSections, final: final)
         for history in entries { gap = history.layout.finalSectionGap(gap) }
         return gap

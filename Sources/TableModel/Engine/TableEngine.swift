@@ -25,10 +25,8 @@ public struct TableEngine: Sendable {
         var deletedRowIDs: [RowPath: String]
     }
 
-    /// Committed batches, oldest first; entries before `historyStart` are dropped (compacted in bulk so that
-    /// committing stays O(1) amortized).
-    private var history: [HistoryEntry] = []
-    private var historyStart = 0
+    /// The last `historyLimit` committed batches, oldest first.
+    private var history = HistoryLog()
 
     /// Creates an engine for `table` with no history.
     public init(table: Table, historyLimit: Int = 10_000) {
@@ -52,7 +50,7 @@ public struct TableEngine: Sendable {
     }
 
     /// The oldest base version an intent may have, and the oldest version ``batches(since:)`` can catch up from.
-    public var oldestBase: UInt64 { table.version - UInt64(history.count - historyStart) }
+    public var oldestBase: UInt64 { table.version - UInt64(history.count) }
 
     /// The batches committed after `version`, oldest first, for a subscriber that has the table at `version`.
     /// Throws `stale` when `version` is older than the kept history or newer than the table.
@@ -92,12 +90,7 @@ public struct TableEngine: Sendable {
         var deletedRowIDs: [RowPath: String] = [:]
         for path in batch.deleteRows { deletedRowIDs[path] = table.row(at: path)?.id }
         let layout = try table.applyReturningLayout(batch)
-        history.append(HistoryEntry(batch: batch, layout: layout, deletedRowIDs: deletedRowIDs))
-        if history.count - historyStart > historyLimit { historyStart += 1 }
-        if historyStart > max(historyLimit, 64) {
-            history.removeFirst(historyStart)
-            historyStart = 0
-        }
+        history.append(HistoryEntry(batch: batch, layout: layout, deletedRowIDs: deletedRowIDs), keeping: historyLimit)
     }
 
     /// Sets the id generator to the first id `batch` creates, if it creates any: a client's replica does not
@@ -107,14 +100,14 @@ public struct TableEngine: Sendable {
     }
 
     /// The history entries after `version`; `at` names the entry for messages.
-    func entries(after version: UInt64, at: String?) throws(TableError) -> ArraySlice<HistoryEntry> {
+    func entries(after version: UInt64, at: String?) throws(TableError) -> HistoryLog.Suffix {
         guard version <= table.version else {
             throw .stale(at, "version \(version) is newer than the table's version \(table.version)")
         }
         guard version >= oldestBase else {
             throw .stale(at, "version \(version) is older than the kept history, which starts at version \(oldestBase)")
         }
-        return history[(historyStart + Int(version - oldestBase))...]
+        return history.suffix(Int(table.version - version))
     }
 
     /// Checks the ids an intent made at the current version gives against the rows and sections it names.

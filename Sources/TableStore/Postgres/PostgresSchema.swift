@@ -7,6 +7,17 @@ enum PostgresSchema {
     static let version = 2
     /// Serializes the first start of several nodes (`pg_advisory_xact_lock`): "TBLC" in ASCII.
     static let creationLock: Int64 = 0x5442_4C43
+    /// The first key of every table's lock (`pg_advisory_lock(tableLocks, key)`, see ``PostgresTableStore``):
+    /// "TBLT" in ASCII; the second is ``tableLockKey(_:)``.
+    static let tableLocks: Int32 = 0x5442_4C54
+
+    /// The second key of table `name`'s lock: FNV-1a (32 bits) of its UTF-8 bytes. Two names with one key only
+    /// share a lock.
+    static func tableLockKey(_ name: String) -> Int32 {
+        var hash: UInt32 = 0x811c_9dc5
+        for byte in name.utf8 { hash = (hash ^ UInt32(byte)) &* 0x0100_0193 }
+        return Int32(bitPattern: hash)
+    }
 
     static let script = """
         CREATE SCHEMA tablecast;

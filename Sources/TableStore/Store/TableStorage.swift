@@ -11,8 +11,14 @@ public protocol TableStorage: AnyObject {
 
     /// Writes a group of records, possibly for several tables, in one transaction: all of them or none. Records of
     /// one table follow each other in version order, the first one the table's current version + 1; otherwise
-    /// `.conflict` (or `.noSuchTable`).
+    /// `.conflict` (or `.noSuchTable`). A shared store then reserves the table for this store's next commit of it
+    /// (other nodes' commits of it wait), so that the group rebased on the versions it missed commits.
     func commit(_ records: [CommitRecord]) throws
+    /// Ends the reservation a `.conflict` of table `name` took, when there is nothing to commit after all (every
+    /// intent of the rebased group was refused or changed nothing).
+    func release(_ name: String)
+    /// Ends reservations whose commit never came (called when the store is idle).
+    func releaseExpiredReservations()
     /// Creates table `name` at version 0 with its initial snapshot; `.tableExists` when it exists.
     func createTable(_ name: String, epoch: Int64, rules: String, snapshot: String, created: Int64) throws
     /// Drops table `name` with its log and snapshots (refs stay); `.noSuchTable` when it does not exist.
@@ -53,4 +59,7 @@ extension TableStorage {
 extension TableStore: TableStorage {
     public var location: String { path }
     public var isShared: Bool { false }
+    /// Nothing is reserved: nobody else commits to the file.
+    public func release(_ name: String) {}
+    public func releaseExpiredReservations() {}
 }

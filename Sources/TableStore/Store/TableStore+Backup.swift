@@ -36,6 +36,12 @@ extension TableStore {
             try? FileManager.default.removeItem(atPath: partial)
             throw StoreError(error, while: "copying \(source) to \(partial)")
         }
+        return try install(partial, as: destination)
+    }
+
+    /// Checks that the copy at `partial` opens as a store, renames it to `destination` and makes that durable; on
+    /// failure removes it.
+    static func install(_ partial: String, as destination: String) throws -> BackupReport {
         let tables: [TableInfo]
         do {
             var check = TableStoreOptions()

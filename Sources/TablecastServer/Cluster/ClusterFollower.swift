@@ -26,7 +26,7 @@ final class ClusterFollower: Sendable {
                     case .rulesChanged(let table):
                         directory.actor(table)?.enqueue(.followStore(.rules))
                     case .presenceChanged(let table):
-                        directory.actor(table)?.enqueue(.followStore(.presence))
+                        directory.actor(table)?.presenceChangedElsewhere()
                     }
                 },
                 onListening: { first in

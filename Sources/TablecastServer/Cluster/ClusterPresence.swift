@@ -15,13 +15,21 @@ final class ClusterPresence: Sendable {
     static let deadAfter = Duration.seconds(3)
     static let heartbeatInterval = DispatchTimeInterval.seconds(1)
 
+    /// One node's presence on a table: who is listed, and how many only count (`viewers`).
+    struct Share: Equatable, Sendable {
+        var clients: [PresenceEntry] = []
+        var viewers = 0
+
+        var isEmpty: Bool { clients.isEmpty && viewers == 0 }
+    }
+
     /// This node's id in the presence tables.
     let node = UUID().uuidString.lowercased()
     private let queue = DispatchQueue(label: "tablecast-presence")
     /// Used on `queue` only.
     private let store: Mutex<PostgresPresence>
     /// Local presence per table not written yet; nil means nobody.
-    private let outgoing = Mutex<[String: [PresenceEntry]?]>([:])
+    private let outgoing = Mutex<[String: Share?]>([:])
     /// Beats on `queue`; in a `Mutex` only because timers are not `Sendable`.
     private let timer: Mutex<any DispatchSourceTimer>
     private let logger: Logger
@@ -43,21 +51,23 @@ final class ClusterPresence: Sendable {
         }
     }
 
-    /// This node's presence on `table` changed to `clients`.
-    func publish(table: String, clients: [PresenceEntry]) {
+    /// This node's presence on `table` changed to `share`.
+    func publish(table: String, _ share: Share) {
         let first = outgoing.withLock { outgoing in
-            defer { outgoing[table] = clients.isEmpty ? .some(nil) : clients }
+            defer { outgoing[table] = share.isEmpty ? .some(nil) : share }
             return outgoing.isEmpty
         }
         if first { queue.async { [self] in flush() } }
     }
 
-    /// The other nodes' presence on `table`, in a stable order.
-    func others(on table: String) async -> [PresenceEntry] {
+    /// The other nodes' presence on `table`: their listed clients in a stable order, and their viewers summed.
+    func others(on table: String) async -> Share {
         await withCheckedContinuation { continuation in
             queue.async { [self] in
                 let texts = (try? store.withLock { try $0.others(on: table, excluding: node) }) ?? []
-                continuation.resume(returning: texts.flatMap(Self.decode))
+                let shares = texts.map(Self.decode)
+                continuation.resume(
+                    returning: Share(clients: shares.flatMap(\.clients), viewers: shares.reduce(0) { $0 + $1.viewers }))
             }
         }
     }
@@ -76,10 +86,10 @@ final class ClusterPresence: Sendable {
             defer { outgoing.removeAll() }
             return outgoing
         }
-        for (table, clients) in batch {
+        for (table, share) in batch {
             do {
                 try store.withLock {
-                    try $0.publish(node: node, table: table, clients: clients.map { Self.encode($0, node: node).jsonText })
+                    try $0.publish(node: node, table: table, clients: share.map { Self.encode($0, node: node).jsonText })
                 }
             } catch {
                 logger.warning("could not share presence", metadata: ["table": "\(table)", "error": "\(error)"])
@@ -87,21 +97,32 @@ final class ClusterPresence: Sendable {
         }
     }
 
-    /// Presence keys are unique per node only, so each is shared prefixed with the node's id.
-    private static func encode(_ clients: [PresenceEntry], node: String) -> JSONValue {
-        .array(
-            clients.map { entry in
+    /// `{"clients": [...], "viewers": n}`. Presence keys are unique per node only, so each is shared prefixed
+    /// with the node's id.
+    static func encode(_ share: Share, node: String) -> JSONValue {
+        let clients = JSONValue.array(
+            share.clients.map { entry in
                 var object: [String: JSONValue] = [
                     "key": .string("\(node.prefix(8))-\(entry.key)"), "client": .string(entry.client), "name": .string(entry.name), "editing": .bool(entry.editing),
                 ]
                 object["row"] = entry.row.map(JSONValue.string)
                 return .object(object)
             })
+        return .object(["clients": clients, "viewers": .number(Double(share.viewers))])
     }
 
-    private static func decode(_ text: String) -> [PresenceEntry] {
-        guard case .array(let items)? = try? JSONValue(parsing: text) else { return [] }
-        return items.compactMap { item in
+    /// What ``encode(_:node:)`` made; a bare array of clients (as nodes before viewers were shared wrote it)
+    /// counts no viewers.
+    static func decode(_ text: String) -> Share {
+        let value = try? JSONValue(parsing: text)
+        var viewers = 0
+        var list = value
+        if case .object(let object)? = value {
+            list = object["clients"]
+            if case .number(let count)? = object["viewers"] { viewers = Int(count) }
+        }
+        guard case .array(let items)? = list else { return Share(viewers: viewers) }
+        let clients = items.compactMap { item -> PresenceEntry? in
             guard case .object(let object) = item, case .string(let key)? = object["key"],
                 case .string(let client)? = object["client"],
                 case .string(let name)? = object["name"], case .bool(let editing)? = object["editing"]
@@ -109,5 +130,6 @@ final class ClusterPresence: Sendable {
             let row: String? = if case .string(let row)? = object["row"] { row } else { nil }
             return PresenceEntry(key: key, client: client, name: name, editing: editing, row: row)
         }
+        return Share(clients: clients, viewers: viewers)
     }
 }

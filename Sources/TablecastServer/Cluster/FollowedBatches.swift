@@ -30,4 +30,10 @@ struct FollowedBatches {
         }
         self.entries = entries
     }
+
+    /// Applies every entry's batch to `engine`, which must be at the version they follow; on a batch that does not
+    /// apply, `engine` holds the ones before it.
+    func apply(to engine: inout TableEngine) throws(TableError) {
+        for entry in entries { try engine.apply(entry.batch) }
+    }
 }

@@ -23,13 +23,20 @@ public struct PresenceBoard<Connection: Hashable & Sendable>: Sendable {
     }
 
     private var members: [Connection: Member] = [:]
-    private var viewers = 0
+    /// The connections here that only count.
+    private var ownViewers = 0
+    /// Viewers counted somewhere else (the other nodes of a shared store).
+    private var viewersElsewhere = 0
+    /// Everyone who only counts, here and elsewhere.
+    private var viewers: Int { ownViewers + viewersElsewhere }
     /// Connections editing each row, so that a deleted row's editors are found without a scan.
     private var editors: [String: Set<Connection>] = [:]
     private var nextArrival: UInt64 = 0
 
     private var published: [Connection: Published] = [:]
     private var publishedViewers = 0
+    /// `ownViewers` at the last delta: a change is news to share with other nodes even when the total stays.
+    private var publishedOwnViewers = 0
     /// Connections whose listing may differ from the published one.
     private var dirty: Set<Connection> = []
     /// ``PresenceState/sharedJSON(clients:viewers:)`` of the published state, written once per delta.
@@ -38,7 +45,7 @@ public struct PresenceBoard<Connection: Hashable & Sendable>: Sendable {
     public init() {}
 
     /// Whether something changed since the last delta (it may still cancel out, e.g. a join and a leave).
-    public var hasNews: Bool { !dirty.isEmpty || viewers != publishedViewers }
+    public var hasNews: Bool { !dirty.isEmpty || viewers != publishedViewers || ownViewers != publishedOwnViewers }
 
     /// Whether `connection` is on the table.
     public func contains(_ connection: Connection) -> Bool { members[connection] != nil }
@@ -63,6 +70,14 @@ public struct PresenceBoard<Connection: Hashable & Sendable>: Sendable {
     /// The published number of viewers.
     public var publishedViewerCount: Int { publishedViewers }
 
+    /// The number of this board's own connections that only count (viewers elsewhere not included).
+    public var ownViewerCount: Int { ownViewers }
+
+    /// Sets the number of viewers counted elsewhere, which `viewers` includes from the next delta on.
+    public mutating func setViewersElsewhere(_ count: Int) {
+        viewersElsewhere = count
+    }
+
     /// The published state's shared text, written once until the next delta.
     public mutating func publishedStateJSON() -> [UInt8] {
         if let publishedJSON { return publishedJSON }
@@ -84,7 +99,7 @@ public struct PresenceBoard<Connection: Hashable & Sendable>: Sendable {
             nextArrival += 1
             dirty.insert(connection)
         } else {
-            viewers += 1
+            ownViewers += 1
         }
         return true
     }
@@ -94,7 +109,7 @@ public struct PresenceBoard<Connection: Hashable & Sendable>: Sendable {
     public mutating func leave(_ connection: Connection) -> Bool {
         guard let member = members.removeValue(forKey: connection) else { return false }
         if let row = member.entry.row { removeEditor(connection, of: row) }
-        if member.listed { dirty.insert(connection) } else { viewers -= 1 }
+        if member.listed { dirty.insert(connection) } else { ownViewers -= 1 }
         return true
     }
 
@@ -139,7 +154,7 @@ public struct PresenceBoard<Connection: Hashable & Sendable>: Sendable {
             member.listed = true
             member.arrival = nextArrival
             nextArrival += 1
-            viewers -= 1
+            ownViewers -= 1
         }
         members[connection] = member
         guard newlyListed || member.entry != before else { return false }
@@ -176,6 +191,7 @@ public struct PresenceBoard<Connection: Hashable & Sendable>: Sendable {
             }
         }
         dirty.removeAll(keepingCapacity: true)
+        publishedOwnViewers = ownViewers
         guard !joined.isEmpty || !changed.isEmpty || !left.isEmpty || viewers != publishedViewers else { return nil }
         publishedViewers = viewers
         publishedJSON = nil

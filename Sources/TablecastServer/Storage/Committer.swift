@@ -87,6 +87,12 @@ final class Committer: Sendable {
         }
     }
 
+    /// Ends the store's reservation of table `name` (see ``TableStorage/commit(_:)``) after the commits queued
+    /// before.
+    func release(_ name: String) {
+        submit(.perform(run: { $0.release(name) }, fail: { _ in }))
+    }
+
     /// Finishes what is queued, closes the store (checkpointing the WAL) and stops the thread.
     func stop() async {
         state.withLock { $0.stopping = true }
@@ -119,7 +125,8 @@ final class Committer: Sendable {
         /// The checkpoint failure last logged, so that a lasting one is logged once, and its end too.
         var loggedCheckpointFailure: String?
         while true {
-            wakeup.wait()
+            // Idle for a second: reservations whose rebased group never came must not hold other nodes up.
+            while wakeup.wait(timeout: .now() + 1) == .timedOut { store.releaseExpiredReservations() }
             let (jobs, stopping) = state.withLock { state in
                 defer { state.jobs.removeAll(keepingCapacity: true) }
                 return (state.jobs, state.stopping)

@@ -83,8 +83,8 @@ final class RefRegistry: Sendable {
         owners.withLock { owners in
             guard owners[owner]?.uses[ref] == use else { return }
             owners[owner]!.uses[ref] = nil
-            // Rare (failed commits only), so a linear removal is fine.
-            if let index = owners[owner]!.order.firstIndex(of: ref) { owners[owner]!.order.remove(at: index) }
+            // Released refs are the latest claimed (a group that failed or is rebased): searched from the end.
+            if let index = owners[owner]!.order.lastIndex(of: ref) { owners[owner]!.order.remove(at: index) }
         }
     }
 

@@ -22,7 +22,7 @@ actor TableActor {
     /// before it.
     private var backlog = Deque<TableWork>()
     /// Intents resolved and applied in memory since the group in flight was submitted.
-    private var pending = PendingGroup()
+    private var pending: PendingGroup
     /// The group the committer is writing; at most one per table, so a failure affects only it and `pending`.
     private var inFlight: PendingGroup?
     /// The outcome of the group in flight, left here by the committer's thread. The actor looks at it between
@@ -33,6 +33,13 @@ actor TableActor {
     /// The latest version known to be in the store (shared stores): another node's notification up to it needs
     /// no catch-up. Set as soon as the committer reports a commit, which may be before its notification arrives.
     private nonisolated let storedVersion: Atomic<UInt64>
+    /// The latest version other nodes' notifications reported (shared stores). A table with no subscribers here
+    /// does not read their commits as they come: it follows up to this version once work arrives.
+    private nonisolated let knownVersion: Atomic<UInt64>
+    /// Follows what other nodes commit to the table; nil on a store of its own, where the table is the only
+    /// writer. The multi-node side of the table goes through it (and ``GroupReplay``, which records what a
+    /// group took only when there is a follower).
+    private let follower: TableFollower?
     private let context: ServerContext
     private var engine: TableEngine
     private var history: UpdateHistory
@@ -42,8 +49,8 @@ actor TableActor {
     private var presence = PresenceBoard<PresenceMember>()
     /// Shared stores: who is on the table on the other nodes (on the board as `.remote` members), and what this
     /// node last shared of its own.
-    private var otherNodesPresence: [PresenceEntry] = []
-    private var sharedPresence: [PresenceEntry] = []
+    private var otherNodesPresence = OtherNodesPresence()
+    private var sharedPresence = ClusterPresence.Share()
     /// When the last `presence` message went out.
     private var lastPresenceBroadcast: ContinuousClock.Instant?
     /// A delayed broadcast is scheduled.
@@ -70,7 +77,13 @@ actor TableActor {
         history = Self.emptyHistory(after: engine.table.version, context: context)
         status = Mutex((engine.table.version, 0))
         storedVersion = Atomic(engine.table.version)
+        knownVersion = Atomic(engine.table.version)
+        follower = context.isShared ? TableFollower(table: name, committer: context.committer, metrics: context.metrics) : nil
+        pending = PendingGroup(recording: follower != nil)
     }
+
+    /// A new group, recording what it takes when the table has a follower (see ``GroupReplay``).
+    private var newGroup: PendingGroup { PendingGroup(recording: follower != nil) }
 
     private static func emptyHistory(after version: UInt64, context: ServerContext) -> UpdateHistory {
         UpdateHistory(after: version, limit: context.historyLimit, byteLimit: 16 << 20)
@@ -96,16 +109,29 @@ actor TableActor {
         }
     }
 
-    /// Another node committed up to `version` in the shared store: catch up unless this node has it already.
+    /// Another node committed up to `version` in the shared store: catch up unless this node has it already or
+    /// nobody here subscribes to the table (its intents, subscribes and refreshes follow first).
     nonisolated func followCommits(upTo version: UInt64?) {
-        if let version, version <= storedVersion.load(ordering: .relaxed) { return }
+        if let version {
+            knownVersion.max(version, ordering: .relaxed)
+            if version <= storedVersion.load(ordering: .relaxed) || !isWatched { return }
+        }
         enqueue(.followStore(.commits(upTo: version)))
     }
+
+    /// Another node's presence on the table changed: read it when someone here sees it (a subscribe reads it).
+    nonisolated func presenceChangedElsewhere() {
+        if isWatched { enqueue(.followStore(.presence)) }
+    }
+
+    private nonisolated var isWatched: Bool { status.withLock { $0.subscribers } > 0 }
 
     /// The line of `tables` for this table.
     nonisolated var summary: ServerMessage.TableSummary {
         let (version, subscribers) = status.withLock { $0 }
-        return .init(table: name, version: version, epoch: epochText, subscribers: subscribers)
+        return .init(
+            table: name, version: max(version, knownVersion.load(ordering: .relaxed)), epoch: epochText,
+            subscribers: subscribers)
     }
 
     private func drain() async {
@@ -127,6 +153,12 @@ actor TableActor {
         while let item = backlog.first {
             await finishCommitIfDone()
             if case .intent(let requester, let ref, let base, let intent) = item {
+                await context.waitForFanOutRoom()
+                // Other nodes' commits not followed yet (nobody here subscribes): resolving on top of them spares
+                // a conflict.
+                if inFlight == nil, pending.isEmpty, knownVersion.load(ordering: .relaxed) > engine.table.version {
+                    await follow()
+                }
                 backlog.removeFirst()
                 queuedIntents.subtract(1, ordering: .relaxed)
                 await handleIntent(requester, ref: ref, base: base, intent)
@@ -161,15 +193,16 @@ actor TableActor {
         /// (owner, ref) of the entries, so a retry that arrives before the commit gets the same ack.
         var refs: [RefKey: Int] = [:]
         var duplicates: [(connection: WebSocketConnectionID, entry: Int)] = []
-        /// Shared stores only: every intent the group took (duplicates and no-ops included), in order, so that a
-        /// group another node beat to its versions can be resolved again on top of that node's commits.
-        var sources: [Source] = []
-        /// Shared stores only: the engine before the group's first change, where such a rebase starts from.
-        var engineBefore: TableEngine?
+        /// What the group took, to resolve it again if another node beats it to its versions.
+        var replay: GroupReplay<Source>
         /// Answers that must not overtake the group's acks (no-ops resolved against its uncommitted state).
         var deferred: [(connection: WebSocketConnectionID, ref: String?, message: ServerMessage)] = []
 
         var isEmpty: Bool { entries.isEmpty && deferred.isEmpty }
+
+        init(recording: Bool) {
+            replay = GroupReplay(recording: recording)
+        }
 
         struct Source {
             var requester: Requester
@@ -228,24 +261,24 @@ actor TableActor {
     ) async {
         await recoverIfBroken()
         if let refusal = unavailability {
-            context.metrics.intent(.rejected, table: name)
+            context.metrics.intent(refusal.code == .unavailable ? .unavailable : .rejected, table: name)
             return refuse(requester, ref: ref, refusal)
         }
         let use = ref.map { _ in RefUse(table: name, intent: fingerprint(intent)) }
-        let source = context.isShared ? PendingGroup.Source(requester: requester, ref: ref, base: base, intent: intent) : nil
+        let source = { PendingGroup.Source(requester: requester, ref: ref, base: base, intent: intent) }
         if let ref, let use {
             let key = RefKey(owner: requester.refOwner, ref: ref)
             do {
                 // A retry of an intent not committed yet is answered with the original's ack once it is.
                 if let index = try inFlight?.retried(key, use) {
                     inFlight!.duplicates.append((requester.connection, index))
-                    if let source { inFlight!.sources.append(source) }
+                    inFlight!.replay.took(source())
                     context.metrics.intent(.duplicate, table: name)
                     return
                 }
                 if let index = try pending.retried(key, use) {
                     pending.duplicates.append((requester.connection, index))
-                    if let source { pending.sources.append(source) }
+                    pending.replay.took(source())
                     context.metrics.intent(.duplicate, table: name)
                     return
                 }
@@ -267,7 +300,7 @@ actor TableActor {
             return refuse(requester, ref: ref, ProtocolError(error))
         }
         let ack = ServerMessage.ack(.init(ref: ref, table: name, resolution: resolution))
-        if let source { pending.sources.append(source) }
+        pending.replay.took(source())
         if resolution.isNoop {
             context.metrics.intent(.noop, table: name)
             pending.deferred.append((requester.connection, ref, ack))
@@ -280,7 +313,7 @@ actor TableActor {
             return refuse(requester, ref: ref, Self.reused(ref, of: requester.client, by: prior))
         }
         let editedRowsDeleted = presence.anyRowEdited ? deletedRows(resolution.batch).filter(presence.isEdited) : []
-        if context.isShared && pending.engineBefore == nil { pending.engineBefore = engine }
+        pending.replay.willChange(engine)
         do {
             try engine.commit(resolution)
         } catch {
@@ -354,7 +387,7 @@ actor TableActor {
     private func submitPending() {
         guard inFlight == nil, !pending.isEmpty else { return }
         let group = pending
-        pending = PendingGroup()
+        pending = newGroup
         guard !group.records.isEmpty else { return publish(group) }
         inFlight = group
         let last = UInt64(group.records.last!.version)
@@ -386,7 +419,7 @@ actor TableActor {
             publish(group)
             submitPending()
         case .failure(let error as StoreError)
-        where [.conflict, .duplicateRef].contains(error.kind) && group.engineBefore != nil:
+        where [.conflict, .duplicateRef].contains(error.kind) && group.replay.canRebase:
             // Refs are looked up again only when one of them was the conflict: a lookup per intent is costly,
             // and a ref stored elsewhere that a version conflict hid fails the next attempt as `.duplicateRef`.
             await rebase(group, checkingRefs: error.kind == .duplicateRef)
@@ -401,7 +434,7 @@ actor TableActor {
             }
             refuseAll(group, refusal)
             refuseAll(pending, refusal)
-            pending = PendingGroup()
+            pending = newGroup
             await reload()
         }
     }
@@ -411,24 +444,26 @@ actor TableActor {
     /// pending ones resolved on top of it, again: a stale intent is rebased as any other. They go out with the
     /// next group and are acknowledged once it is stored.
     private func rebase(_ group: PendingGroup, checkingRefs: Bool) async {
-        let replay = group.sources + pending.sources
+        let replay = group.replay.followed(by: pending.replay)
         // Claimed when resolved; each is claimed again as it is resolved anew.
         for entry in group.entries + pending.entries {
             if let ref = entry.ref, let claim = entry.claim { context.refs.release(entry.requester.refOwner, ref, use: claim) }
         }
-        engine = group.engineBefore!
+        engine = replay.engineBefore!
         sharedSnapshot = nil
-        pending = PendingGroup()
+        pending = newGroup
         context.metrics.rebases.increment()
+        // The store reserved the table for the rebased group: with nothing to commit, other nodes need not wait.
+        defer { if pending.records.isEmpty { context.committer.release(name) } }
         guard await follow() else {
             let refusal = ProtocolError(.unavailable, "the change could not be stored, nothing was applied")
-            for source in replay {
+            for source in replay.sources {
                 context.metrics.intent(.unavailable, table: name)
                 refuse(source.requester, ref: source.ref, refusal)
             }
             return
         }
-        for source in replay {
+        for source in replay.sources {
             await handleIntent(
                 source.requester, ref: source.ref, base: source.base, source.intent, checkStore: checkingRefs)
         }
@@ -436,31 +471,31 @@ actor TableActor {
 
     /// Applies what other nodes committed after the engine's version, read from the store's log, and fans it out
     /// in version order. A log that no longer reaches back (pruned) reloads the table and sends subscribers a
-    /// snapshot. False when the store could not be read; the table then reloads.
+    /// snapshot. False when the store could not be read; the table then reloads. Nothing to do on a store of its
+    /// own.
     @discardableResult
     private func follow() async -> Bool {
-        let name = name
-        let version = engine.table.version
-        let log: [LogEntry]
-        do {
-            log = try await context.committer.perform { try $0.logEntries(name, after: Int64(version)) }
-        } catch {
+        guard let follower else { return true }
+        let followed: FollowedBatches
+        switch await follower.read(after: engine.table.version) {
+        case .followed(let batches):
+            followed = batches
+        case .gap:
+            await reload()
+            return broken == nil
+        case .failed(let error):
             context.logger.error("could not read other nodes' commits", metadata: ["table": "\(name)", "error": "\(error)"])
             await reload()
             return false
         }
-        guard let followed = FollowedBatches(log, after: version, table: name) else {
+        do {
+            try followed.apply(to: &engine)
+        } catch {
+            context.logger.error("another node's batch does not apply", metadata: ["table": "\(name)", "error": "\(error)"])
             await reload()
             return broken == nil
         }
         for entry in followed.entries {
-            do {
-                try engine.apply(entry.batch)
-            } catch {
-                context.logger.error("another node's batch does not apply", metadata: ["table": "\(name)", "error": "\(error)"])
-                await reload()
-                return broken == nil
-            }
             history.append(entry.update)
             if !subscribers.isEmpty {
                 context.transport.send(entry.update, to: subscribers.ids)
@@ -522,7 +557,7 @@ actor TableActor {
             storedVersion.store(engine.table.version, ordering: .relaxed)
             broken = nil
             // With a shared store the reload may bring others' commits that subscribers never got: resend it all.
-            if context.isShared && engine.table.version != previous && !subscribers.isEmpty {
+            if follower != nil && engine.table.version != previous && !subscribers.isEmpty {
                 let table = engine.table
                 let snapshot = ServerMessage.snapshot(
                     table: name, version: table.version, epoch: epochText, rules: table.rules, sections: table.sections)
@@ -641,22 +676,7 @@ actor TableActor {
     /// subscribers hear of a change with the next delta.
     private func followPresence() async {
         guard let cluster = context.clusterPresence else { return }
-        let others = await cluster.others(on: name)
-        guard others != otherNodesPresence else { return }
-        let before = Dictionary(otherNodesPresence.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
-        let keys = Set(others.map(\.key))
-        for entry in otherNodesPresence where !keys.contains(entry.key) { presence.leave(.remote(entry.key)) }
-        for entry in others {
-            let member = PresenceMember.remote(entry.key)
-            presence.join(member, key: entry.key, client: entry.client, name: entry.name)
-            presence.setEditing(member, entry.editing)
-            if let row = entry.row {
-                presence.beginEditingRow(member, row: row)
-            } else if let row = before[entry.key]?.row {
-                presence.endEditingRow(member, row: row)
-            }
-        }
-        otherNodesPresence = others
+        otherNodesPresence.show(await cluster.others(on: name), on: &presence, as: PresenceMember.remote)
     }
 
     /// Answers a catch-up whose snapshot or updates were sent: `subscribed` (and the subscription) or `refreshed`.
@@ -751,16 +771,17 @@ actor TableActor {
             }
             return
         }
+        if let cluster = context.clusterPresence {
+            let local = ClusterPresence.Share(
+                clients: presence.listed { if case .local = $0 { true } else { false } }, viewers: presence.ownViewerCount)
+            if local != sharedPresence {
+                sharedPresence = local
+                cluster.publish(table: name, local)
+            }
+        }
         guard let delta = presence.takeDelta(table: name) else { return }
         lastPresenceBroadcast = now
         context.send(.presence(delta), to: subscribers.ids)
-        if let cluster = context.clusterPresence {
-            let local = presence.listed { if case .local = $0 { true } else { false } }
-            if local != sharedPresence {
-                sharedPresence = local
-                cluster.publish(table: name, clients: local)
-            }
-        }
     }
 
     private func broadcastScheduledPresence() {
@@ -775,7 +796,7 @@ actor TableActor {
     private func catchUp(_ connection: WebSocketConnectionID, since: UInt64?, epoch: String?) async -> Bool {
         // With a shared store, what another node acknowledged a moment ago may not have been followed yet: read it
         // first, so a client that saw an ack from one node finds the change on every other.
-        if context.isShared { await follow() }
+        await follow()
         let current = engine.table.version
         let limit = context.catchUpLimit
         if let since, epoch == epochText, since <= current {
@@ -848,7 +869,7 @@ actor TableActor {
         context.metrics.subscribers.decrement(by: Double(subscribers.count))
         subscribers.removeAll()
         presence = PresenceBoard()
-        otherNodesPresence = []
+        otherNodesPresence = OtherNodesPresence()
         publishStatus()
     }
 }

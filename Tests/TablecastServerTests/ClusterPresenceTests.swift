@@ -1,0 +1,42 @@
+import TablecastProtocol
+import XCTest
+
+@testable import TablecastServer
+
+/// What one node shares of its presence on a table, as the other nodes read it back.
+final class ClusterPresenceTests: XCTestCase {
+    func testASharedPresenceKeepsItsClientsWithNodePrefixedKeysAndItsViewers() {
+        let share = ClusterPresence.Share(
+            clients: [PresenceEntry(key: "c1", client: "ana", name: "Ana", editing: true, row: "r2")], viewers: 4)
+        let read = ClusterPresence.decode(ClusterPresence.encode(share, node: "0123456789").jsonText)
+        XCTAssertEqual(read.viewers, 4)
+        XCTAssertEqual(read.clients, [PresenceEntry(key: "01234567-c1", client: "ana", name: "Ana", editing: true, row: "r2")])
+    }
+
+    func testABareListFromAnOlderNodeCountsNoViewers() {
+        let read = ClusterPresence.decode(#"[{"key":"n-c1","client":"bo","name":"Bo","editing":false}]"#)
+        XCTAssertEqual(read, ClusterPresence.Share(clients: [PresenceEntry(key: "n-c1", client: "bo", name: "Bo", editing: false, row: nil)]))
+        XCTAssertEqual(ClusterPresence.decode("not json"), ClusterPresence.Share())
+    }
+
+    func testTheOtherNodesPresenceIsShownOnTheBoardAndFollowedAsItChanges() {
+        var board = PresenceBoard<String>()
+        board.join("local", key: "c1", client: "ana", name: "Ana")
+        _ = board.takeDelta(table: "t")
+        var others = OtherNodesPresence()
+        let bo = PresenceEntry(key: "n2-c4", client: "bo", name: "Bo", editing: true, row: "r7")
+        others.show(ClusterPresence.Share(clients: [bo], viewers: 2), on: &board, as: { "remote \($0)" })
+        XCTAssertEqual(board.takeDelta(table: "t"), PresenceDelta(table: "t", joined: [bo], viewers: 2))
+        // Bo stops editing the row: the board ends it; the same share again changes nothing.
+        var done = bo
+        done.row = nil
+        others.show(ClusterPresence.Share(clients: [done], viewers: 2), on: &board, as: { "remote \($0)" })
+        XCTAssertEqual(board.takeDelta(table: "t"), PresenceDelta(table: "t", changed: [done], viewers: 2))
+        others.show(ClusterPresence.Share(clients: [done], viewers: 2), on: &board, as: { "remote \($0)" })
+        XCTAssertNil(board.takeDelta(table: "t"))
+        // The other node empties: Bo leaves and its viewers no longer count.
+        others.show(ClusterPresence.Share(), on: &board, as: { "remote \($0)" })
+        XCTAssertEqual(board.takeDelta(table: "t"), PresenceDelta(table: "t", left: ["n2-c4"], viewers: 0))
+        XCTAssertEqual(board.publishedClients.map(\.key), ["c1"])
+    }
+}
