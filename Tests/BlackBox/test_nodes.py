@@ -174,6 +174,27 @@ def test_tables_created_changed_and_dropped_on_one_node_are_seen_on_the_other(po
         nodes.stop()
 
 
+def test_set_rules_on_a_node_behind_on_the_table_acks_its_version_and_keeps_the_other_nodes_rules(postgres):
+    nodes = Nodes(postgres, 2)
+    table = f"t-{uuid.uuid4().hex[:8]}"
+    try:
+        a, b = nodes.nodes[0].client(), nodes.nodes[1].client()
+        a.ok({"type": "createTable", "table": table, "sections": [section("x")]})
+        for n in range(5):
+            a.ok({"type": "insert", "table": table, "at": [0, 0], "value": n})
+        for attempt in range(10):
+            # Nobody subscribes on b, so b has not followed a's commits; each node patches a field of its own.
+            a.ok({"type": "setRules", "table": table, "rules": {"maxRowsPerSection": 100 + attempt}})
+            acked = b.ok({"type": "setRules", "table": table, "rules": {"moves": "withinSection" if attempt % 2 else "none"}})
+            assert acked["version"] == 5, acked
+        for client in (a, b):
+            snapshot = next(m for m in client.subscribe(table)[0] if m["type"] == "snapshot")
+            rules = snapshot["rules"]
+            assert (rules["maxRowsPerSection"], rules["moves"]) == (109, "withinSection"), rules
+    finally:
+        nodes.stop()
+
+
 def ana_and_bo(nodes):
     """Ana creates a table on the first node and subscribes, Bo subscribes on the second: (table, ana, her presence
     view, bo, his)."""

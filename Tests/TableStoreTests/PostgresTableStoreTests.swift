@@ -1,4 +1,6 @@
 import Dispatch
+import Foundation
+import Synchronization
 import TablecastTesting
 import XCTest
 
@@ -133,7 +135,8 @@ final class PostgresTableStoreTests: XCTestCase {
 
     func testASecondStoreThatFellBehindGetsAConflictAndNothingOfItsGroup() throws {
         let (first, url) = try freshStore()
-        let second = try PostgresTableStore(url: url)
+        // Used by one thread at a time: the dispatched block, then this one once it is done.
+        nonisolated(unsafe) let second = try PostgresTableStore(url: url)
         try first.createTable("a", epoch: 1, rules: "{}", snapshot: "{}", created: 1)
         try first.commit(records("a", 1...2))
         // The second node also thinks version 1 comes next, and its group also touches table b: all or nothing.
@@ -176,7 +179,8 @@ final class PostgresTableStoreTests: XCTestCase {
 
     func testARefStoredByAnotherNodeIsAConflict() throws {
         let (first, url) = try freshStore()
-        let second = try PostgresTableStore(url: url)
+        // Used by one thread at a time: the dispatched block, then this one once it is done.
+        nonisolated(unsafe) let second = try PostgresTableStore(url: url)
         try first.createTable("a", epoch: 1, rules: "{}", snapshot: "{}", created: 1)
         try first.createTable("b", epoch: 1, rules: "{}", snapshot: "{}", created: 1)
         try first.commit([record("a", 1, ref: "same")])
@@ -194,16 +198,41 @@ final class PostgresTableStoreTests: XCTestCase {
         XCTAssertEqual(try store.logEntries("a", after: 0).map(\.version), [4, 5])
     }
 
+    func testARulesChangeOnAnotherConnectionWaitsAndReadsTheOneBeforeIt() throws {
+        let (first, url) = try freshStore()
+        // Used by one thread at a time: the dispatched block, then this one once it is done.
+        nonisolated(unsafe) let second = try PostgresTableStore(url: url)
+        try first.createTable("a", epoch: 1, rules: "{\"x\":0}", snapshot: "{}", created: 1)
+        let secondSaw = Mutex<String?>(nil)
+        let secondDone = DispatchSemaphore(value: 0)
+        _ = try first.updateRules(of: "a") { stored in
+            // While this change holds the row, the other connection's change starts and must wait for it.
+            DispatchQueue.global().async {
+                _ = try? second.updateRules(of: "a") { stored in
+                    secondSaw.withLock { $0 = stored }
+                    return stored.replacingOccurrences(of: "}", with: ",\"y\":2}")
+                }
+                secondDone.signal()
+            }
+            Thread.sleep(forTimeInterval: 0.3)
+            XCTAssertNil(secondSaw.withLock { $0 }, "the second change did not wait for the first")
+            return stored.replacingOccurrences(of: "0", with: "1")
+        }
+        XCTAssertEqual(secondDone.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(secondSaw.withLock { $0 }, "{\"x\":1}")
+        XCTAssertEqual(try first.table("a")?.rules, "{\"x\":1,\"y\":2}")
+    }
+
     func testTablesAndRules() throws {
         let (store, _) = try freshStore()
         try store.createTable("a", epoch: 1, rules: "{}", snapshot: "{}", created: 1)
         assertThrows(.tableExists) { try store.createTable("a", epoch: 2, rules: "{}", snapshot: "{}", created: 1) }
-        try store.setRules("{\"x\":1}", of: "a")
+        XCTAssertEqual(try store.updateRules(of: "a") { _ in "{\"x\":1}" }, "{\"x\":1}")
         XCTAssertEqual(try store.table("a")?.rules, "{\"x\":1}")
         try store.commit([record("a", 1)])
         try store.dropTable("a")
         assertThrows(.noSuchTable) { try store.dropTable("a") }
-        assertThrows(.noSuchTable) { try store.setRules("{}", of: "a") }
+        assertThrows(.noSuchTable) { try store.updateRules(of: "a") { _ in "{}" } }
         assertThrows(.noSuchTable) { try store.commit([record("a", 1)]) }
         // Re-created, the table starts over at version 0 with no log of its earlier life.
         try store.createTable("a", epoch: 3, rules: "{}", snapshot: "{}", created: 1)

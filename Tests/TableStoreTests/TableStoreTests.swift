@@ -250,13 +250,16 @@ final class TableStoreTests: XCTestCase {
     func testRulesChangeAloneOrWithAVersion() throws {
         let store = try TableStore.open(in: makeTemporaryDirectory(for: self))
         try store.createTestTable("t")
-        try store.setRules("{\"a\":1}", of: "t")
+        var seen: String?
+        let stored = try store.updateRules(of: "t") { seen = $0; return "{\"a\":1}" }
+        XCTAssertEqual(seen, "{}")
+        XCTAssertEqual(stored, "{\"a\":1}")
         XCTAssertEqual(try store.table("t")?.rules, "{\"a\":1}")
         var withRules = record("t", 1)
         withRules.rules = "{\"b\":2}"
         try store.commit([withRules, record("t", 2)])
         XCTAssertEqual(try store.load("t").info.rules, "{\"b\":2}")
-        assertThrows(.noSuchTable) { try store.setRules("{}", of: "ghost") }
+        assertThrows(.noSuchTable) { try store.updateRules(of: "ghost") { _ in "{}" } }
     }
 
     func testWALAndTheChosenSynchronousLevelAreInEffect() throws {

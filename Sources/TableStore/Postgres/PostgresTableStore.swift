@@ -353,11 +353,15 @@ public final class PostgresTableStore: TableStorage {
         }
     }
 
-    public func setRules(_ rules: String, of name: String) throws {
+    public func updateRules(of name: String, _ change: (String) throws -> String) throws -> String {
         try transaction("setting the rules of table \(name) in \(location)") { connection in
-            guard try connection.execute("UPDATE tablecast.tables SET rules = $2 WHERE name = $1", [name, rules]).changes > 0
-            else { throw StoreError(.noSuchTable, "no table \(name) in \(location)") }
+            // FOR UPDATE: another node's change of these rules waits for this one, and then reads its result.
+            let found = try connection.execute("SELECT rules FROM tablecast.tables WHERE name = $1 FOR UPDATE", [name])
+            guard found.count == 1 else { throw StoreError(.noSuchTable, "no table \(name) in \(location)") }
+            let rules = try change(found.text(0, 0))
+            try connection.execute("UPDATE tablecast.tables SET rules = $2 WHERE name = $1", [name, rules])
             try notify(.rulesChanged(table: name), connection)
+            return rules
         }
     }
 

@@ -23,8 +23,10 @@ public protocol TableStorage: AnyObject {
     func createTable(_ name: String, epoch: Int64, rules: String, snapshot: String, created: Int64) throws
     /// Drops table `name` with its log and snapshots (refs stay); `.noSuchTable` when it does not exist.
     func dropTable(_ name: String) throws
-    /// Replaces the rules of table `name` outside any version.
-    func setRules(_ rules: String, of name: String) throws
+    /// Replaces the rules of table `name` (outside any version) with `change` of the stored ones, read and written
+    /// in one transaction, so that a change another node made meanwhile is not lost; returns the rules stored.
+    /// `.noSuchTable` when it does not exist.
+    func updateRules(of name: String, _ change: (String) throws -> String) throws -> String
     /// Every table, ordered by name.
     func listTables() throws -> [TableInfo]
     /// Table `name`'s metadata, or nil when it does not exist.

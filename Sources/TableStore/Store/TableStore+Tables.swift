@@ -27,10 +27,13 @@ extension TableStore {
     }
 
     /// Replaces the rules of table `name` outside any version (use `CommitRecord.rules` to change them with one).
-    public func setRules(_ rules: String, of name: String) throws {
+    public func updateRules(of name: String, _ change: (String) throws -> String) throws -> String {
         try transaction("setting the rules of table \(name) in \(path)") {
+            guard let stored = try connection.firstRow("SELECT rules FROM tables WHERE name = ?1", [.text(name)], { $0.text(at: 0) })
+            else { throw StoreError(.noSuchTable, "no table \(name) in \(path)") }
+            let rules = try change(stored)
             try connection.run("UPDATE tables SET rules = ?2 WHERE name = ?1", [.text(name), .text(rules)])
-            guard connection.changes > 0 else { throw StoreError(.noSuchTable, "no table \(name) in \(path)") }
+            return rules
         }
     }
 

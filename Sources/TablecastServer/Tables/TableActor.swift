@@ -831,11 +831,19 @@ actor TableActor {
     }
 
     private func setRules(_ requester: Requester, ref: String?, _ patch: RulesPatch) async {
-        let rules = patch.applied(to: engine.table.rules)
+        // With a shared store this node may be behind on the table (nobody here subscribes) or on its rules (another
+        // node's change not followed yet): the ack names a version followed here, and the patch applies to the
+        // stored rules, in the store's transaction.
+        await follow()
         let name = name
-        let text = rules.json.jsonText
+        let rules: TableRules
         do {
-            try await context.committer.perform { try $0.setRules(text, of: name) }
+            let text = try await context.committer.perform { store in
+                try store.updateRules(of: name) { stored in
+                    patch.applied(to: try TableRules(json: JSONValue(parsing: stored))).json.jsonText
+                }
+            }
+            rules = try TableRules(json: JSONValue(parsing: text))
         } catch {
             return refuse(requester, ref: ref, ProtocolError(.unavailable, "the rules could not be stored: \(error)"))
         }
