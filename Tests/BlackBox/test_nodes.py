@@ -247,6 +247,12 @@ def test_viewers_are_counted_on_every_node(postgres):
             viewer.subscribe(table)
         until(ana, ana_view, lambda v: v.viewers == 3 and v.names() == ["Ana", "Bo"])
         until(bo, bo_view, lambda v: v.viewers == 3 and v.names() == ["Ana", "Bo"])
+        # listTables counts the subscribers of every node, on every node.
+        for node in nodes.nodes:
+            lister = node.client()
+            listed = lister.ok({"type": "listTables"}, expect="tables")["tables"]
+            assert [t["subscribers"] for t in listed if t["table"] == table] == [5], listed
+            lister.close()
         # A late subscriber on the first node gets the count in its catch-up.
         late = nodes.nodes[0].client(name="Cy")
         deadline = time.time() + 5

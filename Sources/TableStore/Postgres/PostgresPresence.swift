@@ -61,6 +61,18 @@ public final class PostgresPresence {
         }
     }
 
+    /// The presence JSON of every other live node, with the table it is on.
+    public func othersOnEveryTable(excluding node: String) throws -> [(table: String, clients: String)] {
+        try perform("reading presence on every table") { connection in
+            let found = try connection.execute(
+                """
+                SELECT p.table_name, p.clients FROM tablecast.presence p JOIN tablecast.nodes n ON n.node = p.node
+                WHERE p.node <> $1
+                """, [node])
+            return found.map { (found.text($0, 0), found.text($0, 1)) }
+        }
+    }
+
     /// Removes `node` and all its presence (a node shutting down), announcing the tables it was on.
     public func leave(node: String) throws {
         try perform("removing this node's presence") { connection in

@@ -72,6 +72,22 @@ final class ClusterPresence: Sendable {
         }
     }
 
+    /// How many subscribe to each table on the other nodes (listed clients and viewers), as they last shared it;
+    /// empty when the store cannot be read.
+    func subscribersElsewhere() async -> [String: Int] {
+        await withCheckedContinuation { continuation in
+            queue.async { [self] in
+                let rows = (try? store.withLock { try $0.othersOnEveryTable(excluding: node) }) ?? []
+                var counts: [String: Int] = [:]
+                for (table, text) in rows {
+                    let share = Self.decode(text)
+                    counts[table, default: 0] += share.clients.count + share.viewers
+                }
+                continuation.resume(returning: counts)
+            }
+        }
+    }
+
     /// Stops the heartbeat and removes this node's presence everywhere.
     func stop() {
         timer.withLock { $0.cancel() }

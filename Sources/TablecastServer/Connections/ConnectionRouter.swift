@@ -172,7 +172,19 @@ final class ConnectionRouter {
         if case .listTables = message.body {
             guard authorizedAtAll(session, ref: message.ref) else { return }
             let visible = directory.summaries { settings.policy.role(token: session.token, table: $0) != nil }
-            return reply(id, .tables(ref: message.ref, visible))
+            guard let cluster = context.clusterPresence else { return reply(id, .tables(ref: message.ref, visible)) }
+            // Subscribers on the other nodes, from the presence they share through the store.
+            let (context, ref) = (context, message.ref)
+            return detach(id) {
+                let elsewhere = await cluster.subscribersElsewhere()
+                let everywhere = visible.map { summary in
+                    var summary = summary
+                    summary.subscribers += elsewhere[summary.table] ?? 0
+                    return summary
+                }
+                context.send(.tables(ref: ref, everywhere), to: id)
+                return .done
+            }
         }
         guard let table = message.table else { return }
         do {
