@@ -177,6 +177,46 @@ final class PostgresTableStoreTests: XCTestCase {
         XCTAssertEqual(try second.table("a")?.version, 5)
     }
 
+    func testAReservationOfANodeThatStoppedIsEndedAfterTwiceItsTimeout() throws {
+        let (first, url) = try freshStore()
+        // Every session also has the server's bounds on a silent peer and on idling in a transaction.
+        let session = try PostgresConnection(url: url)
+        XCTAssertEqual(try session.execute("SHOW idle_in_transaction_session_timeout").text(0, 0), "10s")
+        XCTAssertEqual(try session.execute("SHOW tcp_keepalives_idle").text(0, 0), "5")
+        let second = try PostgresTableStore(url: url)
+        try first.createTable("a", epoch: 1, rules: "{}", snapshot: "{}", created: 1)
+        try first.commit([record("a", 1)])
+        // The second node loses, reserves the table, and then does nothing more (paused, say): it neither commits
+        // nor releases, and its session stays open.
+        assertThrows(.conflict) { try second.commit([record("a", 1)]) }
+        let start = ContinuousClock.now
+        var committed = false
+        while !committed && start.duration(to: .now) < .seconds(40) {
+            do {
+                try first.commit([record("a", 2)])
+                committed = true
+            } catch let error as StoreError where error.kind == .conflict {
+                // Each attempt waited up to the reservation timeout for the lock.
+            }
+        }
+        XCTAssertTrue(committed, "the stuck reservation was never ended")
+        let waited = start.duration(to: .now)
+        XCTAssertGreaterThanOrEqual(waited, PostgresTableStore.reservationTimeout * 2)
+        XCTAssertLessThan(waited, PostgresTableStore.reservationTimeout * 4)
+        // The stopped node comes back to a closed session, reconnects, follows and commits as any other.
+        var resumed = false
+        while !resumed && start.duration(to: .now) < .seconds(50) {
+            do {
+                try second.commit([record("a", 3)])
+                resumed = true
+            } catch let error as StoreError where error.kind == .unreachable {
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        XCTAssertTrue(resumed)
+        XCTAssertEqual(try first.table("a")?.version, 3)
+    }
+
     func testARefStoredByAnotherNodeIsAConflict() throws {
         let (first, url) = try freshStore()
         // Used by one thread at a time: the dispatched block, then this one once it is done.
@@ -267,7 +307,11 @@ final class PostgresTableStoreTests: XCTestCase {
         let url = PostgresConnection.withTimeouts("postgresql://u@h/db?connect_timeout=9")
         XCTAssertTrue(url.hasPrefix("postgresql://u@h/db?connect_timeout=9&keepalives_idle=5&"), url)
         XCTAssertFalse(url.contains("connect_timeout=3"), url)
-        XCTAssertTrue(PostgresConnection.withTimeouts("host=h dbname=d").hasPrefix("host=h dbname=d connect_timeout=3 "))
+        XCTAssertTrue(url.contains("&options=-c%20idle_in_transaction_session_timeout%3D10000%20"), url)
+        let keywords = PostgresConnection.withTimeouts("host=h dbname=d")
+        XCTAssertTrue(keywords.hasPrefix("host=h dbname=d connect_timeout=3 "), keywords)
+        XCTAssertTrue(keywords.contains(" options='-c idle_in_transaction_session_timeout=10000 "), keywords)
+        XCTAssertFalse(PostgresConnection.withTimeouts("postgresql://u@h/db?options=-c%20x%3D1").contains("idle_in"))
     }
 
     func testRedactsThePassword() {

@@ -83,9 +83,19 @@ final class PostgresConnection {
     /// Bounds on a server that stops answering, so that a commit or a reconnect fails within seconds (and intents
     /// get `unavailable`) instead of waiting for TCP's own timeouts: a connection attempt gives up after 3 s, and
     /// an established connection that stops answering is dropped after about 10 s.
+    ///
+    /// The same bounds the other way (`options`, the server's settings for the session): a node that stopped
+    /// answering, or froze inside a transaction, must not hold the row and advisory locks the other nodes' commits
+    /// need. The server drops its session once its peer is silent for about 10 s, or after 10 s idle in a
+    /// transaction.
     static let timeouts: [(String, String)] = [
         ("connect_timeout", "3"), ("keepalives_idle", "5"), ("keepalives_interval", "2"), ("keepalives_count", "2"),
         ("tcp_user_timeout", "10000"),
+        (
+            "options",
+            "-c idle_in_transaction_session_timeout=10000 -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 "
+                + "-c tcp_keepalives_count=2 -c tcp_user_timeout=10000"
+        ),
     ]
 
     /// `url` with each of ``timeouts`` the URL does not set.
@@ -94,9 +104,10 @@ final class PostgresConnection {
         var result = url
         for (key, value) in timeouts where !url.contains(key + "=") {
             if isURL {
-                result += (result.contains("?") ? "&" : "?") + "\(key)=\(value)"
+                let encoded = value.map { $0 == " " ? "%20" : $0 == "=" ? "%3D" : String($0) }.joined()
+                result += (result.contains("?") ? "&" : "?") + "\(key)=\(encoded)"
             } else {
-                result += " \(key)=\(value)"
+                result += value.contains(" ") ? " \(key)='\(value)'" : " \(key)=\(value)"
             }
         }
         return result

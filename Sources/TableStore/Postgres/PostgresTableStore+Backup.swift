@@ -1,6 +1,12 @@
 import Foundation
 
 extension PostgresTableStore {
+    /// One moment's view of the database, read only. A big table's rows may take a while to write between two
+    /// reads: the session's bound on idling in a transaction (see ``PostgresConnection/timeouts``) is lifted, as
+    /// a read-only transaction holds no lock a commit needs.
+    static let backupBegin =
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL idle_in_transaction_session_timeout = 0"
+
     /// Copies the whole store into a new SQLite file at `destination` that `tablecast serve --db FILE` opens as
     /// is: a backup, and a way to move off PostgreSQL. Everything is read in one REPEATABLE READ transaction, so
     /// the copy is the database as of one moment while the nodes keep committing. The file is written beside
@@ -19,7 +25,7 @@ extension PostgresTableStore {
             defer { copy.close() }
             try copy.execute("PRAGMA journal_mode = DELETE")
             try copy.execute("BEGIN")
-            try transaction("copying \(location) to \(partial)", begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+            try transaction("copying \(location) to \(partial)", begin: Self.backupBegin) {
                 connection in try Self.copy(connection, into: copy)
             }
             try copy.execute("COMMIT")

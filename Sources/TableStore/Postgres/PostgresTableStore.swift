@@ -151,7 +151,24 @@ public final class PostgresTableStore: TableStorage {
             reservations[name] = .now
         } catch {
             // Timed out, or the connection was lost: the next commit reports it.
+            endStuckReservation(of: name)
         }
+    }
+
+    /// Ends the session that holds table `name`'s lock if it has sat idle for twice ``reservationTimeout``: a
+    /// live node ends its reservations by then (with a commit or when they expire), so that node is stuck (paused,
+    /// or cut off without its socket closing) and would otherwise stall every node's commits of the table. Its
+    /// node finds the connection gone and reconnects; nothing it had acknowledged is lost, since a session idle
+    /// outside a transaction has nothing uncommitted.
+    private func endStuckReservation(of name: String) {
+        let seconds = 2 * Self.reservationTimeout.components.seconds
+        _ = try? connection.execute(
+            """
+            SELECT pg_terminate_backend(a.pid) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+            WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                AND l.classid = ($1::int)::oid AND l.objid = ($2::int)::oid
+                AND a.state = 'idle' AND a.state_change < clock_timestamp() - make_interval(secs => $3)
+            """, [String(PostgresSchema.tableLocks), String(PostgresSchema.tableLockKey(name)), String(seconds)])
     }
 
     /// Ends this connection's reservation of table `name`, if it holds one: the group it was taken for commits

@@ -125,7 +125,9 @@ final class Committer: Sendable {
         /// The checkpoint failure last logged, so that a lasting one is logged once, and its end too.
         var loggedCheckpointFailure: String?
         while true {
-            // Idle for a second: reservations whose rebased group never came must not hold other nodes up.
+            // Reservations whose rebased group never came must not hold other nodes up, whether this committer
+            // is idle or busy with other tables.
+            store.releaseExpiredReservations()
             while wakeup.wait(timeout: .now() + 1) == .timedOut { store.releaseExpiredReservations() }
             let (jobs, stopping) = state.withLock { state in
                 defer { state.jobs.removeAll(keepingCapacity: true) }
