@@ -6,6 +6,7 @@ server's source. Every message sent and received is validated against its JSON S
 import json
 import os
 import pathlib
+import random
 import signal
 import socket
 import subprocess
@@ -57,6 +58,21 @@ def tablecast_binary():
 
 
 def free_port():
+    """A port free now, below the kernel's ephemeral range: a port the kernel hands out for bind(0) may be given
+    to an outgoing connection before the server binds it."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            ephemeral = int(f.read().split()[0])
+    except OSError:
+        ephemeral = 32768
+    for _ in range(100):
+        port = random.randrange(10000, ephemeral)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
