@@ -164,7 +164,7 @@ struct ServeCommand: AsyncParsableCommand {
             staticFilesDirectory: staticDir ?? Self.defaultStaticDirectory(), maxMessageBytes: maxMessageBytes,
             maxBatchEntries: maxBatchEntries, intentsPerSecond: intentsPerSecond, maxConnections: maxConnections,
             maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents, tls: tls,
-            metricsPage: PrometheusBackend.bootstrap(), perTableMetrics: perTableMetrics, endpointAccess: endpointAccess,
+            metricsPage: PrometheusBackend.bootstrap(descriptions: TableServer.metricDescriptions), perTableMetrics: perTableMetrics, endpointAccess: endpointAccess,
             handshakeTimeout: .seconds(max(1, handshakeTimeout)),
             maxHandshakesPerAddress: maxHandshakesPerAddress > 0 ? maxHandshakesPerAddress : nil)
         configuration.historyRetention = historyRetention

@@ -51,6 +51,13 @@ def test_every_series_is_documented_and_per_table_counters_need_the_flag():
     finally:
         per_table.stop()
     assert served == documented, served ^ documented
+    # Each series says what it is, on a HELP line right before its TYPE line.
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("# TYPE "):
+            name = line.split()[2]
+            assert re.fullmatch(rf"# HELP {name} \S.+", lines[i - 1]), (lines[i - 1], line)
+    assert len(re.findall(r"^# HELP ", text, re.M)) == len(documented)
     assert f'{PER_TABLE}{{table="metered",outcome="committed"}} 1' in text
     assert f'{PER_TABLE}{{table="metered",outcome="rejected"}} 1' in text
 

@@ -48,3 +48,22 @@ final class TransportMetrics: Sendable {
         (closedByReason[code.rawValue] ?? closedOther).increment()
     }
 }
+
+extension WebSocketServer {
+    /// What each series this layer records means, one line each, for a backend that writes it beside the series
+    /// (Prometheus' `# HELP`).
+    public static let metricDescriptions: [String: String] = [
+        "websocket_connections_open": "WebSocket connections open now.",
+        "websocket_connections_accepted_total": "WebSocket connections accepted.",
+        "websocket_connections_rejected_total": "Upgrades refused with 503 (at the connection limit, or shutting down).",
+        "websocket_handshakes_refused_total":
+            "TCP connections closed on accept: their address had its limit of handshakes in flight.",
+        "websocket_connections_closed_total": "Connections closed, by reason.",
+        "websocket_messages_received_total": "Complete WebSocket messages received.",
+        "websocket_received_bytes_total": "WebSocket payload bytes received.",
+        "websocket_messages_sent_total": "WebSocket messages written to connections.",
+        "websocket_sent_bytes_total": "WebSocket payload bytes written to connections.",
+        "websocket_queue_overflows_total":
+            "Connections closed because their outbound queue passed its bound (slow readers).",
+    ]
+}
