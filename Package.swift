@@ -73,13 +73,13 @@ let package = Package(
         ),
         .testTarget(
             name: "WebSocketTransportTests",
-            dependencies: ["WebSocketTransport", .product(name: "Prometheus", package: "swift-prometheus")],
+            dependencies: ["WebSocketTransport", "TablecastTesting", .product(name: "Prometheus", package: "swift-prometheus")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "WebSocketBench",
             dependencies: [
-                "WebSocketTransport",
+                "WebSocketTransport", "TablecastTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],

@@ -33,7 +33,7 @@ public final class PostgresCluster: @unchecked Sendable {
         binaries = try Self.findBinaries()
         directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("tablecast-pg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        port = try Self.freePort()
+        port = try FreePort.find()
         if getuid() == 0 {
             try Self.run("/bin/chown", ["postgres:postgres", directory.path])
         }
@@ -137,24 +137,5 @@ public final class PostgresCluster: @unchecked Sendable {
             throw Failure(description: "no PostgreSQL under \(root) (install Debian's postgresql package: .ci/install)")
         }
         return URL(fileURLWithPath: "\(root)/\(newest)/bin")
-    }
-
-    /// A loopback TCP port nobody listens on right now.
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket() failed: errno \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw Failure(description: "could not bind a loopback port: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

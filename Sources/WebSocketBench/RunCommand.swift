@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TablecastTesting
 
 /// Runs the fan-out benchmark against our mirror server and libwebsockets' C mirror server, one after the
 /// other, each as a child process on a free loopback port, with the same client.
@@ -30,7 +31,7 @@ struct RunCommand: AsyncParsableCommand {
         var best: [String: Double] = [:]
         for round in 1...rounds {
             for server in servers() {
-                let port = try ServerProcess.freePort()
+                let port = try FreePort.find()
                 let process = try ServerProcess(
                     name: server.name, executable: server.executable, arguments: server.arguments(port), port: port)
                 defer { process.stop() }

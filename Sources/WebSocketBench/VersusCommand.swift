@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TablecastTesting
 
 /// Tablecast itself (`tablecast serve`, synchronous=FULL, one table) against libwebsockets' C mirror server, side
 /// by side in one run, at several numbers of subscribers of one table.
@@ -54,7 +55,7 @@ struct VersusCommand: AsyncParsableCommand {
     }
 
     private func runMirror(subscribers: Int) async throws -> Figures {
-        let port = try ServerProcess.freePort()
+        let port = try FreePort.find()
         let process = try ServerProcess(
             name: "lws C mirror server", executable: lwsServer, arguments: ["--port=\(port)", "-d", "1"], port: port)
         defer { process.stop() }
@@ -69,7 +70,7 @@ struct VersusCommand: AsyncParsableCommand {
     }
 
     private func runTablecast(_ tablecast: String, subscribers: Int, windowUntil: String) throws -> Figures {
-        let port = try ServerProcess.freePort()
+        let port = try FreePort.find()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("versus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

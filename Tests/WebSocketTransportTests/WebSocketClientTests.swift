@@ -1,3 +1,4 @@
+import TablecastTesting
 import WebSocketTransport
 import XCTest
 
