@@ -28,6 +28,9 @@ final class ClusterPresence: Sendable {
     private let queue = DispatchQueue(label: "tablecast-presence")
     /// Used on `queue` only.
     private let store: Mutex<PostgresPresence>
+    /// Whether the last call to the store was answered. While it was not, reads answer "nobody elsewhere" at once
+    /// instead of queueing behind calls that may each wait out a connection timeout.
+    private let reachable = Atomic(true)
     /// Local presence per table not written yet; nil means nobody.
     private let outgoing = Mutex<[String: Share?]>([:])
     /// Beats on `queue`; in a `Mutex` only because timers are not `Sendable`.
@@ -42,7 +45,7 @@ final class ClusterPresence: Sendable {
             timer.schedule(deadline: .now(), repeating: Self.heartbeatInterval)
             timer.setEventHandler { [self] in
                 do {
-                    try store.withLock { try $0.heartbeat(node: node, timeout: Self.deadAfter) }
+                    try noting { try store.withLock { try $0.heartbeat(node: node, timeout: Self.deadAfter) } }
                 } catch {
                     logger.warning("presence heartbeat failed", metadata: ["error": "\(error)"])
                 }
@@ -62,9 +65,10 @@ final class ClusterPresence: Sendable {
 
     /// The other nodes' presence on `table`: their listed clients in a stable order, and their viewers summed.
     func others(on table: String) async -> Share {
-        await withCheckedContinuation { continuation in
+        guard reachable.load(ordering: .relaxed) else { return Share() }
+        return await withCheckedContinuation { continuation in
             queue.async { [self] in
-                let texts = (try? store.withLock { try $0.others(on: table, excluding: node) }) ?? []
+                let texts = (try? noting { try store.withLock { try $0.others(on: table, excluding: node) } }) ?? []
                 let shares = texts.map(Self.decode)
                 continuation.resume(
                     returning: Share(clients: shares.flatMap(\.clients), viewers: shares.reduce(0) { $0 + $1.viewers }))
@@ -75,9 +79,10 @@ final class ClusterPresence: Sendable {
     /// How many subscribe to each table on the other nodes (listed clients and viewers), as they last shared it;
     /// empty when the store cannot be read.
     func subscribersElsewhere() async -> [String: Int] {
-        await withCheckedContinuation { continuation in
+        guard reachable.load(ordering: .relaxed) else { return [:] }
+        return await withCheckedContinuation { continuation in
             queue.async { [self] in
-                let rows = (try? store.withLock { try $0.othersOnEveryTable(excluding: node) }) ?? []
+                let rows = (try? noting { try store.withLock { try $0.othersOnEveryTable(excluding: node) } }) ?? []
                 var counts: [String: Int] = [:]
                 for (table, text) in rows {
                     let share = Self.decode(text)
@@ -93,7 +98,19 @@ final class ClusterPresence: Sendable {
         timer.withLock { $0.cancel() }
         queue.sync {
             flush()
-            try? store.withLock { try $0.leave(node: node) }
+            try? noting { try store.withLock { try $0.leave(node: node) } }
+        }
+    }
+
+    /// Runs `attempt` (a call to the store, on `queue`), noting whether it was answered.
+    private func noting<T>(_ attempt: () throws -> T) throws -> T {
+        do {
+            let result = try attempt()
+            reachable.store(true, ordering: .relaxed)
+            return result
+        } catch {
+            reachable.store(false, ordering: .relaxed)
+            throw error
         }
     }
 
@@ -104,8 +121,10 @@ final class ClusterPresence: Sendable {
         }
         for (table, share) in batch {
             do {
-                try store.withLock {
-                    try $0.publish(node: node, table: table, clients: share.map { Self.encode($0, node: node).jsonText })
+                try noting {
+                    try store.withLock {
+                        try $0.publish(node: node, table: table, clients: share.map { Self.encode($0, node: node).jsonText })
+                    }
                 }
             } catch {
                 logger.warning("could not share presence", metadata: ["table": "\(table)", "error": "\(error)"])

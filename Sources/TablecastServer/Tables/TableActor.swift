@@ -566,11 +566,13 @@ actor TableActor {
                 sharedSnapshot = (table.version, table.rules, message)
                 context.transport.send(message, to: subscribers.ids)
             }
+            publishStatus()
         } catch {
             broken = "table \(name) could not be reloaded after a storage failure: \(error)"
             context.logger.critical("\(broken!)")
+            // The engine still holds the changes that were never stored: list the last version that was.
+            publishStatus(version: storedVersion.load(ordering: .relaxed))
         }
-        publishStatus()
     }
 
     /// A table left broken by a storage failure tries to reload before refusing work: once the store answers
