@@ -105,7 +105,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TablecastServerTests",
-            dependencies: ["TablecastServer", "TableStore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TablecastServer", "TableStore", "TablecastTesting", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings),
 
         // Layer 4: the Swift client library: replicas, intents as async calls, reconnect and resume.

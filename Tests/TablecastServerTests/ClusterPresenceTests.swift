@@ -1,4 +1,7 @@
+import Logging
+import TableStore
 import TablecastProtocol
+import TablecastTesting
 import XCTest
 
 @testable import TablecastServer
@@ -38,5 +41,42 @@ final class ClusterPresenceTests: XCTestCase {
         others.show(ClusterPresence.Share(), on: &board, as: { "remote \($0)" })
         XCTAssertEqual(board.takeDelta(table: "t"), PresenceDelta(table: "t", left: ["n2-c4"], viewers: 0))
         XCTAssertEqual(board.publishedClients.map(\.key), ["c1"])
+    }
+
+    func testTheOtherNodesCountsAreReadOncePerLifetimeHoweverManyAsk() async throws {
+        let url = try PostgresCluster.shared().createDatabase(prefix: "presence")
+        _ = try PostgresTableStore(url: url)  // creates the schema
+        let here = ClusterPresence(url: url, logger: Logger(label: "here"), countsLifetime: .seconds(2))
+        let there = ClusterPresence(url: url, logger: Logger(label: "there"))
+        defer {
+            here.stop()
+            there.stop()
+        }
+        let stored = PostgresPresence(url: url)
+        func storedViewers() throws -> Int? {
+            try stored.others(on: "t", excluding: here.node).map { ClusterPresence.decode($0).viewers }.first
+        }
+        there.publish(table: "t", ClusterPresence.Share(viewers: 1))
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try storedViewers() != 1 {
+            XCTAssertLessThan(ContinuousClock.now, deadline)
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let first = await here.subscribersElsewhere()
+        XCTAssertEqual(first, ["t": 1])
+        there.publish(table: "t", ClusterPresence.Share(viewers: 3))
+        while try storedViewers() != 3 {
+            XCTAssertLessThan(ContinuousClock.now, deadline)
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        // Within the lifetime of the first read, every asker gets it; after, the store is read again.
+        let answers = await withTaskGroup(of: [String: Int].self) { group in
+            for _ in 0..<50 { group.addTask { await here.subscribersElsewhere() } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        XCTAssertEqual(Set(answers), [["t": 1]])
+        try await Task.sleep(for: .seconds(2))
+        let later = await here.subscribersElsewhere()
+        XCTAssertEqual(later, ["t": 3])
     }
 }

@@ -31,13 +31,20 @@ final class ClusterPresence: Sendable {
     /// Whether the last call to the store was answered. While it was not, reads answer "nobody elsewhere" at once
     /// instead of queueing behind calls that may each wait out a connection timeout.
     private let reachable = Atomic(true)
+    /// The last read of ``subscribersElsewhere()``; used on `queue` only.
+    private let countsRead = Mutex<(at: ContinuousClock.Instant, counts: [String: Int])?>(nil)
+    /// How long one read of the other nodes' counts answers for.
+    private let countsLifetime: Duration
     /// Local presence per table not written yet; nil means nobody.
     private let outgoing = Mutex<[String: Share?]>([:])
     /// Beats on `queue`; in a `Mutex` only because timers are not `Sendable`.
     private let timer: Mutex<any DispatchSourceTimer>
     private let logger: Logger
 
-    init(url: String, logger: Logger) {
+    /// - Parameter countsLifetime: How long one read of the other nodes' subscriber counts answers every
+    ///   ``subscribersElsewhere()``; by default as long as the nodes take to share a change (coalesced 100 ms).
+    init(url: String, logger: Logger, countsLifetime: Duration = .milliseconds(100)) {
+        self.countsLifetime = countsLifetime
         store = Mutex(PostgresPresence(url: url))
         self.logger = logger
         timer = Mutex(DispatchSource.makeTimerSource(queue: queue))
@@ -77,17 +84,22 @@ final class ClusterPresence: Sendable {
     }
 
     /// How many subscribe to each table on the other nodes (listed clients and viewers), as they last shared it;
-    /// empty when the store cannot be read.
+    /// empty when the store cannot be read. Read at most once per `countsLifetime` however many ask (each
+    /// `listTables` does), so that asking cannot crowd out the heartbeat on `queue`.
     func subscribersElsewhere() async -> [String: Int] {
         guard reachable.load(ordering: .relaxed) else { return [:] }
         return await withCheckedContinuation { continuation in
             queue.async { [self] in
+                if let (at, counts) = countsRead.withLock({ $0 }), at.duration(to: .now) < countsLifetime {
+                    return continuation.resume(returning: counts)
+                }
                 let rows = (try? noting { try store.withLock { try $0.othersOnEveryTable(excluding: node) } }) ?? []
                 var counts: [String: Int] = [:]
                 for (table, text) in rows {
                     let share = Self.decode(text)
                     counts[table, default: 0] += share.clients.count + share.viewers
                 }
+                countsRead.withLock { $0 = (.now, counts) }
                 continuation.resume(returning: counts)
             }
         }
