@@ -83,6 +83,19 @@ final class OptimisticVectorTests: XCTestCase {
         try gap.settle()
         vectors.append(gap)
 
+        let shelves = Table(contents: ["A", "B", "C", "D", "E"].map { SectionContent(header: $0) })
+        func shelf(_ table: Table, _ index: Int) -> SectionRef { SectionRef(index, id: table.sections[index].id) }
+        var sectionGap = Recorder("same-section-gap-in-flight", "a section inserted in flight into a gap others fill meanwhile (an insert, a move in) and leave (a move out): what they put there stays before it", shelves)
+        try sectionGap.submit(.insertSection(at: 1, section: SectionContent(header: "mine")))
+        try sectionGap.other(.insertSection(at: 1, section: SectionContent(header: "o1")))
+        try sectionGap.other(.moveSection(from: shelf(sectionGap.server.table, 4), to: 1))  // D
+        try sectionGap.other(.moveSection(from: shelf(sectionGap.server.table, 3), to: 5))  // B
+        try sectionGap.deliver()
+        try sectionGap.deliver()
+        try sectionGap.deliver()
+        try sectionGap.settle()
+        vectors.append(sectionGap)
+
         var limited = letters
         limited.rules.maxRowsPerSection = 6
         var refused = Recorder("refused", "an insert refused by the limit springs back; the queued edit of its row is refused too", limited)

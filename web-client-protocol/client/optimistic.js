@@ -4,12 +4,12 @@
 //
 // What this port does not do, compared with the Swift engine (TableModel's OptimisticTable):
 // - the in-flight intent is predicted by re-materializing its id-anchored form against the confirmed table, with
-//   the engine's gap rule for row placements (what others put into the gap since its base stays before it, rows
-//   others moved out do not count: see materialize's `since`), not by a port of the engine's index arithmetic;
-//   they agree on every vector. Not ported: that rule for section placements (a section inserted or moved while
-//   others insert sections into the same gap may land on the other side of theirs until the update arrives);
-// - the table's rules are not checked (canEdit/canMove flags, `moves`, `reserveLastRow` retargeting, limits):
-//   what the server refuses or retargets springs back or moves at the ack;
+//   the engine's gap rule for row and section placements (what others put into the gap since its base stays
+//   before it, what others moved out does not count: see gapPosition and sinceBase), not by a port of the
+//   engine's index arithmetic; they agree on every vector;
+// - of the table's rules only the limits maxSections and maxRowsPerSection are checked (not the canEdit/canMove
+//   flags, `moves` or `reserveLastRow` retargeting): what the server refuses or retargets springs back or moves
+//   at the ack;
 // - a section reload that replaces rows (`editSection` with `rows`) is not predicted: submit() throws
 //   `unsupported`, and the caller sends it as a plain request and waits for the ack.
 import { Replica, ReplicaError } from './tablecast.js';
@@ -336,7 +336,7 @@ function materialize(anchored, table, strict, since = null) {
   const sections = table.sections.map((s) => s.id).filter((id) => !removedSections.has(id));
   const sectionPlacements = [...anchored.insertSections, ...anchored.moveSections].map((e) => [e.id, e.placement])
     .sort((x, y) => compareOrder(x[1].order, y[1].order));
-  for (const [id, placement] of sectionPlacements) sections.splice(position(placement.predecessors, sections), 0, id);
+  for (const [id, placement] of sectionPlacements) sections.splice(gapPosition(id, placement, sections, since?.sections), 0, id);
   const finalSection = new Map(sections.map((id, i) => [id, i]));
   const rowPlacements = [...anchored.insertRows, ...anchored.moveRows].map((e) => [e.id, e.placement]);
   const finalRow = new Map();
@@ -352,13 +352,7 @@ function materialize(anchored, table, strict, since = null) {
     const inserted = anchored.insertSections.find((e) => e.id === target);
     const rows = inserted ? [...inserted.rowIDs] : table.sections[sectionIndex.get(target)].rows.map((r) => r.id).filter((id) => !removedRows.has(id));
     for (const [id, placement] of [...placements].sort((x, y) => compareOrder(x[1].order, y[1].order))) {
-      let at = position(placement.predecessors, rows);
-      const successors = since?.successors.get(id);
-      if (successors) {
-        const next = successors.filter((s) => !since.moved.has(s)).map((s) => rows.indexOf(s)).find((index) => index >= at);
-        at = next ?? rows.length;
-      }
-      rows.splice(at, 0, id);
+      rows.splice(gapPosition(id, placement, rows, since?.rows), 0, id);
     }
     rows.forEach((id, i) => finalRow.set(id, [finalSection.get(target), i]));
   }
@@ -375,18 +369,42 @@ function materialize(anchored, table, strict, since = null) {
   return intentOf(lists);
 }
 
-/** What the in-flight intent's placements had after their gaps at base (the confirmed table it was sent at). */
+/**
+ * Where `id` goes in `list` (ids): after its predecessors; with `gap` (the in-flight intent's, see sinceBase),
+ * before the first of the items that followed its gap at base that is still after that point and was not moved
+ * since (else last), so that what others put into the gap meanwhile stays before it.
+ */
+function gapPosition(id, placement, list, gap) {
+  const at = position(placement.predecessors, list);
+  const successors = gap?.successors.get(id);
+  if (!successors) return at;
+  const next = successors.filter((s) => !gap.moved.has(s)).map((s) => list.indexOf(s)).find((index) => index >= at);
+  return next ?? list.length;
+}
+
+/**
+ * What the in-flight intent's placements had after their gaps at base (the confirmed table it was sent at), for
+ * rows and for sections; `moved` collects what others move while it is in flight (see receive).
+ */
 function sinceBase(anchored, base, after) {
-  const known = new Set(base.sections.flatMap((s) => s.rows.map((r) => r.id)));
-  const placed = new Set([...anchored.insertRows, ...anchored.moveRows].map((e) => e.id));
-  const successors = new Map();
+  const successorsIn = (ids, placedEntries) => {
+    const known = new Set(ids(base));
+    const placed = new Set(placedEntries.map((e) => e.id));
+    return (list, id) => list.slice(list.indexOf(id) + 1).filter((other) => known.has(other) && !placed.has(other));
+  };
+  const rows = new Map();
+  const rowAfter = successorsIn((t) => t.sections.flatMap((s) => s.rows.map((r) => r.id)), [...anchored.insertRows, ...anchored.moveRows]);
   for (const { id } of [...anchored.insertRows, ...anchored.moveRows]) {
     const section = after.sections.find((s) => s.rows.some((r) => r.id === id));
-    if (!section) continue;
-    const index = section.rows.findIndex((r) => r.id === id);
-    successors.set(id, section.rows.slice(index + 1).map((r) => r.id).filter((r) => known.has(r) && !placed.has(r)));
+    if (section) rows.set(id, rowAfter(section.rows.map((r) => r.id), id));
   }
-  return { successors, moved: new Set() };
+  const sections = new Map();
+  const sectionIDs = (t) => t.sections.map((s) => s.id);
+  const sectionAfter = successorsIn(sectionIDs, [...anchored.insertSections, ...anchored.moveSections]);
+  for (const { id } of [...anchored.insertSections, ...anchored.moveSections]) {
+    if (sectionIDs(after).includes(id)) sections.set(id, sectionAfter(sectionIDs(after), id));
+  }
+  return { rows: { successors: rows, moved: new Set() }, sections: { successors: sections, moved: new Set() } };
 }
 
 /** A wire intent without provisional ids in its refs (the server knows only real ones). */
@@ -491,7 +509,11 @@ export class OptimisticTable {
     if (this._inFlight && !own && !this._inFlight.landed) {
       for (const move of batch.moveRows ?? []) {
         const row = this.confirmed.sections[move.from[0]]?.rows[move.from[1]];
-        if (row) this._inFlight.since?.moved.add(row.id);
+        if (row) this._inFlight.since?.rows.moved.add(row.id);
+      }
+      for (const move of batch.moveSections ?? []) {
+        const section = this.confirmed.sections[move.from];
+        if (section) this._inFlight.since?.sections.moved.add(section.id);
       }
     }
     if (own && this._inFlight && !this._inFlight.landed) {
