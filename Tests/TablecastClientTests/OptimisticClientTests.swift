@@ -38,8 +38,8 @@ final class OptimisticClientTests: XCTestCase {
     }
 
     /// A server with table `t` holding `letters`, and two clients subscribed to it.
-    private func twoClientsOnLetters() async throws -> (TestServer, TablecastClient, TablecastClient) {
-        let server = try await TestServer()
+    private func twoClientsOnLetters(commitDelay: Duration = .zero) async throws -> (TestServer, TablecastClient, TablecastClient) {
+        let server = try await TestServer(commitDelay: commitDelay)
         let one = try TablecastClient(configuration: .init(url: server.url))
         let two = try TablecastClient(configuration: .init(url: server.url))
         one.connect()
@@ -77,6 +77,36 @@ final class OptimisticClientTests: XCTestCase {
         }
         XCTAssertEqual(values(one.predicted("t")), ["a", "b", "d", "e"])
         XCTAssertEqual(one.pendingIntentCount("t"), 0)
+        XCTAssertFalse(one.canUndo("t"))
+        for client in [one, two] { await client.close() }
+        await server.tearDown()
+    }
+
+    /// An intent the client could predict but the server refuses (another client's delete of its row was still
+    /// being committed, so this client had not seen it): the refusal comes over the wire, the prediction springs
+    /// back, and once the delete arrives this client shows what everyone does.
+    func testAnIntentTheServerRefusesSpringsBackAndTheClientConverges() async throws {
+        let (server, one, two) = try await twoClientsOnLetters(commitDelay: .milliseconds(500))
+        let row = ref(one.predicted("t"), 2)
+        let deleting = Task { try await two.delete("t", at: row.path, id: row.id) }
+        // The delete reaches the server in a moment, and its commit is held back for 0.5 s: this client has not
+        // heard of it when it edits the row.
+        try await Task.sleep(for: .milliseconds(150))
+        XCTAssertEqual(one.replica(of: "t")?.version, 0)
+        let edit = try one.submit(.edit(row, value: "C"), on: "t")
+        XCTAssertEqual(values(one.predicted("t")), ["a", "b", "C", "d", "e"], "shown before any answer")
+        do {
+            _ = try await edit.answer()
+            XCTFail("the server accepted an edit of a row it had deleted")
+        } catch let error as ProtocolError {
+            // The server's own error (a refusal by this client's engine would be a TableError).
+            XCTAssertEqual(error.code, .conflict)
+        }
+        XCTAssertEqual(one.pendingIntentCount("t"), 0)
+        XCTAssertEqual(one.predicted("t")?.sections, one.replica(of: "t")?.table.sections, "nothing of the edit is shown")
+        _ = try await deleting.value
+        try await eventually { one.replica(of: "t")?.version == 1 }
+        XCTAssertEqual(values(one.predicted("t")), ["a", "b", "d", "e"])
         XCTAssertFalse(one.canUndo("t"))
         for client in [one, two] { await client.close() }
         await server.tearDown()

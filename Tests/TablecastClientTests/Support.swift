@@ -17,14 +17,17 @@ final class TestServer: @unchecked Sendable {
     private(set) var port: Int
     /// The server's outbound queue bound per connection.
     let maxQueuedBytes: Int
+    /// How long the server holds each commit back (`serve --debug-commit-delay-ms`), so that intents overlap.
+    let commitDelay: Duration
 
     var url: String { "ws://127.0.0.1:\(port)/" }
     /// A SQLite file in `directory`, or the PostgreSQL URL given at init.
     let databasePath: String
 
     /// - Parameter database: a `postgresql://` URL to share with other test servers; default: a SQLite file.
-    init(maxQueuedBytes: Int = 8 << 20, database: String? = nil) async throws {
+    init(maxQueuedBytes: Int = 8 << 20, database: String? = nil, commitDelay: Duration = .zero) async throws {
         self.maxQueuedBytes = maxQueuedBytes
+        self.commitDelay = commitDelay
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tablecast-client-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         databasePath = database ?? directory.appendingPathComponent("t.db").path
@@ -37,12 +40,12 @@ final class TestServer: @unchecked Sendable {
         var logger = Logger(label: "test-server")
         logger.logLevel = .warning
         let registry = PrometheusCollectorRegistry()
-        let server = try await TableServer.start(
-            .init(
-                port: port, databasePath: databasePath, synchronous: .normal, intentsPerSecond: 100_000,
-                maxQueuedBytes: maxQueuedBytes, metricsFactory: PrometheusMetricsFactory(registry: registry),
-                metricsPage: { registry.emitToBuffer() }),
-            logger: logger)
+        var configuration = TableServer.Configuration(
+            port: port, databasePath: databasePath, synchronous: .normal, intentsPerSecond: 100_000,
+            maxQueuedBytes: maxQueuedBytes, metricsFactory: PrometheusMetricsFactory(registry: registry),
+            metricsPage: { registry.emitToBuffer() })
+        configuration.debugCommitDelay = commitDelay
+        let server = try await TableServer.start(configuration, logger: logger)
         port = server.port
         self.server = server
     }
