@@ -54,6 +54,10 @@ let package = Package(
         // The seeded random generator that randomized tests and benchmarks share.
         .target(name: "TablecastTesting", swiftSettings: swiftSettings),
 
+        // Layer 3: the one memory budget the server's big consumers (histories, snapshots, queues) draw from.
+        .target(name: "MemoryBudget", swiftSettings: swiftSettings),
+        .testTarget(name: "MemoryBudgetTests", dependencies: ["MemoryBudget"], swiftSettings: swiftSettings),
+
         // Layer 3: the store of tables, log, snapshots and refs.
         .target(name: "TableStore", dependencies: ["CSQLite", "CLibPQ"], swiftSettings: swiftSettings),
         .testTarget(
@@ -64,7 +68,7 @@ let package = Package(
         .target(
             name: "WebSocketTransport",
             dependencies: [
-                "CLibWebSockets",
+                "CLibWebSockets", "MemoryBudget",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -96,7 +100,7 @@ let package = Package(
         .target(
             name: "TablecastServer",
             dependencies: [
-                "TableModel", "TablecastProtocol", "TableStore", "WebSocketTransport", "CLibCrypto",
+                "TableModel", "TablecastProtocol", "TableStore", "WebSocketTransport", "CLibCrypto", "MemoryBudget",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),

@@ -1,4 +1,5 @@
 import CLibWebSockets
+import MemoryBudget
 
 /// An outbound WebSocket message, encoded once and shared by every connection it is sent to.
 ///
@@ -18,6 +19,9 @@ public final class WebSocketMessage: @unchecked Sendable {
     let storage: UnsafeMutableRawPointer
 
     static let headroom = Int(CLibWebSockets_LWS_PRE())
+
+    /// The account the buffer is counted in while it lives, however many queues hold it (see ``charge(to:)``).
+    private var charge: MemoryCharge?
 
     /// Creates a message whose payload is written once by `initializer` into a buffer of exactly `count` bytes.
     /// This is the zero-copy path for encoders that know the size up front.
@@ -56,6 +60,13 @@ public final class WebSocketMessage: @unchecked Sendable {
     }
 
     deinit { storage.deallocate() }
+
+    /// Counts the message's buffer in `account` until the message is freed: once, however many connections it is
+    /// queued to. Call it once, before the message is shared.
+    public func charge(to account: MemoryBudget.Account) {
+        precondition(charge == nil, "a message is charged to one account once")
+        charge = MemoryCharge(Self.headroom + count, to: account)
+    }
 
     /// The payload, without headroom.
     var payload: UnsafeMutableRawPointer { storage + Self.headroom }
