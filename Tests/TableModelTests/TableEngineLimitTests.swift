@@ -63,11 +63,18 @@ final class TableEngineLimitTests: XCTestCase {
     func testReplayIgnoresLimitsLoweredAfterTheBatches() throws {
         var engine = TableEngine(table: makeTable([["a"]]))
         let snapshot = engine.table
-        try commit(&engine, .insertSection(at: 1, section: SectionContent(rows: [RowContent(value: "b"), RowContent(value: "c")])))
-        try commit(&engine, .insert(at: path(0, 1), row: RowContent(value: "0123456789")))
+        var batches: [Batch] = []
+        for intent in [
+            Intent.insertSection(at: 1, section: SectionContent(rows: [RowContent(value: "b"), RowContent(value: "c")])),
+            .insert(at: path(0, 1), row: RowContent(value: "0123456789")),
+        ] {
+            let resolution = try engine.resolve(intent)
+            try engine.commit(resolution)
+            batches.append(resolution.batch)
+        }
         var lowered = snapshot
         lowered.rules = TableRules(maxSections: 1, maxRowsPerSection: 1, maxValueBytes: 5)
-        let replayed = try TableEngine(snapshot: lowered, replaying: engine.batches(since: snapshot.version))
+        let replayed = try TableEngine(snapshot: lowered, replaying: batches)
         XCTAssertEqual(values(replayed.table), [["a", "0123456789"], ["b", "c"]])
         XCTAssertEqual(replayed.table.version, 2)
     }

@@ -10,6 +10,7 @@ final class TableEngineRulesPropertyTests: XCTestCase {
             for _ in 0..<60 {
                 var engine = TableEngine(table: RandomTables.table(using: &generator))
                 let snapshot = engine.table
+                var committed: [Batch] = []
                 let rules = TableRules(
                     maxSections: Int.random(in: 1...3, using: &generator), maxRowsPerSection: Int.random(in: 1...3, using: &generator),
                     maxValueBytes: Int.random(in: 1...8, using: &generator))
@@ -23,6 +24,7 @@ final class TableEngineRulesPropertyTests: XCTestCase {
                     guard let resolution = try? engine.resolve(intent, base: base) else { continue }
                     let before = engine.table
                     try engine.commit(resolution)
+                    committed.append(resolution.batch)
                     let after = engine.table
                     XCTAssert(after.sections.count <= max(rules.maxSections, before.sections.count), "\(intent)")
                     for section in after.sections where section.rows.count > rules.maxRowsPerSection {
@@ -32,7 +34,7 @@ final class TableEngineRulesPropertyTests: XCTestCase {
                 }
                 var lowered = snapshot
                 lowered.rules = rules
-                let replayed = try TableEngine(snapshot: lowered, replaying: engine.batches(since: snapshot.version))
+                let replayed = try TableEngine(snapshot: lowered, replaying: committed)
                 XCTAssertEqual(replayed.table, engine.table)
             }
         }

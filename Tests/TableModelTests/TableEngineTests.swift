@@ -155,28 +155,29 @@ final class TableEngineTests: XCTestCase {
         assertError(
             try engine.resolve(.delete(RowRef(path(0, 1))), base: 4), .stale,
             "delete: version 4 is newer than the table's version 3")
-        XCTAssertEqual(try engine.batches(since: 1).count, 2)
-        assertError(try engine.batches(since: 0), .stale, "version 0 is older than the kept history, which starts at version 1")
         XCTAssertNoThrow(try engine.resolve(.delete(RowRef(path(0, 1))), base: 1))
     }
 
     func testAHistoryOverManyChunksKeepsTheLastBatchesAndACopyKeepsItsOwn() throws {
         // 300 kept of 1,000 committed: the kept history spans chunks and its oldest chunks were dropped.
-        var engine = TableEngine(table: makeTable([["a"]]), historyLimit: 300)
-        var edits: [Batch] = []
-        for n in 0..<1_000 { edits.append(try commit(&engine, .edit(RowRef(path(0, 0)), value: .number(Double(n)))).batch) }
+        var engine = TableEngine(table: makeTable([["a", "b"]]), historyLimit: 300)
+        for n in 0..<1_000 { try commit(&engine, .edit(RowRef(path(0, 0)), value: .number(Double(n)))) }
         XCTAssertEqual(engine.oldestBase, 700)
-        XCTAssertEqual(try engine.batches(since: 700), Array(edits[700...]))
-        XCTAssertEqual(try engine.batches(since: 999), [edits[999]])
-        XCTAssertEqual(try engine.batches(since: 1_000), [])
-        assertError(try engine.batches(since: 699), .stale, "version 699 is older than the kept history, which starts at version 700")
-        // A copy (as the server keeps before a group) and the original go on separately.
+        XCTAssertEqual(try engine.resolve(.delete(RowRef(path(0, 1), id: "r3")), base: 700).batch.deleteRows, [path(0, 1)])
+        assertError(
+            try engine.resolve(.delete(RowRef(path(0, 1))), base: 699), .stale,
+            "delete: version 699 is older than the kept history, which starts at version 700")
+        // A copy (as the server keeps before a group) and the original go on separately: a stale edit of row [0,1]
+        // is rebased through each one's own last batch.
         var copy = engine
-        let mine = try commit(&engine, .insert(at: path(0, 0), row: RowContent(value: "mine"))).batch
-        let theirs = try commit(&copy, .delete(RowRef(path(0, 0)))).batch
-        XCTAssertEqual(try engine.batches(since: 998), [edits[998], edits[999], mine])
-        XCTAssertEqual(try copy.batches(since: 998), [edits[998], edits[999], theirs])
+        try commit(&engine, .insert(at: path(0, 0), row: RowContent(value: "mine")))
+        try commit(&copy, .delete(RowRef(path(0, 1))))
+        XCTAssertEqual(try engine.resolve(.edit(RowRef(path(0, 1)), value: "x"), base: 1_000).batch.reloadRows.map(\.at), [path(0, 2)])
+        assertError(
+            try copy.resolve(.edit(RowRef(path(0, 1)), value: "x"), base: 1_000), .conflict,
+            "edit: row [0,1] of version 1000 has been deleted since")
         XCTAssertEqual(engine.oldestBase, 701)
+        XCTAssertEqual(copy.oldestBase, 701)
         // A stale intent is rebased through the kept history: the row is still at [0,0] after 300 edits.
         XCTAssertEqual(try copy.resolve(.insert(at: path(0, 1), row: RowContent(value: "x")), base: 701).version, 1_002)
         let unkept = TableEngine(table: makeTable([["a"]]), historyLimit: 0)
@@ -184,17 +185,46 @@ final class TableEngineTests: XCTestCase {
         var none = unkept
         for n in 0..<600 { try commit(&none, .edit(RowRef(path(0, 0)), value: .number(Double(n)))) }
         XCTAssertEqual(none.oldestBase, 600)
-        XCTAssertEqual(try none.batches(since: 600), [])
+        XCTAssertEqual(none.historyBytes, 0)
+    }
+
+    func testTheHistoryKeepsLayoutsNotValuesAndIsBoundedByBytes() throws {
+        // Reloading a 65 KB value 100 times: the history holds the reloads' layouts, a few hundred bytes each.
+        func big(_ n: Int) -> JSONValue { .string(String(repeating: "x", count: 65_000) + "\(n)") }
+        var engine = TableEngine(table: makeTable([["a", "b"]]))
+        for n in 0..<100 { try commit(&engine, .edit(RowRef(path(0, 0)), value: big(n))) }
+        XCTAssertEqual(engine.oldestBase, 0)
+        XCTAssertLessThan(engine.historyBytes, 100 * 1_024)
+        XCTAssertGreaterThan(engine.historyBytes, 100 * 64)
+        // A byte limit keeps the newest entries that fit; each is about the same size here.
+        let perEntry = engine.historyBytes / 100
+        var bounded = TableEngine(table: makeTable([["a", "b"]]), historyByteLimit: perEntry * 10)
+        for n in 0..<100 { try commit(&bounded, .edit(RowRef(path(0, 0)), value: big(n))) }
+        XCTAssertLessThanOrEqual(bounded.historyBytes, perEntry * 10)
+        XCTAssertEqual(bounded.oldestBase, 100 - UInt64(bounded.historyBytes / perEntry))
+        XCTAssertGreaterThanOrEqual(bounded.oldestBase, 90)
+        // Trimming (memory is short) drops the oldest first and leaves the newest usable.
+        engine.trimHistory(toBytes: perEntry * 3)
+        XCTAssertEqual(engine.oldestBase, 97)
+        XCTAssertNoThrow(try engine.resolve(.delete(RowRef(path(0, 1))), base: 97))
+        assertError(
+            try engine.resolve(.delete(RowRef(path(0, 1))), base: 96), .stale,
+            "delete: version 96 is older than the kept history, which starts at version 97")
+        engine.trimHistory(toBytes: 0)
+        XCTAssertEqual(engine.historyBytes, 0)
+        XCTAssertEqual(engine.oldestBase, 100)
     }
 
     func testSnapshotPlusReplayedBatchesRebuildsTheEngine() throws {
         var engine = TableEngine(table: makeTable([["a", "b", "c"]]))
         try commit(&engine, .delete(RowRef(path(0, 0))))
         let snapshot = engine.table
-        try commit(&engine, .insert(at: path(0, 2), row: RowContent(value: "d")))
-        try commit(&engine, .moveSection(from: SectionRef(0), to: 0))
-        try commit(&engine, .insertSection(at: 1, section: SectionContent(rows: [RowContent(value: "e")])))
-        let replayed = try TableEngine(snapshot: snapshot, replaying: engine.batches(since: snapshot.version))
+        let batches = [
+            try commit(&engine, .insert(at: path(0, 2), row: RowContent(value: "d"))).batch,
+            try commit(&engine, .moveSection(from: SectionRef(0), to: 0)).batch,
+            try commit(&engine, .insertSection(at: 1, section: SectionContent(rows: [RowContent(value: "e")]))).batch,
+        ]
+        let replayed = try TableEngine(snapshot: snapshot, replaying: batches)
         XCTAssertEqual(replayed.table, engine.table)
         XCTAssertEqual(replayed.oldestBase, snapshot.version)
         XCTAssertEqual(

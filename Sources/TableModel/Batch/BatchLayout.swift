@@ -49,6 +49,15 @@ struct BatchLayout: Sendable {
             : nil
     }
 
+    /// About how many bytes the layout holds on the heap: its arrays and dictionaries, element by element, plus each
+    /// allocation's header. An estimate for memory accounting, not an exact figure.
+    var heapBytes: Int {
+        let arrays = 32 * 6 + 8 * (sections.removed.count + sections.placed.count + sectionDestinations.count * 2)
+        let dictionaries = 64 * 2 + 32 * (sectionInserts.count + sectionSources.count)
+        let rows = 32 * 3 + 16 * (removedRows.count + placedRows.count) + 24 * rowDestinations.count
+        return arrays + dictionaries + rows
+    }
+
     /// Where a row or section reference ends up after the batch.
     enum Fate: Equatable {
         case at(RowPath)

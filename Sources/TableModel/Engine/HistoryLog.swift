@@ -1,4 +1,4 @@
-/// The batches an engine keeps for rebasing and catch-up, in chunks of ``chunkSize`` entries: a copy of the engine
+/// What an engine keeps of its last batches for rebasing, in chunks of ``chunkSize`` entries: a copy of the engine
 /// (the server keeps the engine from before each group it may have to resolve again) shares them, and its next
 /// commit copies the chunk list and the last chunk only, not thousands of entries.
 struct HistoryLog: Sendable {
@@ -10,9 +10,11 @@ struct HistoryLog: Sendable {
     private var dropped = 0
     /// The number of entries kept.
     private(set) var count = 0
+    /// The estimated heap bytes of the entries kept (see ``TableEngine/HistoryEntry/bytes``).
+    private(set) var bytes = 0
 
-    /// Appends `entry`, dropping the oldest beyond `limit` entries.
-    mutating func append(_ entry: TableEngine.HistoryEntry, keeping limit: Int) {
+    /// Appends `entry`, then drops the oldest entries beyond `limit` entries or `byteLimit` bytes.
+    mutating func append(_ entry: TableEngine.HistoryEntry, keeping limit: Int, byteLimit: Int) {
         if let last = chunks.indices.last, chunks[last].count < Self.chunkSize {
             chunks[last].append(entry)
         } else {
@@ -22,10 +24,20 @@ struct HistoryLog: Sendable {
             chunks.append(chunk)
         }
         count += 1
-        guard count > limit else { return }
+        bytes += entry.bytes
+        while count > limit || (bytes > byteLimit && count > 0) { dropOldest() }
+    }
+
+    /// Drops the oldest entries until at most `byteLimit` bytes are kept.
+    mutating func trim(toBytes byteLimit: Int) {
+        while bytes > byteLimit && count > 0 { dropOldest() }
+    }
+
+    private mutating func dropOldest() {
+        bytes -= chunks[0][dropped].bytes
         count -= 1
         dropped += 1
-        if dropped == Self.chunkSize {
+        if dropped == Self.chunkSize || count == 0 {
             chunks.removeFirst()
             dropped = 0
         }

@@ -8,39 +8,65 @@
 /// try engine.commit(resolution)
 /// ```
 ///
-/// A replica or a restarted server rebuilds it with ``init(snapshot:replaying:historyLimit:)``, and subscribers
-/// catch up with ``batches(since:)``.
+/// A replica or a restarted server rebuilds it with ``init(snapshot:replaying:historyLimit:historyByteLimit:)``.
+///
+/// Of each batch it keeps only what rebasing a stale intent through it needs (where sections, rows and gaps go,
+/// and the ids of deleted rows), not the batch's values: a batch reloading a megabyte of rows costs the history a
+/// few hundred bytes. The history is bounded by count and by those bytes.
 public struct TableEngine: Sendable {
     /// The current table.
     public private(set) var table: Table
-    /// How many committed batches are kept for rebasing stale intents and for catch-up.
+    /// How many committed batches are kept for rebasing stale intents.
     public let historyLimit: Int
+    /// The most bytes (estimated, see ``historyBytes``) the kept batches' layouts may hold.
+    public let historyByteLimit: Int
 
-    /// One committed batch and what rebasing through it needs.
+    /// What rebasing through one committed batch needs.
     struct HistoryEntry: Sendable {
-        var batch: Batch
         var layout: BatchLayout
         /// The ids of the rows the batch deleted, by their index path before it, so that a stale delete naming
         /// an id can tell "already deleted" from "you meant another row".
         var deletedRowIDs: [RowPath: String]
+        /// About how many heap bytes the entry holds.
+        let bytes: Int
+
+        init(layout: BatchLayout, deletedRowIDs: [RowPath: String]) {
+            self.layout = layout
+            self.deletedRowIDs = deletedRowIDs
+            bytes = 64 + layout.heapBytes + deletedRowIDs.reduce(64) { $0 + 48 + $1.value.utf8.count }
+        }
     }
 
-    /// The last `historyLimit` committed batches, oldest first.
+    /// What rebasing needs of the last committed batches, oldest first: at most `historyLimit` of them and
+    /// `historyByteLimit` bytes.
     private var history = HistoryLog()
 
     /// Creates an engine for `table` with no history.
-    public init(table: Table, historyLimit: Int = 10_000) {
-        precondition(historyLimit >= 0, "historyLimit must not be negative")
+    public init(table: Table, historyLimit: Int = 10_000, historyByteLimit: Int = .max) {
+        precondition(historyLimit >= 0 && historyByteLimit >= 0, "history limits must not be negative")
         self.table = table
         self.historyLimit = historyLimit
+        self.historyByteLimit = historyByteLimit
     }
 
     /// Rebuilds an engine from a snapshot and the batches committed after it (from the log), in order. The
     /// replayed batches become the history, so the oldest base accepted is the snapshot's version (or later, if
-    /// more than `historyLimit` batches were replayed).
-    public init(snapshot: Table, replaying batches: some Sequence<Batch>, historyLimit: Int = 10_000) throws(TableError) {
-        self.init(table: snapshot, historyLimit: historyLimit)
+    /// more than the history's limits were replayed).
+    public init(
+        snapshot: Table, replaying batches: some Sequence<Batch>, historyLimit: Int = 10_000, historyByteLimit: Int = .max
+    ) throws(TableError) {
+        self.init(table: snapshot, historyLimit: historyLimit, historyByteLimit: historyByteLimit)
         for batch in batches { try apply(batch) }
+    }
+
+    /// About how many heap bytes the history holds: what its layouts and deleted ids take, not the batches' values,
+    /// which it does not keep.
+    public var historyBytes: Int { history.bytes }
+
+    /// Drops the oldest history until it holds at most `bytes` (memory is short): stale intents from before then
+    /// are refused as `stale`.
+    public mutating func trimHistory(toBytes bytes: Int) {
+        history.trim(toBytes: bytes)
     }
 
     /// Replaces the table's rules. Rules are not versioned: the history stays, and intents resolved from now on
@@ -49,14 +75,8 @@ public struct TableEngine: Sendable {
         table.rules = rules
     }
 
-    /// The oldest base version an intent may have, and the oldest version ``batches(since:)`` can catch up from.
+    /// The oldest base version an intent may have.
     public var oldestBase: UInt64 { table.version - UInt64(history.count) }
-
-    /// The batches committed after `version`, oldest first, for a subscriber that has the table at `version`.
-    /// Throws `stale` when `version` is older than the kept history or newer than the table.
-    public func batches(since version: UInt64) throws(TableError) -> [Batch] {
-        try entries(after: version, at: nil).map(\.batch)
-    }
 
     /// Resolves `intent`, made by a client that saw the table at version `base` (`nil`: the current version),
     /// without changing anything. A stale base is rebased through the batches committed since.
@@ -90,7 +110,8 @@ public struct TableEngine: Sendable {
         var deletedRowIDs: [RowPath: String] = [:]
         for path in batch.deleteRows { deletedRowIDs[path] = table.row(at: path)?.id }
         let layout = try table.applyReturningLayout(batch)
-        history.append(HistoryEntry(batch: batch, layout: layout, deletedRowIDs: deletedRowIDs), keeping: historyLimit)
+        history.append(
+            HistoryEntry(layout: layout, deletedRowIDs: deletedRowIDs), keeping: historyLimit, byteLimit: historyByteLimit)
     }
 
     /// Sets the id generator to the first id `batch` creates, if it creates any: a client's replica does not
