@@ -148,7 +148,7 @@ let package = Package(
             name: "TablecastCLI",
             dependencies: [
                 "TablecastServer", "TableStore", "TableModel", "TablecastClient", "TablecastProtocol", "WebSocketTransport",
-                "TablecastEditor",
+                "TablecastEditor", "MemoryBudget",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

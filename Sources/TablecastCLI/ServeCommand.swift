@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import MemoryBudget
 import TableStore
 import TablecastServer
 import WebSocketTransport
@@ -41,6 +42,15 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "Updates kept per table for stale bases and resuming clients (older base: 'stale').")
     var history = 10_000
+
+    @Option(help: "Bytes of updates kept per table in memory for resuming clients, e.g. 16M (older ones are read from the store).")
+    var historyBytes = ByteSize(16 << 20)
+
+    @Option(
+        help: ArgumentHelp(
+            "Memory the server's histories, snapshots, replies and queues may take, e.g. 4G or 512M. Default: half of the machine's (or the cgroup's) memory.",
+            valueName: "size"))
+    var memoryLimit: ByteSize?
 
     @Option(
         help: ArgumentHelp(
@@ -168,6 +178,8 @@ struct ServeCommand: AsyncParsableCommand {
             handshakeTimeout: .seconds(max(1, handshakeTimeout)),
             maxHandshakesPerAddress: maxHandshakesPerAddress > 0 ? maxHandshakesPerAddress : nil)
         configuration.historyRetention = historyRetention
+        configuration.historyBytes = historyBytes.bytes
+        if let memoryLimit { configuration.memoryLimit = memoryLimit.bytes }
         configuration.debugCommitDelay = .milliseconds(max(0, debugCommitDelayMs))
         let server: TableServer
         do {
@@ -220,6 +232,20 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// A size in bytes as people write it: `512M`, `4G`, `1.5GiB` or a plain number.
+struct ByteSize: ExpressibleByArgument {
+    let bytes: Int
+
+    init(_ bytes: Int) { self.bytes = bytes }
+
+    init?(argument: String) {
+        guard let bytes = MemorySize.parse(argument) else { return nil }
+        self.bytes = bytes
+    }
+
+    var defaultValueDescription: String { MemorySize.text(bytes) }
+}
 
 extension HistoryRetention: ExpressibleByArgument {
     public init?(argument: String) { self.init(argument) }

@@ -412,7 +412,7 @@ public final class PostgresTableStore: TableStorage {
 
     // MARK: Reads
 
-    public func load(_ name: String) throws -> LoadedTable {
+    public func load(_ name: String, logLimit: Int) throws -> LoadedTable {
         // One snapshot of the database for the three reads, so a commit between them cannot tear the result.
         try transaction("loading table \(name) from \(location)", begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
             connection in
@@ -423,9 +423,9 @@ public final class PostgresTableStore: TableStorage {
                 "SELECT version, body FROM tablecast.snapshots WHERE table_name = $1 ORDER BY version DESC LIMIT 1", [name])
             guard found.count == 1 else { throw StoreError(.corrupt, "table \(name) has no snapshot in \(location)") }
             let snapshot = Snapshot(version: found.int64(0, 0), body: found.text(0, 1))
-            let log = try entries(name, after: snapshot.version, limit: .max, connection)
+            let log = try entries(name, after: snapshot.version, limit: logLimit, connection)
             let contiguous = log.enumerated().allSatisfy { $1.version == snapshot.version + 1 + Int64($0) }
-            guard contiguous, snapshot.version + Int64(log.count) == info.version else {
+            guard contiguous, Int64(log.count) == min(info.version - snapshot.version, Int64(clamping: logLimit)) else {
                 throw StoreError(
                     .corrupt, "table \(name) is at version \(info.version) but its snapshot (version "
                         + "\(snapshot.version)) and log (\(log.count) entries) do not lead there in \(location)")

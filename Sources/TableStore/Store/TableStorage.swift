@@ -31,8 +31,9 @@ public protocol TableStorage: AnyObject {
     func listTables() throws -> [TableInfo]
     /// Table `name`'s metadata, or nil when it does not exist.
     func table(_ name: String) throws -> TableInfo?
-    /// The latest snapshot of table `name` and the log after it, consistent with its metadata.
-    func load(_ name: String) throws -> LoadedTable
+    /// The latest snapshot of table `name` and up to `logLimit` entries of the log after it, consistent with its
+    /// metadata (the rest follows with ``logEntries(_:after:limit:)``).
+    func load(_ name: String, logLimit: Int) throws -> LoadedTable
     /// Up to `limit` log entries of table `name` after `version`, in version order.
     func logEntries(_ name: String, after version: Int64, limit: Int) throws -> [LogEntry]
     /// The ack stored for (principal, client, ref), with the table and intent fingerprint it was stored for, or nil.
@@ -52,6 +53,11 @@ public protocol TableStorage: AnyObject {
 }
 
 extension TableStorage {
+    /// The latest snapshot of table `name` and the whole log after it, consistent with its metadata.
+    public func load(_ name: String) throws -> LoadedTable {
+        try load(name, logLimit: .max)
+    }
+
     /// Every log entry of table `name` after `version`.
     public func logEntries(_ name: String, after version: Int64) throws -> [LogEntry] {
         try logEntries(name, after: version, limit: .max)

@@ -1,16 +1,16 @@
 extension TableStore {
     /// What a table actor starts from: metadata, the latest snapshot and the log after it, in version order.
     /// Throws `.noSuchTable`, or `.corrupt` when the stored log does not lead from the snapshot to the version.
-    public func load(_ name: String) throws -> LoadedTable {
+    public func load(_ name: String, logLimit: Int) throws -> LoadedTable {
         try read("loading table \(name) from \(path)") {
             guard let info = try info(of: name) else { throw StoreError(.noSuchTable, "no table \(name) in \(path)") }
             let snapshot = try connection.firstRow(
                 "SELECT version, body FROM snapshots WHERE table_name = ?1 ORDER BY version DESC LIMIT 1", [.text(name)]
             ) { Snapshot(version: $0.int64(at: 0), body: $0.text(at: 1)) }
             guard let snapshot else { throw StoreError(.corrupt, "table \(name) has no snapshot in \(path)") }
-            let log = try entries(name, after: snapshot.version, limit: .max)
+            let log = try entries(name, after: snapshot.version, limit: logLimit)
             let contiguous = log.enumerated().allSatisfy { $1.version == snapshot.version + 1 + Int64($0) }
-            guard contiguous, snapshot.version + Int64(log.count) == info.version else {
+            guard contiguous, Int64(log.count) == min(info.version - snapshot.version, Int64(clamping: logLimit)) else {
                 throw StoreError(
                     .corrupt, "table \(name) is at version \(info.version) but its snapshot (version "
                         + "\(snapshot.version)) and log (\(log.count) entries) do not lead there in \(path)")

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
+import MemoryBudget
 import Synchronization
+import TableModel
 import TablecastProtocol
 import WebSocketTransport
 
@@ -17,6 +19,10 @@ final class ServerContext: Sendable {
     let snapshotInterval: UInt64
     /// Committed batches kept per table for rebasing stale intents and catch-up.
     let historyLimit: Int
+    /// The most bytes one table's kept updates (and, apart, its rebase layouts) may take.
+    let historyBytes: Int
+    /// The memory budget histories, snapshots, replies and queues draw from.
+    let budget: MemoryBudget
     /// Intents a table may have waiting to be resolved.
     let maxQueuedIntents: Int
     /// Other nodes commit to the same store (PostgreSQL): tables follow its log and rebase on conflicts.
@@ -45,9 +51,11 @@ final class ServerContext: Sendable {
 
     init(
         transport: WebSocketServer, committer: Committer, history: HistoryReader, refs: RefRegistry, metrics: ServerMetrics,
-        logger: Logger, snapshotInterval: UInt64, historyLimit: Int, maxQueuedIntents: Int, catchUpLimit: CatchUpLimit,
-        isShared: Bool = false, clusterPresence: ClusterPresence? = nil
+        logger: Logger, snapshotInterval: UInt64, historyLimit: Int, historyBytes: Int, budget: MemoryBudget,
+        maxQueuedIntents: Int, catchUpLimit: CatchUpLimit, isShared: Bool = false, clusterPresence: ClusterPresence? = nil
     ) {
+        self.historyBytes = historyBytes
+        self.budget = budget
         self.isShared = isShared
         self.clusterPresence = clusterPresence
         self.transport = transport
@@ -60,6 +68,11 @@ final class ServerContext: Sendable {
         self.historyLimit = historyLimit
         self.maxQueuedIntents = maxQueuedIntents
         self.catchUpLimit = catchUpLimit
+    }
+
+    /// A new engine for `table`, with this server's history bounds.
+    func engine(for table: Table) -> TableEngine {
+        TableEngine(table: table, historyLimit: historyLimit, historyByteLimit: historyBytes)
     }
 
     /// Encodes `message` once and queues it for `connection`.

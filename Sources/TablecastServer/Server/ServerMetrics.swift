@@ -92,5 +92,5 @@ extension TableServer {
         "tablecast_log_reads_total": "Reads of a table's log to follow other nodes' commits.",
         "tablecast_catchups_dropped_total": "Subscribes and refreshes dropped because their connection closed while they waited.",
         "tablecast_fanout_waits_total": "Intents held back until the fan-out caught up.",
-    ]) { _, own in own }
+    ].merging(MemoryMetrics.descriptions) { _, memory in memory }) { _, own in own }
 }

@@ -1,4 +1,5 @@
 import CoreMetrics
+import MemoryBudget
 import TableStore
 import TablecastProtocol
 import WebSocketTransport
@@ -20,6 +21,13 @@ extension TableServer {
         /// Committed batches kept per table (and the log versions kept behind the latest snapshot): how stale a
         /// base may be, and how far back a client can resume without a snapshot.
         public var historyLimit: Int
+        /// The most bytes the encoded updates and rebase layouts kept for one table may take; the count bound is
+        /// ``historyLimit``. Older updates are then served from the store's log, and older bases are `stale`.
+        public var historyBytes: Int = 16 << 20
+        /// The memory budget's limit in bytes (see ``MemoryBudget``): update histories, shared snapshots, history
+        /// replies, outbound queues and inbound backlogs each draw from their share of it. Default: half of what the
+        /// machine (or the process' cgroup) has.
+        public var memoryLimit: Int = MemorySize.defaultLimit()
         /// How much history stays readable (`history`, `snapshotAt`): a number of versions per table and/or an age.
         /// Default: the last 10,000 versions.
         public var historyRetention: HistoryRetention = HistoryRetention(versions: 10_000)

@@ -1,4 +1,5 @@
 import Logging
+import MemoryBudget
 import CoreMetrics
 import TableModel
 import TableStore
@@ -75,10 +76,21 @@ public final class TableServer: Sendable {
             }
         var engines: [(TableInfo, TableEngine)] = []
         for info in try store.listTables() {
-            engines.append((info, try TableEngine(loaded: store.load(info.name), historyLimit: configuration.historyLimit)))
+            engines.append(
+                (info, try TableEngine(
+                    loading: info.name, from: store, historyLimit: configuration.historyLimit,
+                    historyByteLimit: configuration.historyBytes)))
         }
 
         let metrics = ServerMetrics(factory: configuration.metricsFactory, perTable: configuration.perTableMetrics)
+        let budget = MemoryBudget(limit: configuration.memoryLimit)
+        let memoryMetrics = MemoryMetrics(budget: budget, factory: configuration.metricsFactory)
+        let metricsPage = configuration.metricsPage.map { page in
+            { @Sendable in
+                memoryMetrics.update()
+                return page()
+            }
+        }
         let health = StoreHealth(factory: configuration.metricsFactory)
         let committer = Committer(
             store: store, logger: logger, health: health, debugDelay: configuration.debugCommitDelay
@@ -100,7 +112,7 @@ public final class TableServer: Sendable {
                     maxConnections: configuration.maxConnections, handshakeTimeout: configuration.handshakeTimeout,
                     maxHandshakesPerAddress: configuration.maxHandshakesPerAddress,
                     staticFilesDirectory: configuration.staticFilesDirectory,
-                    metricsFactory: configuration.metricsFactory, metricsPage: configuration.metricsPage,
+                    metricsFactory: configuration.metricsFactory, metricsPage: metricsPage,
                     endpointAccess: configuration.endpointAccess, tls: configuration.tls, healthStatus: { health.status }),
                 logger: logger, onEvent: { continuation.yield(.transport($0)) })
         } catch {
@@ -112,7 +124,8 @@ public final class TableServer: Sendable {
             transport: transport, committer: committer,
             history: HistoryReader(database: configuration.databasePath, limits: limits), refs: RefRegistry(limit: configuration.refsPerClient),
             metrics: metrics, logger: logger, snapshotInterval: UInt64(max(1, configuration.snapshotInterval)),
-            historyLimit: configuration.historyLimit, maxQueuedIntents: configuration.maxQueuedIntents,
+            historyLimit: configuration.historyLimit, historyBytes: configuration.historyBytes, budget: budget,
+            maxQueuedIntents: configuration.maxQueuedIntents,
             catchUpLimit: .init(
                 messages: configuration.maxQueuedMessages / 2, bytes: configuration.maxQueuedBytes / 2),
             isShared: configuration.isPostgres,
@@ -142,6 +155,7 @@ public final class TableServer: Sendable {
             metadata: [
                 "url": "\(configuration.tls == nil ? "ws" : "wss")://\(configuration.host):\(port)/", "database": "\(store.location)",
                 "tables": "\(actors.count)", "synchronous": "\(configuration.synchronous.rawValue)",
+                "memory_limit": "\(MemorySize.text(budget.limit))",
             ])
         return TableServer(
             port: port, context: context, directory: directory, follower: follower, events: continuation, router: router,

@@ -43,6 +43,8 @@ actor TableActor {
     private let context: ServerContext
     private var engine: TableEngine
     private var history: UpdateHistory
+    /// The engine's history bytes as last counted in the update-history account (see ``accountMemory()``).
+    private var accountedEngineBytes = 0
     private var subscribers = SubscriberList()
     /// Subscribers have the board's published state; its news go out as one `presence` delta per burst of work,
     /// and at most one per ``presenceInterval``.
@@ -86,7 +88,9 @@ actor TableActor {
     private var newGroup: PendingGroup { PendingGroup(recording: follower != nil) }
 
     private static func emptyHistory(after version: UInt64, context: ServerContext) -> UpdateHistory {
-        UpdateHistory(after: version, limit: context.historyLimit, byteLimit: 16 << 20)
+        UpdateHistory(
+            after: version, limit: context.historyLimit, byteLimit: context.historyBytes,
+            account: context.budget[.updateHistory])
     }
 
     /// Intents queued and not yet taken up, for the bound on them (see ``enqueueIntent(_:ref:base:_:)``).
@@ -144,8 +148,31 @@ actor TableActor {
                 }
             }
             await work()
+            accountMemory()
             if presence.hasNews { broadcastPresenceWhenDue() }
         }
+    }
+
+    /// Counts what the engine's history grew or shrank by in the update-history account, and, when the account is
+    /// over its share, gives back the oldest: first encoded updates (catch-ups then read the store's log), then
+    /// rebase layouts (bases that old are then `stale`). Work only changes the engine, so once per burst of work
+    /// keeps the count current.
+    private func accountMemory() {
+        let account = context.budget[.updateHistory]
+        account.charge(engine.historyBytes - accountedEngineBytes)
+        accountedEngineBytes = engine.historyBytes
+        guard account.isOver else { return }
+        account.degraded()
+        let excess = account.excess
+        let remaining = excess - history.shed(excess)
+        guard remaining > 0 else { return }
+        engine.trimHistory(toBytes: max(0, engine.historyBytes - remaining))
+        account.release(accountedEngineBytes - engine.historyBytes)
+        accountedEngineBytes = engine.historyBytes
+    }
+
+    deinit {
+        context.budget[.updateHistory].release(accountedEngineBytes)
     }
 
     /// Does the backlog in order until it is empty or its next item must wait for a commit.
@@ -545,10 +572,10 @@ actor TableActor {
     /// Replaces the in-memory state, which holds changes that were never stored, with the store's.
     private func reload() async {
         let name = name
-        let historyLimit = context.historyLimit
+        let (historyLimit, historyBytes) = (context.historyLimit, context.historyBytes)
         do {
             let engine = try await context.committer.perform { store in
-                try TableEngine(loaded: store.load(name), historyLimit: historyLimit)
+                try TableEngine(loading: name, from: store, historyLimit: historyLimit, historyByteLimit: historyBytes)
             }
             let previous = self.engine.table.version
             self.engine = engine

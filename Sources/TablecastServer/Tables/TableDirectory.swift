@@ -55,7 +55,7 @@ final class TableDirectory: Sendable {
             return .error(ProtocolError(.unavailable, "the table could not be stored: \(error)", ref: ref))
         }
         let actor = TableActor(
-            name: name, epoch: epoch, engine: TableEngine(table: table, historyLimit: context.historyLimit),
+            name: name, epoch: epoch, engine: context.engine(for: table),
             context: context)
         let count = tables.withLock { tables in
             tables[name] = actor
@@ -88,14 +88,14 @@ final class TableDirectory: Sendable {
     /// The actor of table `name` as the store has it: the one held, or one loaded now for a table another node
     /// created (replacing one of an older life of the name). Nil when the store has no such table.
     func adopt(_ name: String) async -> TableActor? {
-        let historyLimit = context.historyLimit
+        let (historyLimit, historyBytes) = (context.historyLimit, context.historyBytes)
         let held = actor(name)
         let heldEpoch = held?.epoch
         // The engine is loaded only for a life of the table this node does not hold yet.
         let found = try? await context.committer.perform { store -> (epoch: Int64, engine: TableEngine?)? in
             guard let info = try store.table(name) else { return nil }
             if info.epoch == heldEpoch { return (info.epoch, nil) }
-            return (info.epoch, try TableEngine(loaded: store.load(name), historyLimit: historyLimit))
+            return (info.epoch, try TableEngine(loading: name, from: store, historyLimit: historyLimit, historyByteLimit: historyBytes))
         }
         guard let (epoch, loaded) = found ?? nil else { return nil }
         guard let engine = loaded else { return held }

@@ -1,0 +1,80 @@
+"""Bounded memory (issue 19): no client makes the server grow by gigabytes. RSS is read from /proc; each bound is
+written in the test, and each test failed before the change it covers."""
+import pytest
+
+from conftest import Server
+from memory import memory_bytes, metrics, rss_bytes, write_big_versions
+
+MiB = 1 << 20
+
+
+@pytest.fixture
+def big_server():
+    server = Server("--sync", "normal").start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_big_versions_do_not_grow_the_server_and_a_restart_loads_no_more(big_server):
+    """One writer committing 300 versions of ~0.9 MB each (15 rows of 60 KB reloaded): the server kept every batch
+    for rebasing and grew by ~1 GB per 600 versions; now its history keeps layouts and 16 MiB of encoded updates."""
+    client = big_server.client()
+    try:
+        client.ok({"type": "createTable", "table": "big", "sections": [{"rows": [{"value": "x"}] * 15}]})
+        pid = big_server.process.pid
+        write_big_versions(client, "big", 10)
+        before = rss_bytes(pid)
+        last = write_big_versions(client, "big", 300)
+        assert last == 310
+        grown = rss_bytes(pid) - before
+        assert grown < 160 * MiB, f"RSS grew by {grown / MiB:.0f} MiB over 300 versions of ~0.9 MB"
+        kept = memory_bytes(big_server, "update_history")
+        assert 8 * MiB < kept <= 17 * MiB, f"the update history holds {kept / MiB:.1f} MiB (bound: 16 MiB + layouts)"
+    finally:
+        client.close()
+    big_server.stop()
+    big_server.start()
+    # A restart replays the log since the last snapshot (up to 1,000 versions here): one batch at a time.
+    restarted = rss_bytes(big_server.process.pid)
+    assert restarted < 200 * MiB, f"after a restart the server holds {restarted / MiB:.0f} MiB"
+    client = big_server.client()
+    try:
+        _, subscribed = client.subscribe("big")
+        assert subscribed["version"] == 310
+    finally:
+        client.close()
+
+
+def test_the_memory_budget_is_in_metrics_and_history_gives_way_when_its_share_is_full():
+    """With --memory-limit 8M the update history's share is 2 MiB: the writer's table gives back its oldest updates
+    rather than hold its 16 MiB, /metrics shows it, and a client behind catches up from the store's log."""
+    server = Server("--sync", "normal", "--memory-limit", "8M").start()
+    client = server.client()
+    try:
+        values = metrics(server)
+        assert values["tablecast_memory_limit_bytes"] == 8 * MiB
+        assert values['tablecast_memory_share_bytes{consumer="update_history"}'] == 2 * MiB
+        for consumer in ("update_history", "snapshots", "history_replies", "outbound", "inbound"):
+            assert f'tablecast_memory_bytes{{consumer="{consumer}"}}' in values, consumer
+        client.ok({"type": "createTable", "table": "big", "sections": [{"rows": [{"value": "x"}] * 15}]})
+        write_big_versions(client, "big", 40, value_bytes=20_000)  # ~300 KB a version
+        values = metrics(server)
+        assert values['tablecast_memory_bytes{consumer="update_history"}'] <= 2 * MiB
+        assert values['tablecast_memory_degradations_total{consumer="update_history"}'] > 0
+        # 10 versions behind (~3 MB, within the catch-up bound): no longer in memory, read from the store's log.
+        reader = server.client()
+        try:
+            catch_up, subscribed = reader.subscribe("big", since=30, epoch=subscribed_epoch(client, "big"))
+            assert [m["version"] for m in catch_up] == list(range(31, 41))
+            assert subscribed["version"] == 40
+        finally:
+            reader.close()
+    finally:
+        client.close()
+        server.stop()
+
+
+def subscribed_epoch(client, table):
+    return client.ok({"type": "listTables"}, expect="tables")["tables"][0]["epoch"]
