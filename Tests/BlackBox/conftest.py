@@ -214,8 +214,10 @@ class Client:
         assert response["message"], "an error must say what went wrong"
         return response
 
-    def subscribe(self, table, **fields):
-        """Subscribes and returns (catch-up messages, subscribed); other messages are kept for later."""
+    def subscribe(self, table, raw=False, **fields):
+        """Subscribes and returns (catch-up messages, subscribed); other messages are kept for later. A snapshot
+        followed by updates (the newest shared snapshot and what was committed after it) comes back as one snapshot
+        with the updates applied, as a replica holds it, unless `raw`."""
         ref = uuid.uuid4().hex[:16]
         self.send({"type": "subscribe", "table": table, "ref": ref, **fields})
         catch_up, skipped = [], []
@@ -223,7 +225,7 @@ class Client:
             while True:
                 message = self.recv()
                 if message["type"] == "subscribed" and message.get("ref") == ref:
-                    return catch_up, message
+                    return (catch_up if raw else folded(catch_up)), message
                 if message["type"] == "error" and message.get("ref") == ref:
                     raise AssertionError(f"subscribe failed: {message}")
                 if message["type"] in ("snapshot", "update") and message["table"] == table:
@@ -235,6 +237,17 @@ class Client:
 
     def close(self):
         self._connection.__exit__(None, None, None)
+
+
+def folded(catch_up):
+    """A catch-up that starts with a snapshot, as the one snapshot a replica holds once it applied the rest."""
+    if len(catch_up) < 2 or catch_up[0]["type"] != "snapshot":
+        return catch_up
+    from replica import Replica
+    replica = Replica(catch_up[0])
+    for update in catch_up[1:]:
+        replica.apply(update)
+    return [dict(catch_up[0], version=replica.version, sections=replica.sections)]
 
 
 @pytest.fixture(scope="module")

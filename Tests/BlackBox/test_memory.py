@@ -1,5 +1,7 @@
 """Bounded memory (issue 19): no client makes the server grow by gigabytes. RSS is read from /proc; each bound is
 written in the test, and each test failed before the change it covers."""
+import time
+
 import pytest
 
 from conftest import Server
@@ -78,3 +80,60 @@ def test_the_memory_budget_is_in_metrics_and_history_gives_way_when_its_share_is
 
 def subscribed_epoch(client, table):
     return client.ok({"type": "listTables"}, expect="tables")["tables"][0]["epoch"]
+
+
+def fill_table(client, table, rows, value_bytes=100):
+    """Creates `table` with one section of `rows` rows of `value_bytes`-byte strings, 1,000 rows a batch."""
+    client.ok({"type": "createTable", "table": table, "sections": [{"rows": []}],
+               "rules": {"maxRowsPerSection": 1_000_000}})
+    value = "x" * value_bytes
+    for start in range(0, rows, 1000):
+        client.request({"type": "batch", "table": table,
+                        "insertRows": [{"at": [0, start + i], "value": value} for i in range(min(1000, rows - start))]},
+                       check=False)
+
+
+def test_joiners_of_a_busy_big_table_that_never_read_share_one_snapshot(big_server):
+    """200 subscribers join a 100,000-row table (a ~12 MB snapshot) one after another while a writer edits it 60
+    times a second, and none of them reads: each landed on a version of its own and got its own encoded snapshot
+    (+1.1 GB). Now they share the newest snapshot plus the updates after it."""
+    import threading
+    from snapshot_rss import RawSubscriber
+    writer = big_server.client()
+    joiners = []
+    stop = threading.Event()
+    editing = None
+    try:
+        fill_table(writer, "busy", 100_000)
+        pid = big_server.process.pid
+        before = rss_bytes(pid)
+
+        def edit():
+            n = 0
+            while not stop.is_set():
+                writer.send({"type": "edit", "table": "busy", "at": [0, n % 1000], "value": f"edit {n}"}, check=False)
+                n += 1
+                time.sleep(1 / 60)
+
+        editing = threading.Thread(target=edit)
+        editing.start()
+        for _ in range(200):
+            joiner = RawSubscriber(big_server.port, "busy")
+            joiner.sock.sendall(joiner.subscribe)
+            joiners.append(joiner)
+            time.sleep(0.01)
+        peak = before
+        for _ in range(40):
+            peak = max(peak, rss_bytes(pid))
+            time.sleep(0.1)
+        values = metrics(big_server)
+        encoded = values["tablecast_snapshots_encoded_total"]
+        assert encoded <= 10, f"{encoded:.0f} snapshots encoded for 200 joiners"
+        assert peak - before < 250 * MiB, f"RSS grew by {(peak - before) / MiB:.0f} MiB"
+    finally:
+        stop.set()
+        if editing:
+            editing.join()
+        for joiner in joiners:
+            joiner.sock.close()
+        writer.close()

@@ -59,9 +59,15 @@ actor TableActor {
     private var presenceBroadcastScheduled = false
     /// The shortest time between two `presence` messages of a table.
     static let presenceInterval = Duration.milliseconds(100)
-    /// The `snapshot` of the committed table, written once per version and rules and shared (one buffer) by every
-    /// catch-up that needs it; dropped when a new version is published, so only the current one is kept.
+    /// The newest `snapshot` built of the committed table, shared (one buffer, counted once in the memory budget's
+    /// snapshot account) by every catch-up that needs one: it is sent with the updates committed after it while
+    /// those fit the catch-up bound, so joiners of a busy table share one snapshot instead of each landing on a
+    /// version of their own. Let go ``snapshotLifetime`` after it was built, so idle tables do not hold theirs.
     private var sharedSnapshot: (version: UInt64, rules: TableRules, message: WebSocketMessage)?
+    /// How long a table keeps its shared snapshot; connections it was queued to keep it until it is written.
+    static let snapshotLifetime = Duration.seconds(10)
+    /// How soon a snapshot that could not be built (the snapshot account was full) is tried again.
+    static let snapshotRetryInterval = Duration.milliseconds(100)
     /// Catch-ups waiting for the snapshot being built. It is written on another task, so that the table's writers
     /// do not wait for it; when it is ready the waiters get it, the updates committed since, and their answer.
     private var snapshotWaiters: [(requester: Requester, ref: String?, subscribing: Bool)] = []
@@ -563,10 +569,7 @@ actor TableActor {
             context.transport.send(WebSocketMessage(kind: .text, bytes: group.entries[index].ack), to: connection)
         }
         for (connection, _, message) in group.deferred { context.send(message, to: connection) }
-        if let last = group.records.last {
-            sharedSnapshot = nil
-            publishStatus(version: UInt64(last.version))
-        }
+        if let last = group.records.last { publishStatus(version: UInt64(last.version)) }
     }
 
     /// Replaces the in-memory state, which holds changes that were never stored, with the store's.
@@ -589,6 +592,7 @@ actor TableActor {
                 let snapshot = ServerMessage.snapshot(
                     table: name, version: table.version, epoch: epochText, rules: table.rules, sections: table.sections)
                 let message = WebSocketMessage(kind: .text, bytes: snapshot.encoded)
+                message.charge(to: context.budget[.snapshots])
                 context.metrics.snapshotsEncoded.increment()
                 sharedSnapshot = (table.version, table.rules, message)
                 context.transport.send(message, to: subscribers.ids)
@@ -647,6 +651,11 @@ actor TableActor {
             finishCatchUp(requester, ref: ref, subscribing: false)
         case .snapshotBuilt(let version, let rules, let message):
             snapshotBuilt(version: version, rules: rules, message)
+        case .retrySnapshot:
+            buildingSnapshot = false
+            buildSnapshotUnlessBuilding()
+        case .snapshotExpired(let version):
+            if sharedSnapshot?.version == version { sharedSnapshot = nil }
         case .unsubscribe(let requester, let ref):
             snapshotWaiters.removeAll { $0.requester.connection == requester.connection && $0.subscribing }
             removeSubscriber(requester.connection)
@@ -719,44 +728,73 @@ actor TableActor {
     }
 
     /// Queues a catch-up behind the snapshot of the committed table, starting to build it on another task unless
-    /// that is under way.
+    /// that is under way. While the memory budget's snapshot account is over its share (snapshots still queued to
+    /// slow readers), the build waits and is tried again: joiners wait rather than the server grow.
     private func waitForSnapshot(_ requester: Requester, ref: String?, subscribing: Bool) {
         snapshotWaiters.append((requester, ref, subscribing))
-        guard !buildingSnapshot else { return }
+        buildSnapshotUnlessBuilding()
+    }
+
+    private func buildSnapshotUnlessBuilding() {
+        guard !buildingSnapshot, !snapshotWaiters.isEmpty else { return }
         buildingSnapshot = true
+        let account = context.budget[.snapshots]
+        guard !account.isOver else {
+            account.degraded()
+            Task {
+                try? await Task.sleep(for: Self.snapshotRetryInterval)
+                enqueue(.retrySnapshot)
+            }
+            return
+        }
         let table = engine.table
         let (name, epoch) = (name, epochText)
         Task.detached { [self] in
             let snapshot = ServerMessage.snapshot(
                 table: name, version: table.version, epoch: epoch, rules: table.rules, sections: table.sections)
-            enqueue(.snapshotBuilt(version: table.version, rules: table.rules, WebSocketMessage(kind: .text, bytes: snapshot.encoded)))
+            let message = WebSocketMessage(kind: .text, bytes: snapshot.encoded)
+            message.charge(to: account)
+            enqueue(.snapshotBuilt(version: table.version, rules: table.rules, message))
         }
     }
 
-    /// The snapshot at `version` is ready: each waiter still connected gets it, the updates committed since (or,
-    /// when they are too many, waits for a newer snapshot) and its answer.
+    /// The snapshot at `version` is ready: it becomes the shared one, and each waiter still connected gets it, the
+    /// updates committed since (or, when they are too many, waits for a newer snapshot) and its answer.
     private func snapshotBuilt(version: UInt64, rules: TableRules, _ message: WebSocketMessage) {
         buildingSnapshot = false
         context.metrics.snapshotsEncoded.increment()
-        let current = engine.table.version
-        if version == current, rules == engine.table.rules { sharedSnapshot = (version, rules, message) }
-        let missed = version == current ? [] : history.messages(after: version).map(Array.init)
-        let fits = missed.map { $0.count <= context.catchUpLimit.messages && $0.reduce(0, { $0 + $1.count }) <= context.catchUpLimit.bytes }
+        sharedSnapshot = (version, rules, message)
+        Task {
+            try? await Task.sleep(for: Self.snapshotLifetime)
+            enqueue(.snapshotExpired(version: version))
+        }
         let waiters = snapshotWaiters
         snapshotWaiters = []
+        let catchUp = fromSharedSnapshot()
         for waiter in waiters where isOpen(waiter.requester) {
             if let refusal = unavailability {
                 refuse(waiter.requester, ref: waiter.ref, refusal)
                 continue
             }
-            guard let missed, fits == true else {
-                waitForSnapshot(waiter.requester, ref: waiter.ref, subscribing: waiter.subscribing)
+            guard let catchUp else {
+                snapshotWaiters.append(waiter)
                 continue
             }
-            context.transport.send(message, to: waiter.requester.connection)
-            for update in missed { context.transport.send(update, to: waiter.requester.connection) }
+            for message in catchUp { context.transport.send(message, to: waiter.requester.connection) }
             finishCatchUp(waiter.requester, ref: waiter.ref, subscribing: waiter.subscribing)
         }
+        buildSnapshotUnlessBuilding()
+    }
+
+    /// The shared snapshot followed by the updates committed after it, when they are all kept and fit the catch-up
+    /// bound and the rules have not changed since; nil when a newer snapshot is needed.
+    private func fromSharedSnapshot() -> [WebSocketMessage]? {
+        guard let shared = sharedSnapshot, shared.rules == engine.table.rules else { return nil }
+        let limit = context.catchUpLimit
+        guard engine.table.version - shared.version <= UInt64(limit.messages),
+            let missed = history.messages(after: shared.version), missed.reduce(0, { $0 + $1.count }) <= limit.bytes
+        else { return nil }
+        return [shared.message] + missed
     }
 
     /// Whether `requester`'s connection is still open; a catch-up queued for a closed one is dropped unbuilt.
@@ -837,9 +875,8 @@ actor TableActor {
                 return true
             }
         }
-        let table = engine.table
-        guard let shared = sharedSnapshot, shared.version == table.version, shared.rules == table.rules else { return false }
-        context.transport.send(shared.message, to: connection)
+        guard let catchUp = fromSharedSnapshot() else { return false }
+        for message in catchUp { context.transport.send(message, to: connection) }
         return true
     }
 

@@ -18,6 +18,10 @@ enum TableWork: Sendable {
     case barrier(CheckedContinuation<Void, Never>)
     /// A snapshot built off the table's task (see ``TableActor``) is ready: the catch-ups waiting for it go on.
     case snapshotBuilt(version: UInt64, rules: TableRules, WebSocketMessage)
+    /// A snapshot that waited for room in the memory budget is tried again.
+    case retrySnapshot
+    /// The shared snapshot of `version` has been kept long enough (see ``TableActor/snapshotLifetime``).
+    case snapshotExpired(version: UInt64)
     /// The committer finished writing the table's group in flight (it posts this, after leaving the outcome with
     /// the actor; nobody else does). It wakes an idle table; a busy one takes the outcome between two intents.
     case committed
