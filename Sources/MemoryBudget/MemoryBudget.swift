@@ -123,13 +123,19 @@ public final class MemoryBudget: Sendable {
 public final class MemoryCharge: Sendable {
     public let account: MemoryBudget.Account
     public let bytes: Int
+    private let onRelease: (@Sendable () -> Void)?
 
-    /// Counts `bytes` in `account` now; they are given back when the charge is deinitialized.
-    public init(_ bytes: Int, to account: MemoryBudget.Account) {
+    /// Counts `bytes` in `account` now; they are given back when the charge is deinitialized, and then
+    /// `onRelease` is called (on whatever thread let go last).
+    public init(_ bytes: Int, to account: MemoryBudget.Account, onRelease: (@Sendable () -> Void)? = nil) {
         self.account = account
         self.bytes = bytes
+        self.onRelease = onRelease
         account.charge(bytes)
     }
 
-    deinit { account.release(bytes) }
+    deinit {
+        account.release(bytes)
+        onRelease?()
+    }
 }

@@ -87,6 +87,12 @@ final class PostgresTableStoreTests: XCTestCase {
         XCTAssertEqual(page.entries.map(\.version), [6, 5, 4, 3])
         XCTAssertEqual(page.entries.first?.originName, "Alice 6")
         XCTAssertEqual(try store.history("a", from: 4, to: 5, limit: 1, newestFirst: false).entries.map(\.version), [4])
+        // A page ends one entry after those whose batches reach the byte bound.
+        let first = page.entries[0].batch.utf8.count
+        for (byteLimit, versions) in [(1, [6, 5]), (first, [6, 5]), (first + 1, [6, 5, 4])] as [(Int, [Int64])] {
+            let bounded = try store.history("a", from: 0, to: .max, limit: 10, byteLimit: byteLimit, newestFirst: true)
+            XCTAssertEqual(bounded.entries.map(\.version), versions, "byteLimit \(byteLimit)")
+        }
         let past = try store.state("a", at: 3)
         XCTAssertEqual(past.snapshot, Snapshot(version: 2, body: "{\"at\":2}"))
         XCTAssertEqual(past.log.map(\.version), [3])

@@ -55,6 +55,11 @@ final class TableStoreHistoryTests: XCTestCase {
         XCTAssertEqual(newest.entries[0].batch, "{\"v\":25}")
         let oldest = try store.history("t", from: 5, to: 8, limit: 10, newestFirst: false)
         XCTAssertEqual(oldest.entries.map(\.version), [5, 6, 7, 8])
+        // A page ends one entry after those whose batches reach the byte bound (each is 8 bytes here).
+        for (byteLimit, versions) in [(1, [25, 24]), (8, [25, 24]), (9, [25, 24, 23]), (17, [25, 24, 23, 22])] as [(Int, [Int64])] {
+            let bounded = try store.history("t", from: 0, to: .max, limit: 10, byteLimit: byteLimit, newestFirst: true)
+            XCTAssertEqual(bounded.entries.map(\.version), versions, "byteLimit \(byteLimit)")
+        }
         assertThrows(.noSuchTable) { try store.history("ghost", from: 0, to: 1, limit: 1, newestFirst: true) }
     }
 

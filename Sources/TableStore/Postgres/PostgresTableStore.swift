@@ -462,15 +462,25 @@ public final class PostgresTableStore: TableStorage {
 
     // MARK: History
 
-    public func history(_ name: String, from: Int64, to: Int64, limit: Int, newestFirst: Bool) throws -> HistoryPage {
+    public func history(
+        _ name: String, from: Int64, to: Int64, limit: Int, byteLimit: Int, newestFirst: Bool
+    ) throws -> HistoryPage {
         try transaction("reading the history of table \(name) in \(location)", begin: Self.readOnly) { connection in
             let (info, oldest) = try historyBounds(name, connection)
+            let order = newestFirst ? "DESC" : "ASC"
+            // The size of the batches up to the row before the one before each row: the page ends one row after
+            // those that reach byteLimit, and it ends in the server, not in this process.
             let found = try connection.execute(
                 """
-                SELECT version, batch, origin_client, origin_ref, time, origin_name FROM tablecast.log
-                WHERE table_name = $1 AND version > $2 AND version >= $3 AND version <= $4
-                ORDER BY version \(newestFirst ? "DESC" : "ASC") LIMIT $5
-                """, [name, String(oldest), String(from), String(to), String(max(0, limit))])
+                SELECT version, batch, origin_client, origin_ref, time, origin_name FROM (
+                    SELECT version, batch, origin_client, origin_ref, time, origin_name,
+                        coalesce(sum(octet_length(batch)) OVER (
+                            ORDER BY version \(order) ROWS BETWEEN UNBOUNDED PRECEDING AND 2 PRECEDING), 0) AS before
+                    FROM tablecast.log
+                    WHERE table_name = $1 AND version > $2 AND version >= $3 AND version <= $4
+                    ORDER BY version \(order) LIMIT $5) AS page
+                WHERE before < $6 ORDER BY version \(order)
+                """, [name, String(oldest), String(from), String(to), String(max(0, limit)), String(byteLimit)])
             return HistoryPage(info: info, oldest: oldest, entries: Self.logEntries(name, found))
         }
     }

@@ -139,6 +139,14 @@ public final class SQLiteConnection {
         try cachedStatement(sql).rows(values, transform)
     }
 
+    /// Runs one cached statement with `values` and maps its rows while `more` says so (see
+    /// ``SQLiteStatement/rows(_:while:_:)``).
+    public func rows<T>(
+        _ sql: String, _ values: [SQLiteValue] = [], while more: ([T]) -> Bool, _ transform: (SQLiteStatement) throws -> T
+    ) throws -> [T] {
+        try cachedStatement(sql).rows(values, while: more, transform)
+    }
+
     /// Runs one cached statement with `values` and maps its first row, if any.
     public func firstRow<T>(_ sql: String, _ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> T? {
         try cachedStatement(sql).firstRow(values, transform)

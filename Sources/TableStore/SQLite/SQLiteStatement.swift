@@ -116,6 +116,20 @@ public final class SQLiteStatement {
         return rows
     }
 
+    /// Binds `values`, maps result rows through `transform` while `more` says so of the rows taken so far (it is
+    /// asked before each row after the first), and resets: a read that stops at a size, not only a count.
+    public func rows<T>(
+        _ values: [SQLiteValue] = [], while more: ([T]) -> Bool, _ transform: (SQLiteStatement) throws -> T
+    ) throws -> [T] {
+        try bind(values)
+        defer { reset() }
+        var rows: [T] = []
+        while rows.isEmpty || more(rows), try step() {
+            rows.append(try transform(self))
+        }
+        return rows
+    }
+
     /// Binds `values`, maps the first result row through `transform` (nil when there is none) and resets.
     public func firstRow<T>(_ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> T? {
         try bind(values)

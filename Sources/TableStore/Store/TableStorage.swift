@@ -41,8 +41,9 @@ public protocol TableStorage: AnyObject {
     /// The refs of `client`'s (of `principal`) committed intents that are still kept, with what each was used for.
     func refs(of client: String, principal: String) throws -> [String: StoredRef]
     /// Up to `limit` kept log entries of table `name` with versions in `from...to`, newest or oldest first, with
-    /// the table's oldest kept version. Throws `.noSuchTable`.
-    func history(_ name: String, from: Int64, to: Int64, limit: Int, newestFirst: Bool) throws -> HistoryPage
+    /// the table's oldest kept version; the entries end one after those whose batches reach `byteLimit` bytes (that
+    /// one tells the caller where the next page starts). Throws `.noSuchTable`.
+    func history(_ name: String, from: Int64, to: Int64, limit: Int, byteLimit: Int, newestFirst: Bool) throws -> HistoryPage
     /// The nearest snapshot of table `name` at or below `version` and the log from it up to `version`. Throws
     /// `.noSuchTable`.
     func state(_ name: String, at version: Int64) throws -> HistoricalState
@@ -56,6 +57,11 @@ extension TableStorage {
     /// The latest snapshot of table `name` and the whole log after it, consistent with its metadata.
     public func load(_ name: String) throws -> LoadedTable {
         try load(name, logLimit: .max)
+    }
+
+    /// Up to `limit` kept log entries of table `name` with versions in `from...to`, whatever their size.
+    public func history(_ name: String, from: Int64, to: Int64, limit: Int, newestFirst: Bool) throws -> HistoryPage {
+        try history(name, from: from, to: to, limit: limit, byteLimit: .max, newestFirst: newestFirst)
     }
 
     /// Every log entry of table `name` after `version`.

@@ -23,8 +23,12 @@ public struct HistoricalState: Sendable, Equatable {
 
 extension TableStore {
     /// Up to `limit` log entries of table `name` with versions in `from...to` that are still kept (after
-    /// ``HistoryPage/oldest``, at most the table's version), newest first or oldest first. Throws `.noSuchTable`.
-    public func history(_ name: String, from: Int64, to: Int64, limit: Int, newestFirst: Bool) throws -> HistoryPage {
+    /// ``HistoryPage/oldest``, at most the table's version), newest first or oldest first, ending one entry after
+    /// the entries whose batches reach `byteLimit` bytes (that one tells where the next page starts). Throws
+    /// `.noSuchTable`.
+    public func history(
+        _ name: String, from: Int64, to: Int64, limit: Int, byteLimit: Int, newestFirst: Bool
+    ) throws -> HistoryPage {
         try read("reading the history of table \(name) in \(path)") {
             let (info, oldest) = try historyBounds(name)
             let order = newestFirst ? "DESC" : "ASC"
@@ -35,7 +39,7 @@ extension TableStore {
                 ORDER BY version \(order) LIMIT ?5
                 """,
                 [.text(name), .integer(oldest), .integer(from), .integer(to), .integer(Int64(max(0, limit)))],
-                { logEntry(name, $0) })
+                while: { $0.dropLast().reduce(0) { $0 + $1.batch.utf8.count } < byteLimit }, { logEntry(name, $0) })
             return HistoryPage(info: info, oldest: oldest, entries: entries)
         }
     }

@@ -89,6 +89,7 @@ final class ConnectionRouter {
         context.setOpen(id, false)
         guard let session = sessions.removeValue(forKey: id) else { return }
         for table in session.subscriptions { directory.actor(table)?.enqueue(.disconnected(id)) }
+        context.history.forget(id)
         let owner = session.requester.refOwner
         let remaining = (connectionsPerClient[owner] ?? 1) - 1
         if remaining > 0 {
@@ -232,17 +233,19 @@ final class ConnectionRouter {
 
     /// Answers `history` or `snapshotAt` on table `table` from the history reader.
     private func readHistory(_ message: ClientMessage, table: String, on id: WebSocketConnectionID) {
-        let (history, context, ref) = (context.history, context, message.ref)
+        let (history, transport, ref) = (context.history, context.transport, message.ref)
+        let principal = sessions[id]?.principal ?? ""
         switch message.body {
         case .history(_, let from, let to, let limit, let newestFirst):
             detach(id) {
-                context.send(
-                    await history.changes(table, from: from, to: to, limit: limit, newestFirst: newestFirst, ref: ref), to: id)
+                let answer = await history.changes(
+                    table, from: from, to: to, limit: limit, newestFirst: newestFirst, ref: ref, for: id, principal: principal)
+                transport.send(answer, to: id)
                 return .done
             }
         case .snapshotAt(_, let version):
             detach(id) {
-                context.send(await history.snapshot(table, at: version, ref: ref), to: id)
+                transport.send(await history.snapshot(table, at: version, ref: ref, for: id, principal: principal), to: id)
                 return .done
             }
         default:

@@ -1,47 +1,87 @@
 import Dispatch
+import MemoryBudget
+import Synchronization
 import TableModel
 import TableStore
 import TablecastProtocol
+import WebSocketTransport
 
-/// Answers `history` and `snapshotAt` from a connection of its own, on a queue of its own: reading the log and
+/// Answers `history` and `snapshotAt` from connections of their own, on readers of their own: reading the log and
 /// rebuilding a past table never waits for the committer, a table actor or the router, nor holds them up (a SQLite
-/// database is in WAL mode, so its read-only connection reads while the committer writes; PostgreSQL reads each
+/// database is in WAL mode, so its read-only connections read while the committer writes; PostgreSQL reads each
 /// request in one read-only transaction).
+///
+/// Several readers share the work, and a ``HistoryReadQueue`` decides who goes next (cheapest payer first, paced by
+/// cost, one reply at a time per connection), so that one client's flood of replays cannot delay another's reads.
+/// Replies are counted in the memory budget's history-replies account until they are written; while it is over its
+/// share, no new request starts. A `changes` page holds at most ``maxPageBytes`` of batches (`next` goes on).
 final class HistoryReader: Sendable {
-    /// The read-only store and the parsed snapshots, confined to `queue`.
-    private final class StoreBox: @unchecked Sendable {
+    /// One reader: a queue and the read-only store and parsed snapshots confined to it.
+    private final class Reader: @unchecked Sendable {
+        let queue: DispatchQueue
+        /// The light lane: it takes only payers whose recent reads were cheap (see ``HistoryReadQueue``).
+        let isLight: Bool
         var store: (any TableStorage)?
         var snapshots = SnapshotCache(capacity: 4)
+
+        init(_ number: Int, light: Bool) {
+            queue = DispatchQueue(label: "tablecast-history-\(number)")
+            isLight = light
+        }
     }
+
+    /// A request waiting for a reader: what to answer, and where the answer goes.
+    private struct Request: Sendable {
+        var ref: String?
+        var body: @Sendable (any TableStorage, inout SnapshotCache) throws(ProtocolError) -> ServerMessage
+        var answer: @Sendable (WebSocketMessage) -> Void
+    }
+
+    private struct State {
+        var queue = HistoryReadQueue<Request>()
+        var idle: [Reader]
+        var wakeScheduled = false
+    }
+
+    /// The most bytes of batches one `changes` page carries; a page with more stops there and gives `next`.
+    static let maxPageBytes = 2 << 20
 
     /// The SQLite file or the `postgresql://` URL.
     private let database: String
     private let limits: ProtocolLimits
-    private let queue = DispatchQueue(label: "tablecast-history")
-    private let box = StoreBox()
+    private let account: MemoryBudget.Account
+    private let state: Mutex<State>
+    private let clock = ContinuousClock()
+    private let origin: ContinuousClock.Instant
 
-    /// Opens the read-only connection in the background (the server has created the file by now), so that the
-    /// first request does not wait for it; should that fail, the first request tries again and reports why.
-    init(database: String, limits: ProtocolLimits) {
+    /// Opens `readers` read-only connections, and one more for the light lane, in the background (the server has
+    /// created the file by now), so that the first requests do not wait for them; should one fail, its first request
+    /// tries again and reports why.
+    init(database: String, limits: ProtocolLimits, account: MemoryBudget.Account, readers: Int = 2) {
         self.database = database
         self.limits = limits
-        let box = box
-        queue.async { box.store = try? Self.open(database) }
+        self.account = account
+        origin = clock.now
+        let all = (0...max(1, readers)).map { Reader($0, light: $0 == 0) }
+        state = Mutex(State(idle: all))
+        for reader in all { reader.queue.async { reader.store = try? Self.open(database) } }
     }
 
-    /// The answer to `history`: a `changes` page or an `error`.
+    /// The answer to `history` on `connection`: a `changes` page or an `error`, encoded and counted.
     func changes(
-        _ table: String, from: UInt64?, to: UInt64?, limit: Int?, newestFirst: Bool, ref: String?
-    ) async -> ServerMessage {
+        _ table: String, from: UInt64?, to: UInt64?, limit: Int?, newestFirst: Bool, ref: String?,
+        for connection: WebSocketConnectionID, principal: String
+    ) async -> WebSocketMessage {
         let count = limit ?? limits.defaultHistoryEntries
-        return await answer(ref: ref) { store, _ throws(ProtocolError) in
+        return await answer(ref: ref, table: table, connection: connection, principal: principal) {
+            store, _ throws(ProtocolError) in
             if let from, let to, from > to {
                 throw ProtocolError(.badRequest, "from (\(from)) is after to (\(to))", at: "history.from")
             }
             let page = try Self.reading(table) {
                 try store.history(
                     table, from: Int64(clamping: from ?? 0), to: Int64(clamping: to ?? .max), limit: count + 1,
-                    newestFirst: newestFirst)
+                    byteLimit: Self.maxPageBytes, newestFirst: newestFirst)
             }
             let oldest = UInt64(page.oldest)
             for (key, version) in [("from", from), ("to", to)] {
@@ -49,17 +89,30 @@ final class HistoryReader: Sendable {
                     throw Self.pruned(table, oldest: oldest, asked: version, at: "history.\(key)")
                 }
             }
-            let entries = try page.entries.prefix(count).map(Self.entry)
+            // The page ends at `count` entries or where its batches reach the byte bound, whichever comes first;
+            // the store read one entry more, which says where the next page starts.
+            var taken = 0
+            var bytes = 0
+            while taken < min(count, page.entries.count), bytes < Self.maxPageBytes {
+                bytes += page.entries[taken].batch.utf8.count
+                taken += 1
+            }
+            let entries = try page.entries.prefix(taken).map(Self.entry)
             return .changes(
                 .init(
                     ref: ref, table: table, epoch: Epoch.text(page.info.epoch), version: UInt64(page.info.version),
-                    oldest: oldest, entries: entries, next: page.entries.count > count ? UInt64(page.entries[count].version) : nil))
+                    oldest: oldest, entries: entries,
+                    next: page.entries.count > taken ? UInt64(page.entries[taken].version) : nil))
         }
     }
 
-    /// The answer to `snapshotAt`: the table at `version` as a historical `snapshot`, or an `error`.
-    func snapshot(_ table: String, at version: UInt64, ref: String?) async -> ServerMessage {
-        await answer(ref: ref) { store, snapshots throws(ProtocolError) in
+    /// The answer to `snapshotAt` on `connection`: the table at `version` as a historical `snapshot`, or an `error`,
+    /// encoded and counted.
+    func snapshot(
+        _ table: String, at version: UInt64, ref: String?, for connection: WebSocketConnectionID, principal: String
+    ) async -> WebSocketMessage {
+        await answer(ref: ref, table: table, connection: connection, principal: principal) {
+            store, snapshots throws(ProtocolError) in
             let state = try Self.reading(table) { try store.state(table, at: Int64(clamping: version)) }
             guard version <= UInt64(state.info.version) else {
                 throw ProtocolError(
@@ -91,25 +144,89 @@ final class HistoryReader: Sendable {
         }
     }
 
-    /// Runs `body` with the store on the queue; a refusal becomes an `error` answering `ref`.
+    /// `connection` closed: what it still has waiting is dropped.
+    func forget(_ connection: WebSocketConnectionID) {
+        state.withLock { $0.queue.remove(connection) }
+    }
+
+    /// Queues `body` for a reader and returns its answer (a refusal becomes an `error` answering `ref`), encoded
+    /// and charged to the history-replies account until it is written.
     private func answer(
-        ref: String?, _ body: @escaping @Sendable (any TableStorage, inout SnapshotCache) throws(ProtocolError) -> ServerMessage
-    ) async -> ServerMessage {
-        let (box, database) = (box, database)
-        return await withCheckedContinuation { continuation in
-            queue.async {
-                var message: ServerMessage
-                do throws(ProtocolError) {
-                    if box.store == nil { box.store = try Self.reading(nil) { try Self.open(database) } }
-                    message = try body(box.store!, &box.snapshots)
-                } catch {
-                    var refusal = error
-                    refusal.ref = ref
-                    message = .error(refusal)
+        ref: String?, table: String, connection: WebSocketConnectionID, principal: String,
+        _ body: @escaping @Sendable (any TableStorage, inout SnapshotCache) throws(ProtocolError) -> ServerMessage
+    ) async -> WebSocketMessage {
+        await withCheckedContinuation { continuation in
+            let request = Request(ref: ref, body: body) { continuation.resume(returning: $0) }
+            state.withLock { $0.queue.add(request, table: table, connection: connection, principal: principal) }
+            dispatch()
+        }
+    }
+
+    private var now: Double {
+        let (seconds, attoseconds) = (clock.now - origin).components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    /// Hands waiting requests to idle readers while the reply account has room; when only paced requests wait, looks
+    /// again once the first may go.
+    private func dispatch() {
+        while true {
+            let now = now
+            let next: (Reader, Request, String, WebSocketConnectionID, String)?
+            let wake: Double?
+            (next, wake) = state.withLock { state in
+                if !account.isOver {
+                    for (index, reader) in state.idle.enumerated() {
+                        guard let taken = state.queue.next(now: now, lightOnly: reader.isLight) else { continue }
+                        state.idle.remove(at: index)
+                        return ((reader, taken.request, taken.table, taken.connection, taken.principal), nil)
+                    }
                 }
-                continuation.resume(returning: message)
+                let wake = state.wakeScheduled ? nil : state.queue.wakeTime(now: now)
+                if wake != nil { state.wakeScheduled = true }
+                return (nil, wake)
+            }
+            if let wake {
+                Task { [self] in
+                    try? await Task.sleep(for: .seconds(max(0.001, wake - now)))
+                    state.withLock { $0.wakeScheduled = false }
+                    dispatch()
+                }
+            }
+            guard let (reader, request, table, connection, principal) = next else { return }
+            reader.queue.async { [self] in
+                run(request, on: reader, table: table, connection: connection, principal: principal)
             }
         }
+    }
+
+    /// Answers `request` on `reader`'s queue, then frees the reader and looks for more work.
+    private func run(
+        _ request: Request, on reader: Reader, table: String, connection: WebSocketConnectionID, principal: String
+    ) {
+        let started = now
+        var message: ServerMessage
+        do throws(ProtocolError) {
+            if reader.store == nil { reader.store = try Self.reading(nil) { try Self.open(database) } }
+            message = try request.body(reader.store!, &reader.snapshots)
+        } catch {
+            var refusal = error
+            refusal.ref = request.ref
+            message = .error(refusal)
+        }
+        let encoded = WebSocketMessage(kind: .text, bytes: message.encoded)
+        let finished = now
+        state.withLock { state in
+            state.queue.finished(
+                table: table, connection: connection, principal: principal, seconds: finished - started, now: finished)
+            state.idle.append(reader)
+        }
+        encoded.charge(to: account) { [self] in
+            state.withLock { $0.queue.replyWritten(connection) }
+            dispatch()
+        }
+        request.answer(encoded)
+        dispatch()
     }
 
     private static func open(_ database: String) throws -> any TableStorage {

@@ -122,7 +122,8 @@ public final class TableServer: Sendable {
         let limits = ProtocolLimits(maxBatchEntries: configuration.maxBatchEntries)
         let context = ServerContext(
             transport: transport, committer: committer,
-            history: HistoryReader(database: configuration.databasePath, limits: limits), refs: RefRegistry(limit: configuration.refsPerClient),
+            history: HistoryReader(
+                database: configuration.databasePath, limits: limits, account: budget[.historyReplies]), refs: RefRegistry(limit: configuration.refsPerClient),
             metrics: metrics, logger: logger, snapshotInterval: UInt64(max(1, configuration.snapshotInterval)),
             historyLimit: configuration.historyLimit, historyBytes: configuration.historyBytes, budget: budget,
             maxQueuedIntents: configuration.maxQueuedIntents,

@@ -62,10 +62,11 @@ public final class WebSocketMessage: @unchecked Sendable {
     deinit { storage.deallocate() }
 
     /// Counts the message's buffer in `account` until the message is freed: once, however many connections it is
-    /// queued to. Call it once, before the message is shared.
-    public func charge(to account: MemoryBudget.Account) {
+    /// queued to; `onRelease` is called then (the last connection wrote or dropped it). Call it once, before the
+    /// message is shared.
+    public func charge(to account: MemoryBudget.Account, onRelease: (@Sendable () -> Void)? = nil) {
         precondition(charge == nil, "a message is charged to one account once")
-        charge = MemoryCharge(Self.headroom + count, to: account)
+        charge = MemoryCharge(Self.headroom + count, to: account, onRelease: onRelease)
     }
 
     /// The payload, without headroom.
