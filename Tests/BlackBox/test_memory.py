@@ -208,3 +208,80 @@ def test_a_flood_of_replays_does_not_delay_another_clients_cheap_read():
     p50, p99 = percentile(latencies, 50), percentile(latencies, 99)
     print(f"probe p50 {p50:.1f} ms, p99 {p99:.1f} ms over {len(latencies)} reads; {replies} replays")
     assert p50 < 30 and p99 < 150, f"probe p50 {p50:.1f} ms, p99 {p99:.1f} ms"
+
+
+@pytest.mark.parametrize("seed", [5, 9])
+def test_under_a_mix_of_the_big_consumers_rss_stays_under_the_budget_plus_a_fixed_overhead(seed):
+    """Property: whatever mix of the big consumers runs at once (writers of big versions, joiners of a big table
+    who never read, history readers who never read, snapshotAt flooders, each present or not and in a random number,
+    chosen by `seed`), the server's RSS stays under --memory-limit plus a fixed overhead (the binary, the tables'
+    own state, SQLite's caches, the allocator's slack)."""
+    import random
+    import threading
+    from snapshot_rss import RawSubscriber, masked_frame
+    rng = random.Random(seed)
+    limit, overhead = 96 * MiB, 160 * MiB
+    server = Server("--sync", "normal", "--memory-limit", "96M", "--intents-per-second", "100000").start()
+    admin = server.client()
+    stop = threading.Event()
+    threads, sockets = [], []
+    try:
+        fill_table(admin, "wide", 30_000)  # a ~3.6 MB snapshot
+        admin.ok({"type": "createTable", "table": "heavy", "sections": [{"rows": [{"value": "x"}] * 15}]})
+        write_big_versions(admin, "heavy", 20)
+        pid = server.process.pid
+        mix = {"writers": rng.randint(0, 2), "joiners": rng.choice([0, 50, 150]), "history": rng.randint(0, 20),
+               "flooders": rng.choice([0, 10, 30])}
+        print(f"seed {seed}: {mix}")
+
+        def writer():
+            client = server.client()
+            try:
+                while not stop.is_set():
+                    write_big_versions(client, "heavy", 5)
+            finally:
+                client.close()
+
+        def edits():
+            n = 0
+            while not stop.is_set():
+                admin.send({"type": "edit", "table": "wide", "at": [0, n % 1000], "value": f"e{n}"}, check=False)
+                n += 1
+                time.sleep(1 / 60)
+
+        threads += [threading.Thread(target=writer) for _ in range(mix["writers"])] + [threading.Thread(target=edits)]
+        for thread in threads:
+            thread.start()
+        for _ in range(mix["joiners"]):
+            joiner = RawSubscriber(server.port, "wide")
+            joiner.sock.sendall(joiner.subscribe)
+            sockets.append(joiner.sock)
+        history = masked_frame(0x81, json.dumps({"type": "history", "table": "heavy", "limit": 1000}).encode())
+        replay = masked_frame(0x81, json.dumps({"type": "snapshotAt", "table": "wide", "version": 5}).encode())
+        for frame, count in [(history, mix["history"]), (replay, mix["flooders"])]:
+            for _ in range(count):
+                reader = RawSubscriber(server.port, "wide")
+                reader.sock.setblocking(True)
+                reader.sock.settimeout(2)
+                try:
+                    reader.sock.sendall(frame * 50)  # and never read
+                except OSError:
+                    pass  # its buffers are full: it stopped reading, as meant
+                sockets.append(reader.sock)
+        peak = 0
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            peak = max(peak, rss_bytes(pid))
+            time.sleep(0.05)
+        held = metrics(server)
+        print(f"peak RSS {peak / MiB:.0f} MiB; budget {sum(v for k, v in held.items() if k.startswith('tablecast_memory_bytes')) / MiB:.1f} MiB held")
+        assert peak < limit + overhead, f"RSS peaked at {peak / MiB:.0f} MiB with {mix}"
+        assert admin.ok({"type": "listTables"}, expect="tables")["tables"], "the server still answers"
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+        for sock in sockets:
+            sock.close()
+        admin.close()
+        server.stop()
