@@ -62,6 +62,10 @@ final class ServiceLoop: @unchecked Sendable {
     private(set) var connections: [WebSocketConnectionID: Connection] = [:]
     /// Server role: handshakes in flight per peer address.
     var handshakeGate: HandshakeGate
+    /// Server role: the offset of a connection's input buflist in lws' connection struct (see
+    /// `inputBuflistOffset(_:)`), once looked for; nil when it was not found.
+    var buflistOffset: Int?
+    var buflistOffsetSought = false
     private var draining = false
     /// Client role: a copy of each outbound message, because lws masks client payloads in place. Server role:
     /// several queued messages framed into one write.
