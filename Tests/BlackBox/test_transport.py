@@ -232,3 +232,118 @@ def metric(server, name):
             if line.startswith(name + " ") or line.startswith(name + "{"):
                 return float(line.rsplit(" ", 1)[1])
     return 0.0
+
+
+@pytest.fixture
+def many_files():
+    """Raises this process' open-files limit (the server started after it inherits it) for thousands of sockets."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    yield hard
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+@pytest.fixture
+def roomy_server(many_files):
+    assert many_files >= 12000, "the test needs 5,000 sockets here and 5,000 in the server"
+    yield from started()
+
+
+def test_a_burst_of_5000_quick_connects_from_one_address_is_accepted(roomy_server):
+    """A load tester (or an office behind one NAT address) opens 5,000 connections at once: all sockets connected
+    first, then every handshake completed. None of them stalls, so --max-handshakes-per-address (default 256, a cap
+    on stalled handshakes) refuses none, with default flags."""
+    sockets = []
+    try:
+        for _ in range(5000):
+            sockets.append(socket.create_connection(("127.0.0.1", roomy_server.port), timeout=30))
+        for sock in sockets:
+            sock.sendall(UPGRADE)
+        statuses = [sock.recv(4096).split(b"\r\n", 1)[0] for sock in sockets]
+        refused = len([status for status in statuses if b" 101 " not in status])
+        assert refused == 0, f"{refused} of 5,000 were not upgraded: {set(statuses)}"
+        assert metric(roomy_server, "websocket_handshakes_refused_total") == 0
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+@pytest.fixture
+def slowloris_server(many_files):
+    yield from started("--handshake-timeout", "3")
+
+
+PARTIAL_REQUEST = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+
+
+def stalled_socket(source, port):
+    sock = socket.socket()
+    sock.bind((source, 0))
+    sock.connect(("127.0.0.1", port))
+    sock.sendall(PARTIAL_REQUEST)
+    return sock
+
+
+def hung_up_at_once(source, port):
+    """Whether a connection from `source` is closed by the server before it sends anything."""
+    with socket.socket() as sock:
+        sock.bind((source, 0))
+        sock.settimeout(0.5)
+        sock.connect(("127.0.0.1", port))
+        try:
+            return sock.recv(1) == b""
+        except ConnectionResetError:
+            return True
+        except TimeoutError:
+            return False
+
+
+def assert_a_normal_client_gets_in(server):
+    with connect(server, timeout=2) as sock:
+        sock.sendall(UPGRADE + masked(HELLO))
+        assert b" 101 " in read_response_head(sock).split(b"\r\n")[0]
+        opcode, payload = read_frame(sock)
+        assert opcode == 0x1 and json.loads(payload)["type"] == "welcome"
+
+
+def test_stalled_handshakes_from_one_address_are_capped_once_stalled(slowloris_server):
+    """Slowloris from one address, default cap (256): 600 half requests are accepted while they are young, but once
+    they have stalled (a second) that address's next connection is closed at once; a normal client still gets in,
+    and the server drops the stalled ones after --handshake-timeout."""
+    port = slowloris_server.port
+    stalled = []
+    try:
+        stalled = [stalled_socket("127.0.2.1", port) for _ in range(600)]
+        deadline = time.time() + 5
+        while not hung_up_at_once("127.0.2.1", port):
+            assert time.time() < deadline, "the address was never capped"
+        assert_a_normal_client_gets_in(slowloris_server)
+        for sock in (stalled[0], stalled[599]):
+            sock.settimeout(10)
+            try:
+                assert sock.recv(4096) == b"", "a stalled connection got an answer"
+            except ConnectionResetError:
+                pass
+    finally:
+        for sock in stalled:
+            sock.close()
+
+
+def test_stalled_handshakes_from_2000_addresses_do_not_keep_a_client_out(slowloris_server):
+    """Slowloris from 2,000 distinct loopback addresses, so that no per-address cap applies: a normal client still
+    gets in at once, and the server drops the stalled ones after --handshake-timeout."""
+    port = slowloris_server.port
+    stalled = []
+    try:
+        stalled = [stalled_socket(f"127.0.{3 + i // 250}.{1 + i % 250}", port) for i in range(2000)]
+        assert_a_normal_client_gets_in(slowloris_server)
+        for sock in (stalled[0], stalled[1999]):
+            sock.settimeout(10)
+            try:
+                assert sock.recv(4096) == b"", "a stalled connection got an answer"
+            except ConnectionResetError:
+                pass
+    finally:
+        for sock in stalled:
+            sock.close()

@@ -48,9 +48,10 @@ extension WebSocketServer {
         ///   - maxConnections: Open WebSocket connections; upgrades beyond it get HTTP 503. Default 10,000.
         ///   - handshakeTimeout: Time allowed for the HTTP request and WebSocket handshake; a connection that
         ///     stalls in it (a slowloris) is dropped after this long. Whole seconds. Default 5 s.
-        ///   - maxHandshakesPerAddress: TCP connections one peer address may have open before their WebSocket
-        ///     handshake completes (plain HTTP ones included); more are closed as soon as they are accepted.
-        ///     `nil` (the default): no cap.
+        ///   - maxHandshakesPerAddress: Stalled handshakes one peer address may have: TCP connections that have
+        ///     not completed their WebSocket handshake a second after they were accepted (plain HTTP ones until
+        ///     they close). While it has that many, its new connections are closed as soon as they are accepted;
+        ///     quicker handshakes are not counted, so a burst of them is not refused. `nil` (the default): no cap.
         ///   - httpIdleTimeout: How long an idle keep-alive HTTP connection is kept. Default 60 s.
         ///   - pingAfterIdle: A WebSocket connection idle this long is sent a PING. Default 30 s.
         ///   - hangUpAfterIdle: A WebSocket connection with no PONG or traffic for this long is closed. Default 60 s.

@@ -60,7 +60,7 @@ final class ServiceLoop: @unchecked Sendable {
     // MARK: Service thread
 
     private(set) var connections: [WebSocketConnectionID: Connection] = [:]
-    /// Server role: handshakes in flight per peer address.
+    /// Server role: stalled handshakes per peer address.
     var handshakeGate: HandshakeGate
     /// Server role: the offset of a connection's input buflist in lws' connection struct (see
     /// `inputBuflistOffset(_:)`), once looked for; nil when it was not found.
