@@ -25,6 +25,14 @@ final class Connection {
     static let maxOversizedQueued = 4
     /// At most this many of a connection's queued messages count in the loop's `outboundBacklog`.
     static let backlogWeightCap = 64
+    /// Bytes of the queue counted in the budget's outbound account: each entry's overhead, and the payload of the
+    /// messages not charged to another account.
+    private(set) var budgetedBytes = 0
+    /// What a queue entry costs beside its payload (the entry, the message object's share), as the budget counts it.
+    static let queueEntryOverhead = 64
+    /// Bytes read and not delivered yet (the parser's buffer and the message being assembled), as counted in the
+    /// budget's inbound account.
+    private var assemblingCounted = 0
     /// Server role: bytes of the first queued message already written as fragments (see ``writeable(_:)``).
     private var headWritten = 0
     /// Set when the connection should close once `queue` is written (empty after an overflow).
@@ -85,7 +93,15 @@ final class Connection {
         queue.append(message)
         if queue.count <= Self.backlogWeightCap { loop.outboundBacklog.add(1, ordering: .relaxed) }
         if oversized { oversizedQueued += 1 } else { queuedBytes += message.count }
+        let cost = Self.budgetCost(of: message)
+        budgetedBytes += cost
+        loop.budget[.outbound].charge(cost)
         if queue.count == 1, isOpen, let wsi { lws_callback_on_writable(wsi) }
+        if loop.budget[.outbound].isOver { loop.shedOutbound() }
+    }
+
+    private static func budgetCost(of message: WebSocketMessage) -> Int {
+        queueEntryOverhead + (message.isCharged ? 0 : message.count)
     }
 
     /// The peer fell behind: drop its queue and close it with 4000 once the frame being written is. A reader that
@@ -93,11 +109,21 @@ final class Connection {
     /// cut it off mid-frame, and all it holds meanwhile is what lws buffered of one write. Either way the `closed`
     /// event reports `slowConsumer`.
     private func overflow() {
+        loop.metrics?.queueOverflows.increment()
+        closeSlow(reason: "outbound queue overflow")
+    }
+
+    /// The memory budget's outbound account is over and this queue counts among the most in it: closed as a slow
+    /// reader is (see `ServiceLoop.shedOutbound`).
+    func shed() {
+        closeSlow(reason: "server memory for outbound queues exhausted")
+    }
+
+    private func closeSlow(reason: String) {
         dropQueue()
-        let frame = WebSocketCloseFrame(code: .slowConsumer, reason: "outbound queue overflow")
+        let frame = WebSocketCloseFrame(code: .slowConsumer, reason: reason)
         pendingClose = frame
         closeFrame = frame
-        loop.metrics?.queueOverflows.increment()
         if isOpen, let wsi {
             beginClosing()
             lws_callback_on_writable(wsi)
@@ -111,6 +137,9 @@ final class Connection {
         let message = queue.removeFirst()
         if queue.count < Self.backlogWeightCap { loop.outboundBacklog.subtract(1, ordering: .relaxed) }
         if message.count > loop.limits.maxQueuedBytes { oversizedQueued -= 1 } else { queuedBytes -= message.count }
+        let cost = Self.budgetCost(of: message)
+        budgetedBytes -= cost
+        loop.releaseOutbound(cost)
         return message
     }
 
@@ -121,6 +150,26 @@ final class Connection {
         headWritten = 0
         queuedBytes = 0
         oversizedQueued = 0
+        if budgetedBytes > 0 {
+            loop.releaseOutbound(budgetedBytes)
+            budgetedBytes = 0
+        }
+    }
+
+    /// Counts in the budget's inbound account what was read and not delivered yet, as it is now.
+    private func countAssembling() {
+        let held = parser.bufferedBytes + inbound.count
+        guard held != assemblingCounted else { return }
+        let account = loop.budget[.inbound]
+        if held > assemblingCounted { account.charge(held - assemblingCounted) } else { account.release(assemblingCounted - held) }
+        assemblingCounted = held
+    }
+
+    /// The connection ended: what it was assembling is given back to the budget.
+    func dropAssembling() {
+        inbound = []
+        loop.budget[.inbound].release(assemblingCounted)
+        assemblingCounted = 0
     }
 
     /// Closes with `frame` after the messages already queued are written.
@@ -248,6 +297,7 @@ final class Connection {
         parser.skipsData = true
         inbound = []
         assembling = false
+        countAssembling()
         guard receivingPaused, let reader else { return }
         receivingPaused = false
         CLibWebSockets_startReader(loop.eventLoop, reader)
@@ -444,6 +494,7 @@ final class Connection {
                 }
             }
         }
+        countAssembling()
     }
 
     /// The peer's close frame. When we had started closing, this is its answer and the connection ends; otherwise
@@ -473,6 +524,7 @@ final class Connection {
         if inbound.count + length + lws_remaining_packet_payload(wsi) > maxSize {
             return refuseInbound(wsi, WebSocketCloseFrame(code: .messageTooBig, reason: "message exceeds \(maxSize) bytes"))
         }
+        defer { countAssembling() }
         return take(wsi, UnsafeRawBufferPointer(start: data, count: length), final: lws_is_final_fragment(wsi) != 0)
     }
 
@@ -499,6 +551,8 @@ final class Connection {
             metrics.messagesReceived.increment()
             metrics.bytesReceived.increment(by: Int64(bytes.count))
         }
+        // What was assembled is now delivered: counted as delivered, not twice.
+        countAssembling()
         if loop.delivering(on: id, size: bytes.count), !receivingPaused {
             receivingPaused = true
             // The server's reader stops itself once the frames in hand are handled.
@@ -516,6 +570,7 @@ final class Connection {
         if !loop.isServer { droppingInbound = true }
         inbound = []
         assembling = false
+        countAssembling()
         dropQueue()
         pendingClose = frame
         closeFrame = frame
