@@ -1,7 +1,6 @@
 """The WebSocket layer as a client on a raw socket sees it: frames sent with the upgrade request, close frames that
 reach clients still sending (lingering close), bursts of quick connects from one address."""
 import json
-import os
 import shutil
 import socket
 import ssl
@@ -9,6 +8,7 @@ import struct
 import tempfile
 import threading
 import time
+import urllib.request
 
 import pytest
 
@@ -226,7 +226,6 @@ def test_a_client_flooding_list_tables_without_reading_gets_the_4000_close_frame
 
 
 def metric(server, name):
-    import urllib.request
     with urllib.request.urlopen(f"{server.http_url}metrics", timeout=10) as response:
         for line in response.read().decode().splitlines():
             if line.startswith(name + " ") or line.startswith(name + "{"):
