@@ -197,6 +197,36 @@ def test_clients_flooding_malformed_messages_all_get_the_1008_close_frame(server
     assert all(clean for _, _, clean in results.values()), results
 
 
+def test_websockets_clients_flooding_malformed_messages_see_1008_not_1006(server):
+    """The same flood from 30 clients of the `websockets` library, each sending 2,000 malformed messages without
+    reading (its reader stops at 16 unread messages) and then reading to the end: each sees the 1008 close frame,
+    not 1006 (the connection lost without one)."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect as ws_connect
+    codes = {}
+
+    def client(index):
+        try:
+            with ws_connect(server.url, subprotocols=["tablecast.v1"], open_timeout=30, close_timeout=2) as ws:
+                try:
+                    for _ in range(2000):
+                        ws.send("nonsense")
+                    while True:
+                        ws.recv(timeout=30)
+                except ConnectionClosed:
+                    pass
+                codes[index] = ws.close_code
+        except OSError as error:
+            codes[index] = repr(error)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(30)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=90)
+    assert codes == {index: 1008 for index in range(30)}
+
+
 def test_a_client_flooding_list_tables_without_reading_gets_the_4000_close_frame(small_queue_server):
     """A client sends listTables without reading until its replies overflow the server's outbound bound (64
     messages here), and keeps sending for a while after: the server reads and drops what it sends, and once the
