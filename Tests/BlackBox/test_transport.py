@@ -165,11 +165,12 @@ def test_half_a_frame_with_the_upgrade_request_is_completed_by_the_next_send(any
             assert opcode == 0x1 and json.loads(payload)["type"] == "tables", (cut, opcode, payload)
 
 
-def test_clients_flooding_malformed_messages_all_get_the_1008_close_frame(server):
-    """30 clients each send 2,000 malformed messages as fast as they can (one send each) and only then read. The
-    server closes each after 100 with 1008 and reads and drops the rest (a lingering close): every client reads its
-    error replies and the 1008 close frame, and after its own close frame the stream ends with EOF, not a reset
-    (which would destroy the close frame still in the client's receive buffer)."""
+def test_clients_flooding_malformed_messages_all_get_the_1008_close_frame(any_server):
+    """30 clients each send 2,000 malformed messages as fast as they can (one send each) and only then read, plain
+    and over TLS. The server closes each after 100 with 1008 and reads and drops the rest (a lingering close): every
+    client reads its error replies and the 1008 close frame, and after its own close frame the stream ends with EOF,
+    not a reset (which would destroy the close frame still in the client's receive buffer)."""
+    server = any_server
     flood = masked("{" + "x" * 200) * 2000
     results = {}
 
