@@ -497,8 +497,9 @@ final class Connection {
         countAssembling()
     }
 
-    /// The peer's close frame. When we had started closing, this is its answer and the connection ends; otherwise
-    /// it is answered (see `Self.answer(toClose:)`) from the next WRITEABLE callback, before anything queued.
+    /// The peer's close frame. When ours was written, this is its answer and the connection ends once ours is out;
+    /// otherwise it is answered (see `Self.answer(toClose:)`) from the next WRITEABLE callback, before anything
+    /// queued.
     private func receivedClose(_ wsi: OpaquePointer, _ payload: [UInt8]) {
         if closeWritten { return peerFinished(wsi) }
         let (peer, reply) = payload.withUnsafeBytes { Self.answer(toClose: $0) }
