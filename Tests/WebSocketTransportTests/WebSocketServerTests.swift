@@ -437,3 +437,24 @@ extension WebSocketServerTests {
         await server.shutdown()
     }
 }
+
+extension WebSocketServerTests {
+    /// Frames sent in the same write as the upgrade request, one whole and half of the next, are read like any
+    /// others, and the rest of the second completes it.
+    func testFramesSentWithTheUpgradeRequestAreRead() async throws {
+        let events = EventRecorder()
+        let server = try makeServer(events: events)
+        let socket = try RawSocket(port: server.port)
+        let second = RawSocket.frame(opcode: 0x1, fin: true, payload: Array("second".utf8))
+        socket.write(
+            Array(
+                ("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8)
+                + RawSocket.frame(opcode: 0x1, fin: true, payload: Array("first".utf8)) + second.prefix(3))
+        try await events.wait("the first message") { $0.messages().count == 1 }
+        socket.write(Array(second.dropFirst(3)))
+        try await events.wait("the second message") { $0.messages().count == 2 }
+        XCTAssertEqual(events.messages().map(\.text), ["first", "second"])
+        await server.shutdown()
+    }
+}

@@ -69,6 +69,9 @@ public final class WebSocketMessage: @unchecked Sendable {
         charge = MemoryCharge(Self.headroom + count, to: account, onRelease: onRelease)
     }
 
+    /// Whether the buffer is counted in an account already: queues count it as their entry's overhead only.
+    var isCharged: Bool { charge != nil }
+
     /// The payload, without headroom.
     var payload: UnsafeMutableRawPointer { storage + Self.headroom }
 
