@@ -285,3 +285,64 @@ def test_under_a_mix_of_the_big_consumers_rss_stays_under_the_budget_plus_a_fixe
             sock.close()
         admin.close()
         server.stop()
+
+
+def close_code(subscriber, timeout=10):
+    """Reads a raw subscriber's socket until the server's close frame (its code) or `timeout` (None)."""
+    import selectors
+    subscriber.sock.setblocking(False)
+    selector = selectors.DefaultSelector()
+    selector.register(subscriber.sock, selectors.EVENT_READ)
+    deadline = time.time() + timeout
+    try:
+        while time.time() < deadline:
+            if not selector.select(timeout=0.2):
+                continue
+            data = subscriber.sock.recv(1 << 20)
+            if not data:
+                return None
+            try:
+                subscriber.feed(data)
+            except SystemExit as closed:
+                return int(str(closed).split("with ")[1].split(":")[0])
+        return None
+    finally:
+        selector.close()
+
+
+def test_when_outbound_queues_fill_their_share_the_biggest_holder_is_closed_with_4000():
+    """Subscribers that stop reading while 60 KB updates go out: with --memory-limit 16M the outbound queues' share
+    is 5.6 MiB, so the connections holding the most unsent bytes are closed with 4000 (before: each could hold 8 MiB
+    and more), and a subscriber that reads gets every update."""
+    from snapshot_rss import RawSubscriber
+    server = Server("--sync", "normal", "--memory-limit", "16M", "--intents-per-second", "100000").start()
+    writer = server.client()
+    reader = server.client()
+    stalled = []
+    try:
+        writer.ok({"type": "createTable", "table": "feed", "sections": [{"rows": [{"value": "x"}]}]})
+        reader.subscribe("feed")
+        for _ in range(6):
+            subscriber = RawSubscriber(server.port, "feed")
+            subscriber.sock.sendall(subscriber.subscribe)
+            stalled.append(subscriber)
+        time.sleep(0.5)
+        share = metrics(server)['tablecast_memory_share_bytes{consumer="outbound"}']
+        peak = 0
+        for n in range(150):
+            writer.ok({"type": "edit", "table": "feed", "at": [0, 0], "value": f"{n:04d}" + "y" * 60_000})
+            peak = max(peak, memory_bytes(server, "outbound")) if n % 10 == 0 else peak
+        versions = [reader.next("update", timeout=30)["version"] for _ in range(150)]
+        assert versions == list(range(1, 151))
+        values = metrics(server)
+        assert values['tablecast_memory_degradations_total{consumer="outbound"}'] >= 1
+        assert peak <= share + 128 * 1024, f"outbound held {peak / MiB:.1f} MiB of a {share / MiB:.1f} MiB share"
+        # Those closed get whole frames and then the 4000 close frame, once they read again.
+        codes = [close_code(subscriber) for subscriber in stalled]
+        assert 4000 in codes, codes
+    finally:
+        for subscriber in stalled:
+            subscriber.sock.close()
+        reader.close()
+        writer.close()
+        server.stop()

@@ -113,7 +113,8 @@ public final class TableServer: Sendable {
                     maxHandshakesPerAddress: configuration.maxHandshakesPerAddress,
                     staticFilesDirectory: configuration.staticFilesDirectory,
                     metricsFactory: configuration.metricsFactory, metricsPage: metricsPage,
-                    endpointAccess: configuration.endpointAccess, tls: configuration.tls, healthStatus: { health.status }),
+                    endpointAccess: configuration.endpointAccess, tls: configuration.tls, healthStatus: { health.status },
+                    memoryBudget: budget),
                 logger: logger, onEvent: { continuation.yield(.transport($0)) })
         } catch {
             await committer.stop()
