@@ -51,27 +51,28 @@ def test_big_versions_do_not_grow_the_server_and_a_restart_loads_no_more(big_ser
 
 
 def test_the_memory_budget_is_in_metrics_and_history_gives_way_when_its_share_is_full():
-    """With --memory-limit 8M the update history's share is 2 MiB: the writer's table gives back its oldest updates
-    rather than hold its 16 MiB, /metrics shows it, and a client behind catches up from the store's log."""
-    server = Server("--sync", "normal", "--memory-limit", "8M").start()
+    """With --memory-limit 10M the update history's share is 2.5 MiB: the writer's table gives back its oldest
+    updates rather than hold its 16 MiB, /metrics shows it, and a client behind catches up from the store's log."""
+    server = Server("--sync", "normal", "--memory-limit", "10M").start()
     client = server.client()
     try:
         values = metrics(server)
-        assert values["tablecast_memory_limit_bytes"] == 8 * MiB
-        assert values['tablecast_memory_share_bytes{consumer="update_history"}'] == 2 * MiB
+        assert values["tablecast_memory_limit_bytes"] == 10 * MiB
+        assert values['tablecast_memory_share_bytes{consumer="update_history"}'] == 2.5 * MiB
         for consumer in ("update_history", "snapshots", "history_replies", "outbound", "inbound"):
             assert f'tablecast_memory_bytes{{consumer="{consumer}"}}' in values, consumer
         client.ok({"type": "createTable", "table": "big", "sections": [{"rows": [{"value": "x"}] * 15}]})
-        write_big_versions(client, "big", 40, value_bytes=20_000)  # ~300 KB a version
+        write_big_versions(client, "big", 60, value_bytes=6_600)  # ~100 KB a version
         values = metrics(server)
-        assert values['tablecast_memory_bytes{consumer="update_history"}'] <= 2 * MiB
+        assert values['tablecast_memory_bytes{consumer="update_history"}'] <= 2.5 * MiB
         assert values['tablecast_memory_degradations_total{consumer="update_history"}'] > 0
-        # 10 versions behind (~3 MB, within the catch-up bound): no longer in memory, read from the store's log.
+        # 30 versions behind (~3 MB, within the catch-up bound and the outbound share): no longer in memory, read
+        # from the store's log.
         reader = server.client()
         try:
             catch_up, subscribed = reader.subscribe("big", since=30, epoch=subscribed_epoch(client, "big"))
-            assert [m["version"] for m in catch_up] == list(range(31, 41))
-            assert subscribed["version"] == 40
+            assert [m["version"] for m in catch_up] == list(range(31, 61))
+            assert subscribed["version"] == 60
         finally:
             reader.close()
     finally:
