@@ -335,7 +335,7 @@ final class ConnectionRouter {
         detach(session.id) {
             do {
                 let stored = try await committer.perform { try $0.refs(of: owner.client, principal: owner.principal) }
-                return .hello(hello, .success(stored.mapValues { RefUse(table: $0.table, intent: $0.intent) }))
+                return .hello(hello, .success(stored.mapValues { RefUse(table: $0.table, epoch: $0.epoch, intent: $0.intent) }))
             } catch {
                 return .hello(hello, .failure(ProtocolError(.unavailable, "the client's history could not be read: \(error)")))
             }

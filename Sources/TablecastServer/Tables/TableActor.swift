@@ -232,10 +232,13 @@ actor TableActor {
     }
 
     /// The refusal of a ref already used for another intent.
-    static func reused(_ ref: String, of client: String, by use: RefUse) -> ProtocolError {
-        ProtocolError(
+    static func reused(_ ref: String, of client: String, by use: RefUse, for current: RefUse? = nil) -> ProtocolError {
+        let table =
+            current.map { use.table == $0.table && use.epoch != $0.epoch } == true
+            ? "on an earlier table named '\(use.table)', dropped since" : "on table '\(use.table)'"
+        return ProtocolError(
             .refReused,
-            "ref '\(ref)' of client '\(client)' was already used for another intent (on table '\(use.table)'); a ref "
+            "ref '\(ref)' of client '\(client)' was already used for another intent (\(table)); a ref "
                 + "names one intent: a retry must repeat it on the same table, and a new intent needs a new ref")
     }
 
@@ -264,7 +267,7 @@ actor TableActor {
             context.metrics.intent(refusal.code == .unavailable ? .unavailable : .rejected, table: name)
             return refuse(requester, ref: ref, refusal)
         }
-        let use = ref.map { _ in RefUse(table: name, intent: fingerprint(intent)) }
+        let use = ref.map { _ in RefUse(table: name, epoch: epoch, intent: fingerprint(intent)) }
         let source = { PendingGroup.Source(requester: requester, ref: ref, base: base, intent: intent) }
         if let ref, let use {
             let key = RefKey(owner: requester.refOwner, ref: ref)
@@ -299,7 +302,7 @@ actor TableActor {
             context.metrics.intent(.rejected, table: name)
             return refuse(requester, ref: ref, ProtocolError(error))
         }
-        let ack = ServerMessage.ack(.init(ref: ref, table: name, resolution: resolution))
+        let ack = ServerMessage.ack(.init(ref: ref, table: name, epoch: epochText, resolution: resolution))
         pending.replay.took(source())
         if resolution.isNoop {
             context.metrics.intent(.noop, table: name)
@@ -310,7 +313,7 @@ actor TableActor {
         if keepsRef, let ref, let use, let prior = context.refs.claim(requester.refOwner, ref, for: use), !prior.admits(use) {
             // Claimed meanwhile by the same client on another table (the check above found it free).
             context.metrics.intent(.rejected, table: name)
-            return refuse(requester, ref: ref, Self.reused(ref, of: requester.client, by: prior))
+            return refuse(requester, ref: ref, Self.reused(ref, of: requester.client, by: prior, for: use))
         }
         let editedRowsDeleted = presence.anyRowEdited ? deletedRows(resolution.batch).filter(presence.isEdited) : []
         pending.replay.willChange(engine)
@@ -333,7 +336,8 @@ actor TableActor {
                 batch: String(decoding: batchJSON, as: UTF8.self),
                 originClient: requester.client, originRef: keepsRef ? ref : nil, time: ServerContext.now(),
                 ack: keepsRef ? String(decoding: ackBytes, as: UTF8.self) : "", snapshot: snapshot,
-                principal: requester.principal, intent: keepsRef ? use?.intent ?? "" : "", originName: requester.name ?? ""))
+                principal: requester.principal, intent: keepsRef ? use?.intent ?? "" : "", originName: requester.name ?? "",
+                epoch: epoch))
         if let ref { pending.refs[RefKey(owner: requester.refOwner, ref: ref)] = pending.entries.count }
         pending.entries.append(
             .init(
@@ -363,7 +367,7 @@ actor TableActor {
         // The registry is complete only while the owner's refs are loaded: an intent still queued here when its
         // client's last connection closed (and the registry forgot it) is checked against the store.
         let known = context.refs.use(key.owner, key.ref)
-        if let known, !known.admits(use) { throw Self.reused(key.ref, of: key.owner.client, by: known) }
+        if let known, !known.admits(use) { throw Self.reused(key.ref, of: key.owner.client, by: known, for: use) }
         guard checkStore || known != nil || !context.refs.isLoaded(key.owner) else { return false }
         let stored: StoredAck?
         do {
@@ -375,10 +379,18 @@ actor TableActor {
                 .unavailable, "ref '\(key.ref)' could not be looked up, nothing was applied (send it again): \(error)")
         }
         guard let stored else { return false }
-        let prior = RefUse(table: stored.table, intent: stored.intent)
-        guard prior.admits(use) else { throw Self.reused(key.ref, of: key.owner.client, by: prior) }
-        context.transport.send(WebSocketMessage(kind: .text, bytes: Array(stored.ack.utf8)), to: requester.connection)
+        let prior = RefUse(table: stored.table, epoch: stored.epoch, intent: stored.intent)
+        guard prior.admits(use) else { throw Self.reused(key.ref, of: key.owner.client, by: prior, for: use) }
+        context.transport.send(WebSocketMessage(kind: .text, bytes: withEpoch(stored.ack)), to: requester.connection)
         return true
+    }
+
+    /// A stored ack with the table's current epoch: the one it was stored with may be older (a copy of the
+    /// database gives its tables new epochs) or missing (stored before acks carried it).
+    private func withEpoch(_ ack: String) -> [UInt8] {
+        guard case .object(var members)? = try? JSONValue(parsing: ack) else { return Array(ack.utf8) }
+        members["epoch"] = .string(epochText)
+        return JSONValue.object(members).jsonBytes
     }
 
     /// Hands the pending group to the committer unless a group is in flight; its outcome is left in
@@ -851,7 +863,7 @@ actor TableActor {
         }
         engine.setRules(rules)
         context.send(.rules(table: name, rules: rules), to: subscribers.ids)
-        context.send(.ack(.init(ref: ref, table: name, version: engine.table.version)), to: requester.connection)
+        context.send(.ack(.init(ref: ref, table: name, version: engine.table.version, epoch: epochText)), to: requester.connection)
     }
 
     private func drop(_ requester: Requester, ref: String?) async -> Bool {
@@ -868,7 +880,7 @@ actor TableActor {
             return false
         }
         forgetAfterDrop()
-        context.send(.ack(.init(ref: ref, table: name, version: engine.table.version)), to: requester.connection)
+        context.send(.ack(.init(ref: ref, table: name, version: engine.table.version, epoch: epochText)), to: requester.connection)
         return true
     }
 
