@@ -63,8 +63,10 @@ class PostgresCluster:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
 
     def stop(self):
+        """Stops the server if it runs (a test may leave it killed) and removes the cluster."""
         try:
-            self.kill()
+            if os.path.exists(os.path.join(self.data, "postmaster.pid")):
+                self.kill()
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
 

@@ -230,14 +230,22 @@ final class ConnectionRouter {
         dispatch(message, table: table, to: actor, session: &session)
     }
 
-    /// Answers `history` or `snapshotAt` on table `table` from the history reader.
+    /// Answers `history` or `snapshotAt` on table `table` from the history reader; `history` from the changes
+    /// held in memory when the store cannot be read (see ``RecentChanges``).
     private func readHistory(_ message: ClientMessage, table: String, on id: WebSocketConnectionID) {
         let (history, context, ref) = (context.history, context, message.ref)
         switch message.body {
         case .history(_, let from, let to, let limit, let newestFirst):
+            let (epoch, count) = (directory.actor(table)?.epoch, limit ?? settings.limits.defaultHistoryEntries)
             detach(id) {
-                context.send(
-                    await history.changes(table, from: from, to: to, limit: limit, newestFirst: newestFirst, ref: ref), to: id)
+                var answer = await history.changes(table, from: from, to: to, limit: limit, newestFirst: newestFirst, ref: ref)
+                if case .error(let error) = answer, error.code == .unavailable, let epoch,
+                    let held = context.recentChanges.changes(
+                        table, epoch: epoch, from: from, to: to, limit: count, newestFirst: newestFirst, ref: ref)
+                {
+                    answer = .changes(held)
+                }
+                context.send(answer, to: id)
                 return .done
             }
         case .snapshotAt(_, let version):
@@ -337,7 +345,7 @@ final class ConnectionRouter {
                 let stored = try await committer.perform { try $0.refs(of: owner.client, principal: owner.principal) }
                 return .hello(hello, .success(stored.mapValues { RefUse(table: $0.table, epoch: $0.epoch, intent: $0.intent) }))
             } catch {
-                return .hello(hello, .failure(ProtocolError(.unavailable, "the client's history could not be read: \(error)")))
+                return .hello(hello, .failure(ProtocolError.unavailable("the client's history could not be read", error)))
             }
         }
     }

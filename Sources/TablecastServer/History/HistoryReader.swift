@@ -129,7 +129,7 @@ final class HistoryReader: Sendable {
         } catch let error as StoreError where error.kind == .noSuchTable {
             throw ProtocolError(.noSuchTable, "no table '\(table ?? "")'")
         } catch {
-            throw ProtocolError(.unavailable, "the history could not be read: \(error)")
+            throw ProtocolError.unavailable("the history could not be read", error)
         }
     }
 

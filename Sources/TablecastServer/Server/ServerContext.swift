@@ -13,6 +13,10 @@ final class ServerContext: Sendable {
     let refs: RefRegistry
     let metrics: ServerMetrics
     let logger: Logger
+    /// Logs failures that repeat (a store outage) once per cause per interval, with a count.
+    let failures: FailureLog
+    /// The latest changes of every table, for `history` while the store cannot be read.
+    let recentChanges = RecentChanges()
     /// A snapshot is stored with every version that is a multiple of this.
     let snapshotInterval: UInt64
     /// Committed batches kept per table for rebasing stale intents and catch-up.
@@ -56,6 +60,7 @@ final class ServerContext: Sendable {
         self.refs = refs
         self.metrics = metrics
         self.logger = logger
+        failures = FailureLog(logger: logger)
         self.snapshotInterval = snapshotInterval
         self.historyLimit = historyLimit
         self.maxQueuedIntents = maxQueuedIntents

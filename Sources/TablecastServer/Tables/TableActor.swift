@@ -375,8 +375,8 @@ actor TableActor {
                 try $0.ack(client: key.owner.client, ref: key.ref, principal: key.owner.principal)
             }
         } catch {
-            throw ProtocolError(
-                .unavailable, "ref '\(key.ref)' could not be looked up, nothing was applied (send it again): \(error)")
+            throw ProtocolError.unavailable(
+                "ref '\(key.ref)' could not be looked up, nothing was applied (send it again)", error)
         }
         guard let stored else { return false }
         let prior = RefUse(table: stored.table, epoch: stored.epoch, intent: stored.intent)
@@ -437,17 +437,23 @@ actor TableActor {
             await rebase(group, checkingRefs: error.kind == .duplicateRef)
         case .failure(let error):
             let lost = group.entries.count + pending.entries.count
-            context.logger.error(
-                "could not store a group of changes",
+            context.failures.log(
+                .error, "could not store a group of changes", cause: ProtocolError.reason(error),
                 metadata: ["table": "\(name)", "intents": "\(lost)", "error": "\(error)"])
-            let refusal = ProtocolError(.unavailable, "the change could not be stored, nothing was applied: \(error)")
+            let refusal = ProtocolError.unavailable("the change could not be stored, nothing was applied", error)
             for entry in group.entries + pending.entries {
                 if let ref = entry.ref, let claim = entry.claim { context.refs.release(entry.requester.refOwner, ref, use: claim) }
             }
             refuseAll(group, refusal)
             refuseAll(pending, refusal)
             pending = newGroup
-            await reload()
+            // The engine before the group is the committed table (a shared store's groups record it): it keeps
+            // serving reads while the store is down, and follows the store's log once it answers. Otherwise the
+            // table is read again from the store.
+            guard let committed = group.replay.engineBefore else { return await reload() }
+            engine = committed
+            sharedSnapshot = nil
+            publishStatus()
         }
     }
 
@@ -496,8 +502,10 @@ actor TableActor {
             await reload()
             return broken == nil
         case .failed(let error):
-            context.logger.error("could not read other nodes' commits", metadata: ["table": "\(name)", "error": "\(error)"])
-            await reload()
+            // The engine is at a committed version (nothing is in flight or pending here): it is served as it is.
+            context.failures.log(
+                .error, "could not read other nodes' commits", cause: ProtocolError.reason(error),
+                metadata: ["table": "\(name)", "error": "\(error)"])
             return false
         }
         do {
@@ -509,6 +517,9 @@ actor TableActor {
         }
         for entry in followed.entries {
             history.append(entry.update)
+            context.recentChanges.append(
+                name, epoch: epoch, version: entry.version, time: entry.time, originName: entry.originName,
+                update: entry.update)
             if !subscribers.isEmpty {
                 context.transport.send(entry.update, to: subscribers.ids)
                 context.metrics.deliveries.increment(by: Int64(subscribers.count))
@@ -532,8 +543,11 @@ actor TableActor {
 
     /// Fans out a durable group's updates and sends its acks, each originator's after its own update.
     private func publish(_ group: PendingGroup) {
-        for entry in group.entries {
+        for (entry, record) in zip(group.entries, group.records) {
             history.append(entry.update)
+            context.recentChanges.append(
+                name, epoch: epoch, version: UInt64(record.version), time: record.time, originName: record.originName,
+                update: entry.update)
             if !subscribers.isEmpty {
                 context.transport.send(entry.update, to: subscribers.ids)
                 context.metrics.deliveries.increment(by: Int64(subscribers.count))
@@ -580,8 +594,10 @@ actor TableActor {
             }
             publishStatus()
         } catch {
-            broken = "table \(name) could not be reloaded after a storage failure: \(error)"
-            context.logger.critical("\(broken!)")
+            broken = ProtocolError.unavailable("table '\(name)' could not be reloaded after a storage failure", error).message
+            context.failures.log(
+                .critical, "a table could not be reloaded after a storage failure", cause: ProtocolError.reason(error),
+                metadata: ["table": "\(name)", "error": "\(error)"])
             // The engine still holds the changes that were never stored: list the last version that was.
             publishStatus(version: storedVersion.load(ordering: .relaxed))
         }
@@ -859,7 +875,7 @@ actor TableActor {
             }
             rules = try TableRules(json: JSONValue(parsing: text))
         } catch {
-            return refuse(requester, ref: ref, ProtocolError(.unavailable, "the rules could not be stored: \(error)"))
+            return refuse(requester, ref: ref, ProtocolError.unavailable("the rules could not be stored", error))
         }
         engine.setRules(rules)
         context.send(.rules(table: name, rules: rules), to: subscribers.ids)
@@ -876,7 +892,7 @@ actor TableActor {
         do {
             try await context.committer.perform { try $0.dropTable(name) }
         } catch {
-            refuse(requester, ref: ref, ProtocolError(.unavailable, "the table could not be dropped: \(error)"))
+            refuse(requester, ref: ref, ProtocolError.unavailable("the table could not be dropped", error))
             return false
         }
         forgetAfterDrop()
