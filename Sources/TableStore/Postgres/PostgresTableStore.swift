@@ -643,7 +643,10 @@ public final class PostgresTableStore: TableStorage {
         do {
             return try body(connection)
         } catch let error as PostgresError {
-            throw StoreError(error, while: context())
+            var failure = StoreError(error, while: context())
+            // Lost once statements were sent: the server may have committed what it was sent.
+            failure.outcomeUnknown = failure.kind == .unreachable
+            throw failure
         }
     }
 }

@@ -8,6 +8,19 @@ extension ProtocolError {
         ProtocolError(.unavailable, "\(what): \(reason(error))")
     }
 
+    /// `unavailable` for intents whose commit failed: nothing was applied, unless the connection to the database was
+    /// lost on the way (the commit may have gone through and its answer been lost): a retry with the same ref then
+    /// tells, as it is answered with the stored ack if there is one, and is never applied twice.
+    static func notStored(_ error: any Error) -> ProtocolError {
+        guard (error as? StoreError)?.outcomeUnknown == true else {
+            return unavailable("the change could not be stored, nothing was applied", error)
+        }
+        return ProtocolError(
+            .unavailable,
+            "the connection to the database was lost while the change was being stored: it may have been stored; "
+                + "send it again with the same ref to know (it is never applied twice)")
+    }
+
     /// Why the store failed, without its text.
     static func reason(_ error: any Error) -> String {
         if error is Committer.Stopped { return "the server is shutting down" }

@@ -440,12 +440,12 @@ actor TableActor {
             context.failures.log(
                 .error, "could not store a group of changes", cause: ProtocolError.reason(error),
                 metadata: ["table": "\(name)", "intents": "\(lost)", "error": "\(error)"])
-            let refusal = ProtocolError.unavailable("the change could not be stored, nothing was applied", error)
+            let refusal = ProtocolError.notStored(error)
             for entry in group.entries + pending.entries {
                 if let ref = entry.ref, let claim = entry.claim { context.refs.release(entry.requester.refOwner, ref, use: claim) }
             }
             refuseAll(group, refusal)
-            refuseAll(pending, refusal)
+            refuseAll(pending, ProtocolError.unavailable("the change could not be stored, nothing was applied", error))
             pending = newGroup
             // The engine before the group is the committed table (a shared store's groups record it): it keeps
             // serving reads while the store is down, and follows the store's log once it answers. Otherwise the

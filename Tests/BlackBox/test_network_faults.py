@@ -1,0 +1,192 @@
+"""Network faults between a node and PostgreSQL, not only process stops: the path cut for seconds with nothing
+answered (the database in a network namespace whose link the test sets down), and delays and stalls (a TCP proxy).
+Nothing acknowledged is lost, nothing is acknowledged that was not committed, and the node recovers by itself."""
+import json
+import threading
+import time
+import urllib.request
+import uuid
+
+import pytest
+
+from network import Namespace, NamespacedPostgres, TcpProxy
+from postgres import PostgresServer
+
+
+@pytest.fixture
+def namespaced_postgres():
+    """PostgreSQL in a network namespace of its own, with the namespace; both removed even when the test fails."""
+    namespace = Namespace()
+    cluster = None
+    try:
+        cluster = NamespacedPostgres(namespace)
+        yield namespace, cluster
+    finally:
+        try:
+            if cluster:
+                namespace.restore()
+                cluster.stop()
+        finally:
+            namespace.close()
+
+
+def health(node):
+    with urllib.request.urlopen(f"http://127.0.0.1:{node.port}/healthz", timeout=5) as response:
+        return json.loads(response.read())["status"]
+
+
+def wait_for(condition, timeout, message):
+    deadline = time.time() + timeout
+    while not condition():
+        assert time.time() < deadline, message
+        time.sleep(0.05)
+
+
+class Writer:
+    """Inserts one value after another (each with its own ref), on a thread, recording what was acked and what
+    was refused: the table must end up with every acked value, once, and nothing that was never sent."""
+
+    def __init__(self, node, table):
+        self.client = node.client(client_id=f"writer-{uuid.uuid4().hex[:6]}")
+        self.table = table
+        self.acked, self.refused, self.errors = [], [], []
+        self.refusals = {}  # value → the refusal's message
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run)
+        self._thread.start()
+
+    def _run(self):
+        n = 0
+        try:
+            while not self._stop.is_set():
+                value = f"w{n}"
+                self.client.send({"type": "insert", "table": self.table, "at": [0, 0], "value": value, "ref": value})
+                # A commit caught by a cut waits for the node to give up on its silent connection (about 10 s).
+                response = None
+                while response is None:
+                    message = self.client.recv(timeout=40)
+                    if message.get("ref") == value and message["type"] in ("ack", "error"):
+                        response = message
+                if response["type"] == "ack":
+                    self.acked.append(value)
+                else:
+                    assert response["code"] == "unavailable", response
+                    self.refused.append(value)
+                    self.refusals[value] = response["message"]
+                    time.sleep(0.2)  # as the issue's clients retried
+                n += 1
+        except Exception as error:  # reported by stop()
+            self.errors.append(error)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(timeout=60)
+        assert not self._thread.is_alive(), "the writer is stuck"
+        assert not self.errors, self.errors
+        self.client.close()
+
+
+def check_table(node, table, writer, cluster, url):
+    """The table holds every acked value once, and values that were sent only (a refusal of a commit whose answer
+    the cut lost may have been stored: the client cannot know, and a retry with its ref gets the ack); the node
+    serves what PostgreSQL holds."""
+    client = node.client()
+    catch_up, _ = client.subscribe(table)
+    values = [row["value"] for row in catch_up[0]["sections"][0]["rows"]]
+    client.close()
+    stored = cluster.psql(f"SELECT version FROM tablecast.tables WHERE name = '{table}'", url.rsplit("/", 1)[1])
+    assert int(stored) == catch_up[0]["version"], (stored, catch_up[0]["version"])
+    assert len(values) == len(set(values)), "a value stored twice"
+    assert set(writer.acked) <= set(values), f"acked values lost: {sorted(set(writer.acked) - set(values))[:5]}"
+    assert set(values) <= set(writer.acked) | set(writer.refused), "a value that was never sent"
+    assert catch_up[0]["version"] == len(values)
+    return values
+
+
+def test_the_path_to_postgresql_cut_for_15_s_without_any_answer(namespaced_postgres):
+    """The namespace's end of the link goes down for 15 s: the node's connections see silence, not a reset. Writes
+    are refused once the node gives up on the silent connection (about 10 s), reads are served from memory, and
+    once the link is back the node reconnects and acknowledges again by itself."""
+    namespace, cluster = namespaced_postgres
+    url = cluster.create_database()
+    node = PostgresServer(url).start()
+    table = f"t-{uuid.uuid4().hex[:8]}"
+    writer = None
+    try:
+        node.client().ok({"type": "createTable", "table": table, "sections": [{"rows": []}]})
+        writer = Writer(node, table)
+        wait_for(lambda: len(writer.acked) >= 20, 20, "no acks before the cut")
+        namespace.cut()
+        cut = time.time()
+        acked_before = len(writer.acked)
+        wait_for(lambda: writer.refused, 30, "no refusal during the cut")
+        refused_after = time.time() - cut
+        reader = node.client()
+        catch_up, _ = reader.subscribe(table)
+        assert catch_up[0]["type"] == "snapshot" and catch_up[0]["version"] >= acked_before
+        reader.close()
+        wait_for(lambda: health(node) == "degraded", 15, "the node does not say degraded")
+        time.sleep(max(0.0, 15 - (time.time() - cut)))  # the cut lasts 15 s whatever happened meanwhile
+        namespace.restore()
+        restored = time.time()
+        acked_during_cut = len(writer.acked)
+        wait_for(lambda: len(writer.acked) >= acked_during_cut + 20, 30, "the node did not recover by itself")
+        wait_for(lambda: health(node) == "ok", 15, "the node does not say ok again")
+        recovered_in = time.time() - restored
+        writer.stop()
+        values = check_table(node, table, writer, cluster, url)
+        assert len(values) >= len(writer.acked)
+        # A commit whose answer the cut lost is refused as possibly stored; a retry with its ref tells, once.
+        stored_anyway = [value for value in writer.refused if value in values]
+        retrier = node.client(client_id=writer.client.client_id)
+        for value in writer.refused:
+            message = {"type": "insert", "table": table, "at": [0, 0], "value": value, "ref": value}
+            if value in stored_anyway:
+                assert "may have been stored" in writer.refusals[value], writer.refusals[value]
+                assert retrier.ok(message)["version"] <= len(values), "the retry got the ack of the stored change"
+        retrier.close()
+        assert check_table(node, table, writer, cluster, url) == values, "the retries applied nothing twice"
+        print(f"cut 15 s: {acked_before} acked before, first refusal after {refused_after:.1f} s, "
+              f"{len(writer.refused)} refused ({len(stored_anyway)} of them stored all the same), recovered in "
+              f"{recovered_in:.1f} s, {len(writer.acked)} acked in all")
+    finally:
+        if writer and writer._thread.is_alive():
+            writer._stop.set()
+        node.stop()
+
+
+def test_delays_and_stalls_between_the_node_and_postgresql(postgres):
+    """Through a proxy: 30 ms each way on every packet, then a 5 s stall (nothing forwarded, nothing closed).
+    Commits wait out the stall and are acknowledged after it; nothing acked is lost, nothing is doubled."""
+    url = postgres.create_database()
+    database = url.rsplit("/", 1)[1]
+    proxy = TcpProxy(postgres.port)
+    node = PostgresServer(f"postgresql://postgres@127.0.0.1:{proxy.port}/{database}").start()
+    table = f"t-{uuid.uuid4().hex[:8]}"
+    writer = None
+    try:
+        node.client().ok({"type": "createTable", "table": table, "sections": [{"rows": []}]})
+        proxy.delay = 0.03
+        writer = Writer(node, table)
+        wait_for(lambda: len(writer.acked) >= 20, 20, "no acks through a slow path")
+        proxy.stall()
+        stalled = time.time()
+        time.sleep(0.5)
+        during = len(writer.acked)
+        time.sleep(4.5)
+        assert len(writer.acked) <= during + 1, "acks while nothing reached PostgreSQL"
+        proxy.flow()
+        flowed = time.time()
+        wait_for(lambda: len(writer.acked) > during + 1, 30, "the node did not go on after the stall")
+        resumed_in = time.time() - flowed
+        wait_for(lambda: len(writer.acked) >= during + 20, 30, "the node did not go on after the stall")
+        writer.stop()
+        check_table(node, table, writer, postgres, url)
+        print(f"stall {flowed - stalled:.1f} s: acks again {resumed_in:.2f} s after it ended; {len(writer.acked)} "
+              f"acked, {len(writer.refused)} refused")
+    finally:
+        proxy.flow()
+        if writer and writer._thread.is_alive():
+            writer._stop.set()
+        node.stop()
+        proxy.close()
