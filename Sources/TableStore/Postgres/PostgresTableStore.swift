@@ -80,8 +80,10 @@ public final class PostgresTableStore: TableStorage {
     /// Gives every table a new epoch when the database is not the one the nodes last opened (it is a copy): a
     /// client that saw the original must never resume on the copy. A database without a recorded identity (new, or
     /// of an older schema) is taken for a copy: its clients take a snapshot once. Then records the identity. Runs
-    /// in the opening transaction, under the creation lock, so that nodes starting together renew once.
+    /// in the opening transaction, under the creation lock, so that nodes starting together renew once. A standby
+    /// (in recovery: read only, e.g. for `tablecast backup`) is left as it is.
     private static func renewEpochsIfCopied(_ connection: PostgresConnection) throws(PostgresError) {
+        guard try connection.execute("SELECT pg_is_in_recovery()").text(0, 0) == "f" else { return }
         let identity = try connection.execute(identityQuery).text(0, 0)
         let recorded = try connection.execute("SELECT value FROM tablecast.meta WHERE key = 'identity'")
         guard recorded.count == 0 || recorded.text(0, 0) != identity else { return }
