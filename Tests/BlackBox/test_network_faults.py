@@ -126,6 +126,13 @@ def test_the_path_to_postgresql_cut_for_15_s_without_any_answer(namespaced_postg
         assert catch_up[0]["type"] == "snapshot" and catch_up[0]["version"] >= acked_before
         reader.close()
         wait_for(lambda: health(node) == "degraded", 15, "the node does not say degraded")
+        # Once the node knows, a new client's hello and subscribe are served from memory at once.
+        started = time.time()
+        late = node.client(client_id="late-reader")
+        catch_up, _ = late.subscribe(table)
+        served_in = time.time() - started
+        assert catch_up[0]["type"] == "snapshot" and served_in < 1, served_in
+        late.close()
         time.sleep(max(0.0, 15 - (time.time() - cut)))  # the cut lasts 15 s whatever happened meanwhile
         namespace.restore()
         restored = time.time()
@@ -147,7 +154,8 @@ def test_the_path_to_postgresql_cut_for_15_s_without_any_answer(namespaced_postg
         retrier.close()
         assert check_table(node, table, writer, cluster, url) == values, "the retries applied nothing twice"
         print(f"cut 15 s: {acked_before} acked before, first refusal after {refused_after:.1f} s, "
-              f"{len(writer.refused)} refused ({len(stored_anyway)} of them stored all the same), recovered in "
+              f"{len(writer.refused)} refused ({len(stored_anyway)} of them stored all the same), a hello and "
+              f"subscribe served in {served_in * 1000:.0f} ms during the cut, recovered in "
               f"{recovered_in:.1f} s, {len(writer.acked)} acked in all")
     finally:
         if writer and writer._thread.is_alive():

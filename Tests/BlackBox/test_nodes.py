@@ -598,6 +598,11 @@ def test_reads_are_served_from_memory_while_postgresql_is_down_and_failures_are_
             assert [e["version"] for e in page["entries"]] == [10, 9, 8, 7] and page["next"] == 6, page
             assert page["entries"][0]["origin"] == {"client": "outage-writer", "name": "Wanda", "ref": "v9"}
             time.sleep(0.2)
+        # A client that says hello during the outage is welcome, and reads; its intents wait for the store.
+        late = node.client(client_id="outage-late", name="Lou")
+        catch_up, _ = late.subscribe(table)
+        assert catch_up[0]["version"] == 10
+        late.fails({"type": "insert", "table": table, "at": [0, 0], "value": "late", "ref": "late-1"}, "unavailable")
         failures = [r for r in logged() if r["level"] in ("error", "critical")]
         assert refused >= 30, refused
         # A line per cause when it starts, and one per cause at the end of each 10 s it repeated.
@@ -612,8 +617,9 @@ def test_reads_are_served_from_memory_while_postgresql_is_down_and_failures_are_
             return response["type"] == "ack"
 
         wait_for(recovered, timeout=20)
+        assert late.ok({"type": "insert", "table": table, "at": [0, 0], "value": "late", "ref": "late-1"})["version"] == 12
         version, values = snapshot_values(node.client(), table)
-        assert version == 11 and values == [["after"] + list(reversed(acked))], "every ack kept, nothing refused applied"
+        assert version == 12 and values == [["late", "after"] + list(reversed(acked))], "every ack kept, nothing refused applied"
     finally:
         if node:
             node.stop()

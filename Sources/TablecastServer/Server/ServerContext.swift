@@ -13,6 +13,8 @@ final class ServerContext: Sendable {
     let refs: RefRegistry
     let metrics: ServerMetrics
     let logger: Logger
+    /// Whether the store answers.
+    let health: StoreHealth
     /// Logs failures that repeat (a store outage) once per cause per interval, with a count.
     let failures: FailureLog
     /// The latest changes of every table, for `history` while the store cannot be read.
@@ -49,7 +51,7 @@ final class ServerContext: Sendable {
 
     init(
         transport: WebSocketServer, committer: Committer, history: HistoryReader, refs: RefRegistry, metrics: ServerMetrics,
-        logger: Logger, snapshotInterval: UInt64, historyLimit: Int, maxQueuedIntents: Int, catchUpLimit: CatchUpLimit,
+        logger: Logger, health: StoreHealth, snapshotInterval: UInt64, historyLimit: Int, maxQueuedIntents: Int, catchUpLimit: CatchUpLimit,
         isShared: Bool = false, clusterPresence: ClusterPresence? = nil
     ) {
         self.isShared = isShared
@@ -60,6 +62,7 @@ final class ServerContext: Sendable {
         self.refs = refs
         self.metrics = metrics
         self.logger = logger
+        self.health = health
         failures = FailureLog(logger: logger)
         self.snapshotInterval = snapshotInterval
         self.historyLimit = historyLimit

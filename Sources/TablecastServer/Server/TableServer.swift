@@ -111,7 +111,7 @@ public final class TableServer: Sendable {
         let context = ServerContext(
             transport: transport, committer: committer,
             history: HistoryReader(database: configuration.databasePath, limits: limits), refs: RefRegistry(limit: configuration.refsPerClient),
-            metrics: metrics, logger: logger, snapshotInterval: UInt64(max(1, configuration.snapshotInterval)),
+            metrics: metrics, logger: logger, health: health, snapshotInterval: UInt64(max(1, configuration.snapshotInterval)),
             historyLimit: configuration.historyLimit, maxQueuedIntents: configuration.maxQueuedIntents,
             catchUpLimit: .init(
                 messages: configuration.maxQueuedMessages / 2, bytes: configuration.maxQueuedBytes / 2),

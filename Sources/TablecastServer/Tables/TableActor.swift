@@ -825,8 +825,9 @@ actor TableActor {
     /// snapshot. False when that snapshot must be built first (nothing was sent).
     private func catchUp(_ connection: WebSocketConnectionID, since: UInt64?, epoch: String?) async -> Bool {
         // With a shared store, what another node acknowledged a moment ago may not have been followed yet: read it
-        // first, so a client that saw an ack from one node finds the change on every other.
-        await follow()
+        // first, so a client that saw an ack from one node finds the change on every other. Not while the store is
+        // down: the catch-up would wait for it in vain.
+        if context.health.isUp { await follow() }
         let current = engine.table.version
         let limit = context.catchUpLimit
         if let since, epoch == epochText, since <= current {
