@@ -130,8 +130,10 @@ def test_the_path_to_postgresql_cut_for_15_s_without_any_answer(namespaced_postg
         started = time.time()
         late = node.client(client_id="late-reader")
         catch_up, _ = late.subscribe(table)
+        page = late.ok({"type": "history", "table": table, "limit": 5}, expect="changes")
         served_in = time.time() - started
         assert catch_up[0]["type"] == "snapshot" and served_in < 1, served_in
+        assert [e["version"] for e in page["entries"]] == list(range(catch_up[0]["version"], catch_up[0]["version"] - 5, -1))
         late.close()
         time.sleep(max(0.0, 15 - (time.time() - cut)))  # the cut lasts 15 s whatever happened meanwhile
         namespace.restore()
@@ -154,8 +156,8 @@ def test_the_path_to_postgresql_cut_for_15_s_without_any_answer(namespaced_postg
         retrier.close()
         assert check_table(node, table, writer, cluster, url) == values, "the retries applied nothing twice"
         print(f"cut 15 s: {acked_before} acked before, first refusal after {refused_after:.1f} s, "
-              f"{len(writer.refused)} refused ({len(stored_anyway)} of them stored all the same), a hello and "
-              f"subscribe served in {served_in * 1000:.0f} ms during the cut, recovered in "
+              f"{len(writer.refused)} refused ({len(stored_anyway)} of them stored all the same), a hello, a "
+              f"subscribe and a history page served in {served_in * 1000:.0f} ms during the cut, recovered in "
               f"{recovered_in:.1f} s, {len(writer.acked)} acked in all")
     finally:
         if writer and writer._thread.is_alive():

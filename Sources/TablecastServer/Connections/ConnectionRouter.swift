@@ -237,14 +237,20 @@ final class ConnectionRouter {
         switch message.body {
         case .history(_, let from, let to, let limit, let newestFirst):
             let (epoch, count) = (directory.actor(table)?.epoch, limit ?? settings.limits.defaultHistoryEntries)
-            detach(id) {
-                var answer = await history.changes(table, from: from, to: to, limit: limit, newestFirst: newestFirst, ref: ref)
-                if case .error(let error) = answer, error.code == .unavailable, let epoch,
-                    let held = context.recentChanges.changes(
-                        table, epoch: epoch, from: from, to: to, limit: count, newestFirst: newestFirst, ref: ref)
-                {
-                    answer = .changes(held)
+            let held = { @Sendable in
+                epoch.flatMap {
+                    context.recentChanges.changes(
+                        table, epoch: $0, from: from, to: to, limit: count, newestFirst: newestFirst, ref: ref)
                 }
+            }
+            detach(id) {
+                // While the store is known down, memory first: the store would keep the request waiting in vain.
+                if !context.health.isUp, let held = held() {
+                    context.send(.changes(held), to: id)
+                    return .done
+                }
+                var answer = await history.changes(table, from: from, to: to, limit: limit, newestFirst: newestFirst, ref: ref)
+                if case .error(let error) = answer, error.code == .unavailable, let held = held() { answer = .changes(held) }
                 context.send(answer, to: id)
                 return .done
             }
