@@ -2,9 +2,10 @@ import Foundation
 
 extension TableStore {
     /// What tells the file at `path` from a copy of it: the device and inode it lives at. A copy (`cp`, a restored
-    /// backup, an image of the disk) is another file; a rename or a restart is not. (A copy written after the
-    /// original was deleted may be given its inode: `tablecast backup` records its copy's own identity, so a
-    /// restore from it is told apart all the same.)
+    /// backup, a file restored from an archive) is another file; a rename or a restart is not. Not told apart: a
+    /// whole file system rolled back in place (a volume or VM snapshot), which keeps the inode, and a copy written
+    /// after the original was deleted that the file system gives the same inode (`tablecast backup` records its
+    /// copy's own identity, so a restore from one of its copies is told apart all the same).
     static func identity(of path: String) throws -> String {
         var info = stat()
         guard stat(path, &info) == 0 else {
