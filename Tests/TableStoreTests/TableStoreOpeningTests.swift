@@ -118,6 +118,10 @@ final class TableStoreOpeningTests: XCTestCase {
         try copy.close()
         XCTAssertEqual(try TableStore.open(in: directory, name: "copy.db").table("t")?.epoch, renewed)
         XCTAssertEqual(try TableStore.open(in: directory).table("t")?.epoch, 5)
+        // The README's way to renew by hand (after a snapshot rolled back in place): forget the identity.
+        let original = directory.appendingPathComponent("tablecast.db").path
+        try SQLiteConnection(path: original).execute("DELETE FROM meta WHERE key = 'identity'")
+        XCTAssertNotEqual(try TableStore.open(in: directory).table("t")?.epoch, 5)
     }
 
     /// `backup` gives its copy new epochs itself, and the copy keeps them when it is first served (opened).
