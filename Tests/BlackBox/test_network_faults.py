@@ -46,9 +46,10 @@ class Writer:
     """Inserts one value after another (each with its own ref), on a thread, recording what was acked and what
     was refused: the table must end up with every acked value, once, and nothing that was never sent."""
 
-    def __init__(self, node, table):
+    def __init__(self, node, table, prefix="w"):
         self.client = node.client(client_id=f"writer-{uuid.uuid4().hex[:6]}")
         self.table = table
+        self.prefix = prefix
         self.acked, self.refused, self.errors = [], [], []
         self.refusals = {}  # value → the refusal's message
         self._stop = threading.Event()
@@ -59,7 +60,7 @@ class Writer:
         n = 0
         try:
             while not self._stop.is_set():
-                value = f"w{n}"
+                value = f"{self.prefix}{n}"
                 self.client.send({"type": "insert", "table": self.table, "at": [0, 0], "value": value, "ref": value})
                 # A commit caught by a cut waits for the node to give up on its silent connection (about 10 s).
                 response = None
@@ -86,7 +87,7 @@ class Writer:
         self.client.close()
 
 
-def check_table(node, table, writer, cluster, url):
+def check_table(node, table, writers, cluster, url):
     """The table holds every acked value once, and values that were sent only (a refusal of a commit whose answer
     the cut lost may have been stored: the client cannot know, and a retry with its ref gets the ack); the node
     serves what PostgreSQL holds."""
@@ -96,9 +97,12 @@ def check_table(node, table, writer, cluster, url):
     client.close()
     stored = cluster.psql(f"SELECT version FROM tablecast.tables WHERE name = '{table}'", url.rsplit("/", 1)[1])
     assert int(stored) == catch_up[0]["version"], (stored, catch_up[0]["version"])
+    writers = writers if isinstance(writers, list) else [writers]
+    acked = {value for writer in writers for value in writer.acked}
+    refused = {value for writer in writers for value in writer.refused}
     assert len(values) == len(set(values)), "a value stored twice"
-    assert set(writer.acked) <= set(values), f"acked values lost: {sorted(set(writer.acked) - set(values))[:5]}"
-    assert set(values) <= set(writer.acked) | set(writer.refused), "a value that was never sent"
+    assert acked <= set(values), f"acked values lost: {sorted(acked - set(values))[:5]}"
+    assert set(values) <= acked | refused, "a value that was never sent"
     assert catch_up[0]["version"] == len(values)
     return values
 
@@ -199,4 +203,58 @@ def test_delays_and_stalls_between_the_node_and_postgresql(postgres):
         if writer and writer._thread.is_alive():
             writer._stop.set()
         node.stop()
+        proxy.close()
+
+
+def test_one_node_stalled_the_other_goes_on_and_both_agree_after(postgres):
+    """Two nodes on one table, one of them behind the proxy: its path stalls for 15 s while it holds the table's
+    reservation (taken after it lost a commit; its connections stay open and silent). The other node's commits are
+    held up until it ends the silent session (idle for 10 s), not for good; once the path flows again the stalled
+    node goes on by itself, and every ack of both is in PostgreSQL once."""
+    url = postgres.create_database()
+    database = url.rsplit("/", 1)[1]
+    proxy = TcpProxy(postgres.port)
+    direct = PostgresServer(url).start()
+    stalled = PostgresServer(f"postgresql://postgres@127.0.0.1:{proxy.port}/{database}?application_name=stalled").start()
+    reserving = ("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid WHERE l.locktype = "
+                 "'advisory' AND l.granted AND l.objsubid = 2 AND s.application_name = 'stalled'")
+    table = f"t-{uuid.uuid4().hex[:8]}"
+    writers = []
+    try:
+        direct.client().ok({"type": "createTable", "table": table, "sections": [{"rows": []}]})
+        writers = [Writer(direct, table, "d"), Writer(stalled, table, "s")]
+        wait_for(lambda: all(len(w.acked) >= 20 for w in writers), 30, "no acks from both nodes")
+        for _ in range(200):
+            proxy.stall()
+            if int(postgres.psql(reserving, database)) > 0:
+                break
+            proxy.flow()
+            time.sleep(0.02)
+        else:
+            pytest.fail("the node was never caught holding a reservation")
+        began = time.time()
+        before = len(writers[0].acked)
+        wait_for(lambda: len(writers[0].acked) >= before + 20, 30, "the other node stopped acknowledging for good")
+        went_on_in = time.time() - began
+        assert 8 < went_on_in < 25, f"held up {went_on_in:.1f} s: the silent session's end takes 10 s idle"
+        assert int(postgres.psql(reserving, database)) == 0, "the silent session still holds the reservation"
+        time.sleep(max(0.0, 15 - (time.time() - began)))
+        proxy.flow()
+        flowed = time.time()
+        after = len(writers[1].acked)
+        wait_for(lambda: len(writers[1].acked) >= after + 20, 30, "the stalled node did not go on by itself")
+        resumed_in = time.time() - flowed
+        for writer in writers:
+            writer.stop()
+        values = check_table(direct, table, writers, postgres, url)
+        print(f"one node stalled 15 s holding a reservation: the other acked 20 more after {went_on_in:.1f} s, the "
+              f"stalled one acks again "
+              f"{resumed_in:.1f} s after; {len(values)} stored, {sum(len(w.refused) for w in writers)} refused")
+    finally:
+        proxy.flow()
+        for writer in writers:
+            if writer._thread.is_alive():
+                writer._stop.set()
+        direct.stop()
+        stalled.stop()
         proxy.close()
