@@ -118,6 +118,11 @@ final class ConnectionRouter {
         if case .adopted(let message, let actor) = outcome, sessions[id] != nil, let table = message.table {
             if let actor {
                 dispatch(message, table: table, to: actor, session: &sessions[id]!)
+            } else if !context.health.isUp {
+                // The store could not be asked: the table may well exist.
+                let refusal = ProtocolError(
+                    .unavailable, "table '\(table)' is not held by this node, and the database cannot be reached")
+                refuse(id, refusal, ref: message.ref)
             } else {
                 refuse(id, ProtocolError(.noSuchTable, "no table '\(table)'"), ref: message.ref)
             }
