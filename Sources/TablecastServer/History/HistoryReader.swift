@@ -67,43 +67,59 @@ final class HistoryReader: Sendable {
         for reader in all { reader.queue.async { reader.store = try? Self.open(database) } }
     }
 
-    /// The answer to `history` on `connection`: a `changes` page or an `error`, encoded and counted.
+    /// The answer to `history` on `connection`: a `changes` page or an `error`, encoded and counted. When the store
+    /// cannot be read, `orFromMemory` may answer instead (the changes a table holds, see ``RecentChanges``).
     func changes(
         _ table: String, from: UInt64?, to: UInt64?, limit: Int?, newestFirst: Bool, ref: String?,
-        for connection: WebSocketConnectionID, principal: String
+        for connection: WebSocketConnectionID, principal: String,
+        orFromMemory: @escaping @Sendable () -> ServerMessage.Changes? = { nil }
     ) async -> WebSocketMessage {
         let count = limit ?? limits.defaultHistoryEntries
         return await answer(ref: ref, table: table, connection: connection, principal: principal) {
             store, _ throws(ProtocolError) in
-            if let from, let to, from > to {
-                throw ProtocolError(.badRequest, "from (\(from)) is after to (\(to))", at: "history.from")
+            do throws(ProtocolError) {
+                return try Self.page(
+                    store, table, from: from, to: to, count: count, newestFirst: newestFirst, ref: ref)
+            } catch {
+                guard error.code == .unavailable, let held = orFromMemory() else { throw error }
+                return .changes(held)
             }
-            let page = try Self.reading(table) {
-                try store.history(
-                    table, from: Int64(clamping: from ?? 0), to: Int64(clamping: to ?? .max), limit: count + 1,
-                    byteLimit: Self.maxPageBytes, newestFirst: newestFirst)
-            }
-            let oldest = UInt64(page.oldest)
-            for (key, version) in [("from", from), ("to", to)] {
-                if let version, oldest > 0, version <= oldest {
-                    throw Self.pruned(table, oldest: oldest, asked: version, at: "history.\(key)")
-                }
-            }
-            // The page ends at `count` entries or where its batches reach the byte bound, whichever comes first;
-            // the store read one entry more, which says where the next page starts.
-            var taken = 0
-            var bytes = 0
-            while taken < min(count, page.entries.count), bytes < Self.maxPageBytes {
-                bytes += page.entries[taken].batch.utf8.count
-                taken += 1
-            }
-            let entries = try page.entries.prefix(taken).map(Self.entry)
-            return .changes(
-                .init(
-                    ref: ref, table: table, epoch: Epoch.text(page.info.epoch), version: UInt64(page.info.version),
-                    oldest: oldest, entries: entries,
-                    next: page.entries.count > taken ? UInt64(page.entries[taken].version) : nil))
         }
+    }
+
+    /// A `changes` page read from `store`.
+    private static func page(
+        _ store: any TableStorage, _ table: String, from: UInt64?, to: UInt64?, count: Int, newestFirst: Bool,
+        ref: String?
+    ) throws(ProtocolError) -> ServerMessage {
+        if let from, let to, from > to {
+            throw ProtocolError(.badRequest, "from (\(from)) is after to (\(to))", at: "history.from")
+        }
+        let page = try Self.reading(table) {
+            try store.history(
+                table, from: Int64(clamping: from ?? 0), to: Int64(clamping: to ?? .max), limit: count + 1,
+                byteLimit: Self.maxPageBytes, newestFirst: newestFirst)
+        }
+        let oldest = UInt64(page.oldest)
+        for (key, version) in [("from", from), ("to", to)] {
+            if let version, oldest > 0, version <= oldest {
+                throw Self.pruned(table, oldest: oldest, asked: version, at: "history.\(key)")
+            }
+        }
+        // The page ends at `count` entries or where its batches reach the byte bound, whichever comes first;
+        // the store read one entry more, which says where the next page starts.
+        var taken = 0
+        var bytes = 0
+        while taken < min(count, page.entries.count), bytes < Self.maxPageBytes {
+            bytes += page.entries[taken].batch.utf8.count
+            taken += 1
+        }
+        let entries = try page.entries.prefix(taken).map(Self.entry)
+        return .changes(
+            .init(
+                ref: ref, table: table, epoch: Epoch.text(page.info.epoch), version: UInt64(page.info.version),
+                oldest: oldest, entries: entries,
+                next: page.entries.count > taken ? UInt64(page.entries[taken].version) : nil))
     }
 
     /// The answer to `snapshotAt` on `connection`: the table at `version` as a historical `snapshot`, or an `error`,
@@ -246,7 +262,7 @@ final class HistoryReader: Sendable {
         } catch let error as StoreError where error.kind == .noSuchTable {
             throw ProtocolError(.noSuchTable, "no table '\(table ?? "")'")
         } catch {
-            throw ProtocolError(.unavailable, "the history could not be read: \(error)")
+            throw ProtocolError.unavailable("the history could not be read", error)
         }
     }
 

@@ -124,10 +124,10 @@ public final class TableServer: Sendable {
         let context = ServerContext(
             transport: transport, committer: committer,
             history: HistoryReader(
-                database: configuration.databasePath, limits: limits, account: budget[.historyReplies]), refs: RefRegistry(limit: configuration.refsPerClient),
-            metrics: metrics, logger: logger, snapshotInterval: UInt64(max(1, configuration.snapshotInterval)),
-            historyLimit: configuration.historyLimit, historyBytes: configuration.historyBytes, budget: budget,
-            maxQueuedIntents: configuration.maxQueuedIntents,
+                database: configuration.databasePath, limits: limits, account: budget[.historyReplies]),
+            refs: RefRegistry(limit: configuration.refsPerClient), metrics: metrics, logger: logger, health: health,
+            snapshotInterval: UInt64(max(1, configuration.snapshotInterval)), historyLimit: configuration.historyLimit,
+            historyBytes: configuration.historyBytes, budget: budget, maxQueuedIntents: configuration.maxQueuedIntents,
             catchUpLimit: .init(
                 messages: configuration.maxQueuedMessages / 2, bytes: configuration.maxQueuedBytes / 2),
             isShared: configuration.isPostgres,
