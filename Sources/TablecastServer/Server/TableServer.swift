@@ -124,7 +124,8 @@ public final class TableServer: Sendable {
         let context = ServerContext(
             transport: transport, committer: committer,
             history: HistoryReader(
-                database: configuration.databasePath, limits: limits, account: budget[.historyReplies]),
+                database: configuration.databasePath, limits: limits, account: budget[.historyReplies],
+                snapshotAccount: budget[.snapshots]),
             refs: RefRegistry(limit: configuration.refsPerClient), metrics: metrics, logger: logger, health: health,
             snapshotInterval: UInt64(max(1, configuration.snapshotInterval)), historyLimit: configuration.historyLimit,
             historyBytes: configuration.historyBytes, budget: budget, maxQueuedIntents: configuration.maxQueuedIntents,

@@ -315,12 +315,12 @@ final class ServiceLoop: @unchecked Sendable {
     /// Writes one message from within a WRITEABLE callback.
     func write(_ message: WebSocketMessage, to wsi: OpaquePointer) -> Int32 {
         let type = message.kind == .text ? LWS_WRITE_TEXT : LWS_WRITE_BINARY
-        guard case .client = role else {
+        if case .server = role, message.isContiguous {
             return lws_write(wsi, message.payload.assumingMemoryBound(to: UInt8.self), message.count, type)
         }
         let headroom = WebSocketMessage.headroom
         let buffer = scratchBuffer(headroom + message.count) + headroom
-        buffer.copyMemory(from: message.payload, byteCount: message.count)
+        message.copyPayload(from: 0, count: message.count, to: buffer)
         return lws_write(wsi, buffer.assumingMemoryBound(to: UInt8.self), message.count, type)
     }
 
@@ -353,7 +353,7 @@ final class ServiceLoop: @unchecked Sendable {
             let length = message.count
             Self.writeFrameHeader(message.kind == .text ? 0x81 : 0x82, length: length, at: cursor)
             cursor += Self.frameHeaderSize(length)
-            cursor.copyMemory(from: message.payload, byteCount: length)
+            message.copyPayload(from: 0, count: length, to: cursor)
             cursor += length
         }
         return lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), total, LWS_WRITE_HTTP) >= 0
@@ -378,7 +378,7 @@ final class ServiceLoop: @unchecked Sendable {
         let opcode: UInt8 = offset > 0 ? 0x00 : message.kind == .text ? 0x01 : 0x02
         let fin: UInt8 = offset + count == message.count ? 0x80 : 0
         Self.writeFrameHeader(fin | opcode, length: count, at: start)
-        (start + Self.frameHeaderSize(count)).copyMemory(from: message.payload + offset, byteCount: count)
+        message.copyPayload(from: offset, count: count, to: start + Self.frameHeaderSize(count))
         let total = Self.frameHeaderSize(count) + count
         return lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), total, LWS_WRITE_HTTP) >= 0
     }
