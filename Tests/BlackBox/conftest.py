@@ -78,6 +78,10 @@ def free_port():
         return s.getsockname()[1]
 
 
+#: Every server the tests started, so that one a test leaves running is stopped when the test ends.
+started_servers = []
+
+
 class Server:
     """One `tablecast serve` process with its own database file, stopped with SIGTERM at the end."""
 
@@ -97,6 +101,7 @@ class Server:
         self.process = subprocess.Popen(
             [tablecast_binary(), "serve", "--host", "127.0.0.1", "--port", str(self.port), "--db", self.db, *self.args],
             stdout=self.log, stderr=subprocess.STDOUT)
+        started_servers.append(self)
         deadline = time.time() + 20
         while time.time() < deadline:
             assert self.process.poll() is None, f"server exited early: {self.read_log()}"
@@ -248,6 +253,57 @@ def folded(catch_up):
     for update in catch_up[1:]:
         replica.apply(update)
     return [dict(catch_up[0], version=replica.version, sections=replica.sections)]
+
+
+@pytest.fixture(autouse=True)
+def servers_stop_with_their_test():
+    """A server a test started and left running (a failed assertion before its stop, or none at all) is stopped
+    once the test ends; servers of fixtures that span several tests are left to those fixtures."""
+    before = len(started_servers)
+    yield
+    for server in started_servers[before:]:
+        if server.process and server.process.poll() is None:
+            server.process.kill()
+            server.process.wait(timeout=10)
+            server.log.close()
+    del started_servers[before:]
+
+
+def processes_left(parent):
+    """The processes still running whose parent is `parent`, as (pid, command line)."""
+    left = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            if int(fields[1]) != parent or fields[0] == "Z":
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                left.append((int(entry), cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()))
+        except (OSError, IndexError, ValueError):
+            continue
+    return left
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The suite ends by checking that nothing it started is still running: servers, clients, browsers, clusters
+    (a PostgreSQL cluster a test started runs from a `tablecast-pg-` folder)."""
+    left = [(pid, command) for pid, command in processes_left(os.getpid()) if "pytest" not in command]
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                    command = cmdline.read().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if command.startswith(("postgres", "/usr/lib/postgresql")) and "tablecast-pg-" in command:
+                left.append((int(entry), command.strip()))
+    if left:
+        session.exitstatus = 1
+        listing = "\n".join(f"  {pid}: {command}" for pid, command in left)
+        print(f"\nprocesses the suite started are still running:\n{listing}")
 
 
 @pytest.fixture(scope="module")

@@ -313,6 +313,7 @@ def test_intents_beyond_the_rate_are_refused():
     assert len(snapshot(fresh, "paced")["sections"][0]["rows"]) == 5
     fresh.close()
     c.close()
+    server.stop()
 
 
 def test_subscribes_and_refreshes_share_the_connections_pace():
@@ -335,7 +336,6 @@ def test_subscribes_and_refreshes_share_the_connections_pace():
     assert outcomes["edit"] == "rate_limited"
     assert all("subscribes and refreshes" in r["message"] for r in refusals), refusals
     c.close()
-    server.stop()
     server.stop()
 
 
