@@ -5,6 +5,7 @@ figures when run by hand:
     python3 Tests/BlackBox/history_flood.py [FLOODERS] [SECONDS]
 """
 import json
+import os
 import multiprocessing
 import random
 import selectors
@@ -42,7 +43,9 @@ def prepare(client, rows=10_000, changes=2_000):
 
 def flood(port, flooders, lowest, highest, stop, replies):
     """`flooders` connections, each keeping one `snapshotAt` of `big` at a random version in flight, reading
-    (and discarding) the replies; puts the number of replies they got in `replies`."""
+    (and discarding) the replies; puts the number of replies they got in `replies`. It runs at the lowest CPU
+    priority: its parsing stands for clients on other machines, and must not take the probe's or the server's core."""
+    os.nice(19)
     selector = selectors.DefaultSelector()
     clients = []
     for _ in range(flooders):

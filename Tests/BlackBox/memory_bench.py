@@ -10,6 +10,7 @@ import statistics
 import sys
 import time
 
+import conftest
 from conftest import Server
 from history_flood import SERVER_FLAGS, percentile, run as run_flood
 from memory import Editing, metrics, rss_bytes, write_big_versions
@@ -17,6 +18,10 @@ from snapshot_rss import RawSubscriber
 from test_memory import fill_table
 
 MiB = 1 << 20
+
+# A build from before the memory work speaks an older protocol (acks without `epoch`): the figures do not depend on
+# the messages' schemas, so they are not checked here.
+conftest.validate = lambda message: None
 
 
 def versions(count=1000):

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import MemoryBudget
 import Synchronization
 import TableModel
@@ -66,10 +67,11 @@ final class HistoryReader: Sendable {
 
     /// Opens `readers` read-only connections, and one more for the light lane, in the background (the server has
     /// created the file by now), so that the first requests do not wait for them; should one fail, its first request
-    /// tries again and reports why.
+    /// tries again and reports why. By default replays may keep all cores but one busy: the last is left to the
+    /// tables, the fan-out and cheap reads.
     init(
         database: String, limits: ProtocolLimits, account: MemoryBudget.Account, snapshotAccount: MemoryBudget.Account,
-        readers: Int = 2
+        readers: Int = max(1, ProcessInfo.processInfo.activeProcessorCount - 1)
     ) {
         self.database = database
         self.limits = limits
