@@ -7,6 +7,8 @@ final class PostgresConnection {
     /// The connection URL or keyword string it was opened with.
     let url: String
     private let handle: OpaquePointer
+    /// libpq connections are not thread-safe: one thread at a time, checked in debug builds.
+    private let use = ExclusiveUse()
 
     /// Connects to `url` (`postgresql://USER@HOST:PORT/DB`, or libpq's `key=value` form), with ``timeouts``
     /// added unless the URL sets them.
@@ -35,13 +37,19 @@ final class PostgresConnection {
 
     /// Reconnects with the same parameters.
     func reset() throws(PostgresError) {
-        PQreset(handle)
-        guard isConnected else { throw PostgresError(sqlState: nil, message: Self.message(handle)) }
+        try use.checked("a PostgreSQL connection") { () throws(PostgresError) in
+            PQreset(handle)
+            guard isConnected else { throw PostgresError(sqlState: nil, message: Self.message(handle)) }
+        }
     }
 
     /// Runs `sql` with text parameters `$1`, `$2`, … and returns its rows (none for commands).
     @discardableResult
     func execute(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> PostgresResult {
+        try use.checked("a PostgreSQL connection") { () throws(PostgresError) in try executeInside(sql, parameters) }
+    }
+
+    private func executeInside(_ sql: String, _ parameters: [String?]) throws(PostgresError) -> PostgresResult {
         let result: OpaquePointer? =
             if parameters.isEmpty {
                 PQexec(handle, sql)
@@ -71,6 +79,10 @@ final class PostgresConnection {
 
     /// Reads what arrived on the socket and returns the notifications it completed, oldest first.
     func notifications() throws(PostgresError) -> [(channel: String, payload: String)] {
+        try use.checked("a PostgreSQL connection") { () throws(PostgresError) in try notificationsInside() }
+    }
+
+    private func notificationsInside() throws(PostgresError) -> [(channel: String, payload: String)] {
         guard PQconsumeInput(handle) == 1 else { throw PostgresError(sqlState: nil, message: Self.message(handle)) }
         var received: [(String, String)] = []
         while let notice = PQnotifies(handle) {

@@ -26,6 +26,8 @@ public final class SQLiteConnection {
     private var cache: [String: SQLiteStatement] = [:]
     /// The closure `sqlite3_wal_hook` calls, kept alive here because SQLite holds only an unretained pointer to it.
     private var walHook: WALHook?
+    /// The connection is opened with `SQLITE_OPEN_NOMUTEX`: one thread at a time, checked in debug builds.
+    private let use = ExclusiveUse()
 
     /// Opens `path`. `busyTimeout` is how long a statement waits for another connection's lock before failing with
     /// `SQLITE_BUSY`.
@@ -81,6 +83,10 @@ public final class SQLiteConnection {
     /// in the database file. Callable from within `onWALCommit`.
     @discardableResult
     public func checkpoint(_ mode: CheckpointMode) throws(SQLiteError) -> (walFrames: Int32, checkpointedFrames: Int32) {
+        try use.checked("a SQLite connection") { () throws(SQLiteError) in try checkpointInside(mode) }
+    }
+
+    private func checkpointInside(_ mode: CheckpointMode) throws(SQLiteError) -> (walFrames: Int32, checkpointedFrames: Int32) {
         try checkOpen()
         var walFrames: Int32 = 0
         var checkpointedFrames: Int32 = 0
@@ -111,9 +117,11 @@ public final class SQLiteConnection {
 
     /// Runs one or more `;`-separated statements that take no parameters (schema scripts, pragmas, BEGIN/COMMIT).
     public func execute(_ script: String) throws {
-        try checkOpen()
-        let rc = sqlite3_exec(handle, script, nil, nil, nil)
-        guard rc == SQLITE_OK else { throw SQLiteError(extendedCode: rc, db: handle, sql: script) }
+        try use.checked("a SQLite connection") {
+            try checkOpen()
+            let rc = sqlite3_exec(handle, script, nil, nil, nil)
+            guard rc == SQLITE_OK else { throw SQLiteError(extendedCode: rc, db: handle, sql: script) }
+        }
     }
 
     /// Prepares a statement the caller owns.
@@ -123,20 +131,22 @@ public final class SQLiteConnection {
 
     /// Returns the connection's prepared statement for `sql`, preparing it on first use.
     public func cachedStatement(_ sql: String) throws -> SQLiteStatement {
-        if let statement = cache[sql] { return statement }
-        let statement = try prepare(sql, flags: UInt32(SQLITE_PREPARE_PERSISTENT))
-        cache[sql] = statement
-        return statement
+        try use.checked("a SQLite connection") {
+            if let statement = cache[sql] { return statement }
+            let statement = try prepare(sql, flags: UInt32(SQLITE_PREPARE_PERSISTENT))
+            cache[sql] = statement
+            return statement
+        }
     }
 
     /// Runs one cached statement with `values`, ignoring any result rows.
     public func run(_ sql: String, _ values: [SQLiteValue] = []) throws {
-        try cachedStatement(sql).run(values)
+        try use.checked("a SQLite connection") { try cachedStatement(sql).run(values) }
     }
 
     /// Runs one cached statement with `values` and maps its rows.
     public func rows<T>(_ sql: String, _ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> [T] {
-        try cachedStatement(sql).rows(values, transform)
+        try use.checked("a SQLite connection") { try cachedStatement(sql).rows(values, transform) }
     }
 
     /// Runs one cached statement with `values` and maps its rows while `more` says so (see
@@ -144,12 +154,12 @@ public final class SQLiteConnection {
     public func rows<T>(
         _ sql: String, _ values: [SQLiteValue] = [], while more: ([T]) -> Bool, _ transform: (SQLiteStatement) throws -> T
     ) throws -> [T] {
-        try cachedStatement(sql).rows(values, while: more, transform)
+        try use.checked("a SQLite connection") { try cachedStatement(sql).rows(values, while: more, transform) }
     }
 
     /// Runs one cached statement with `values` and maps its first row, if any.
     public func firstRow<T>(_ sql: String, _ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> T? {
-        try cachedStatement(sql).firstRow(values, transform)
+        try use.checked("a SQLite connection") { try cachedStatement(sql).firstRow(values, transform) }
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.

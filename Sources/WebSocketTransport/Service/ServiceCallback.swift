@@ -16,6 +16,7 @@ extension ServiceLoop {
         _ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
         _ input: UnsafeMutableRawPointer?, _ length: Int
     ) -> Int32 {
+        assert(isOnServiceThread, "libwebsockets called back on a thread other than the service thread")
         switch reason {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             processInbox()

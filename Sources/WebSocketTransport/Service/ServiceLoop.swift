@@ -55,6 +55,14 @@ final class ServiceLoop: @unchecked Sendable {
     /// Outbound messages not yet written: those handed to `send` and not taken up by the service thread yet, and
     /// those queued on connections, counting at most ``Connection/backlogWeightCap`` per connection so that readers
     /// that stopped reading weigh little. How far the service thread is behind with its fan-out.
+    /// The thread allowed to touch lws objects (`pthread_self`): the one creating the context until the service
+    /// thread starts (lws calls back during creation), then the service thread. Checked in debug builds at every
+    /// callback's entry.
+    private let serviceThread = Atomic<UInt>(UInt(pthread_self()))
+
+    /// Whether the caller is the thread allowed to touch lws objects.
+    var isOnServiceThread: Bool { serviceThread.load(ordering: .acquiring) == UInt(pthread_self()) }
+
     let outboundBacklog = Atomic<Int>(0)
     /// Connections registered (open, or in their handshake).
     let connectionCount = Atomic<Int>(0)
@@ -118,7 +126,10 @@ final class ServiceLoop: @unchecked Sendable {
         if settings.port != nil, let vhost = lws_get_vhost_by_name(context, ContextStorage.vhostName) {
             port = Int(lws_get_vhost_listen_port(vhost))
         }
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            serviceThread.store(UInt(pthread_self()), ordering: .releasing)
+            run()
+        }
         thread.name = "lws-service"
         thread.start()
     }
