@@ -12,7 +12,7 @@
 //   at the ack;
 // - a section reload that replaces rows (`editSection` with `rows`) is not predicted: submit() throws
 //   `unsupported`, and the caller sends it as a plain request and waits for the ack.
-import { Replica, ReplicaError } from './tablecast.js';
+import { Replica, ReplicaError } from './replica.js';
 
 const LISTS = ['deleteSections', 'insertSections', 'reloadSections', 'moveSections', 'deleteRows', 'insertRows', 'reloadRows', 'moveRows'];
 const SINGLE = {
