@@ -304,13 +304,10 @@ final class HistoryReader: Sendable {
     }
 
     private static func open(_ database: String) throws -> any TableStorage {
-        if database.hasPrefix("postgresql://") || database.hasPrefix("postgres://") {
-            return try PostgresTableStore(url: database)
-        }
         var options = TableStoreOptions()
         options.readOnly = true
         options.checkIntegrityOnOpen = false
-        return try TableStore(path: database, options: options)
+        return try openStore(StoreLocation(database), options: options)
     }
 
     /// Runs a store read, turning its failures into wire errors.

@@ -139,7 +139,5 @@ extension TableServer {
 
 extension TableServer.Configuration {
     /// Whether ``databasePath`` names a PostgreSQL database (`postgresql://…` or `postgres://…`) rather than a file.
-    public var isPostgres: Bool {
-        databasePath.hasPrefix("postgresql://") || databasePath.hasPrefix("postgres://")
-    }
+    public var isPostgres: Bool { StoreLocation(databasePath).isShared }
 }

@@ -68,12 +68,7 @@ public final class TableServer: Sendable {
         try WebSocketServer.checkListenAddress(host: configuration.host, port: configuration.port)
         // PostgreSQL is shared by design; a SQLite file has one server at a time.
         let lock = configuration.isPostgres ? nil : try DatabaseLock(database: configuration.databasePath)
-        let store: any TableStorage =
-            if configuration.isPostgres {
-                try PostgresTableStore(url: configuration.databasePath, options: options)
-            } else {
-                try TableStore(path: configuration.databasePath, options: options)
-            }
+        let store = try openStore(StoreLocation(configuration.databasePath), options: options)
         var engines: [(TableInfo, TableEngine)] = []
         for info in try store.listTables() {
             engines.append(

@@ -1,0 +1,26 @@
+/// Where tables are stored, as a command line or a configuration names it: a PostgreSQL database that several server
+/// nodes share (`postgresql://…` or `postgres://…`), or else a SQLite file (the embedded default).
+public enum StoreLocation: Sendable, Equatable {
+    case sqlite(path: String)
+    case postgres(url: String)
+
+    /// The location `text` names.
+    public init(_ text: String) {
+        self = text.hasPrefix("postgresql://") || text.hasPrefix("postgres://") ? .postgres(url: text) : .sqlite(path: text)
+    }
+
+    /// Whether several nodes may share the store (PostgreSQL).
+    public var isShared: Bool {
+        if case .postgres = self { true } else { false }
+    }
+}
+
+/// Opens the store at `location` with `options` (``TableStoreOptions/readOnly`` and the integrity check apply to
+/// SQLite files): the one place that chooses the implementation, so that servers and commands see only
+/// ``TableStorage``.
+public func openStore(_ location: StoreLocation, options: TableStoreOptions = TableStoreOptions()) throws -> any TableStorage {
+    switch location {
+    case .sqlite(let path): try TableStore(path: path, options: options)
+    case .postgres(let url): try PostgresTableStore(url: url, options: options)
+    }
+}
