@@ -379,13 +379,7 @@ extension WebSocketServerTests {
     /// Messages queued together go out as one write of several frames: every header size (7-bit, 16-bit and
     /// 64-bit lengths), text and binary, arrive intact and in order, also past one write's budget.
     func testQueuedMessagesOfEverySizeArriveIntactInOrder() async throws {
-        let serverEvents = EventRecorder()
-        let server = try WebSocketServer(configuration: .init(host: "127.0.0.1", port: 0), onEvent: serverEvents.handler)
-        let clientEvents = EventRecorder()
-        let client = try WebSocketClient(onEvent: clientEvents.handler)
-        let id = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port))
-        try await serverEvents.wait("open") { $0.opened.count == 1 }
-        let connection = try XCTUnwrap(serverEvents.opened.first?.id)
+        let (server, client, clientEvents, id, connection) = try await connectedClient()
         let sizes = [0, 1, 125, 126, 127, 65_535, 65_536, 70_000, 3, 200_000, 17]
         let sent = sizes.enumerated().map { index, size in
             index % 3 == 2
@@ -405,17 +399,25 @@ extension WebSocketServerTests {
 }
 
 extension WebSocketServerTests {
-    /// Messages that share a tail behind heads of their own (replies to several requests sharing one encoding)
-    /// arrive whole, small ones and ones sent as fragments, head split across fragments included, the tail never
-    /// copied into them.
-    func testMessagesSharingATailArriveWhole() async throws {
+    /// A server and a client of this library connected to it: the client's events, its id for the connection and
+    /// the server's.
+    private func connectedClient() async throws -> (
+        WebSocketServer, WebSocketClient, EventRecorder, WebSocketConnectionID, WebSocketConnectionID
+    ) {
         let serverEvents = EventRecorder()
         let server = try WebSocketServer(configuration: .init(host: "127.0.0.1", port: 0), onEvent: serverEvents.handler)
         let clientEvents = EventRecorder()
         let client = try WebSocketClient(onEvent: clientEvents.handler)
         let id = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port))
         try await serverEvents.wait("open") { $0.opened.count == 1 }
-        let connection = try XCTUnwrap(serverEvents.opened.first?.id)
+        return (server, client, clientEvents, id, try XCTUnwrap(serverEvents.opened.first?.id))
+    }
+
+    /// Messages that share a tail behind heads of their own (replies to several requests sharing one encoding)
+    /// arrive whole, small ones and ones sent as fragments, head split across fragments included, the tail never
+    /// copied into them.
+    func testMessagesSharingATailArriveWhole() async throws {
+        let (server, client, clientEvents, id, connection) = try await connectedClient()
         let small = WebSocketMessage(text: "tail")
         let big = WebSocketMessage(kind: .binary, bytes: (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
         let heads = [Array("head one, ".utf8), [], Array("h".utf8), [UInt8](repeating: 9, count: 70_000)]
