@@ -2,6 +2,7 @@
 reads, and recovers when space returns (the database lives on a real 4 MiB tmpfs that the test fills). A damaged
 page: a retry whose stored ack cannot be read is refused, never applied again."""
 import os
+import re
 import sqlite3
 import subprocess
 import tempfile
@@ -63,6 +64,14 @@ def test_disk_full_refuses_without_acking_and_recovers(small_disk):
     assert refused is not None, "the disk never filled up"
     assert refused["code"] == "unavailable", refused
     assert "could not be stored" in refused["message"]
+    # The client is told why in plain words, with the incident that finds the full error in the log, and never the
+    # database's path, SQL or SQLite's own words.
+    message = refused["message"]
+    assert "disk or the database is full" in message, message
+    for internal in (small_disk, "tablecast.db", "SQLite", "INSERT", "COMMIT", "code 13"):
+        assert internal not in message, f"{internal!r} in {message!r}"
+    incident = re.search(r"incident ([0-9a-f]{8}) in the server's log", message)
+    assert incident, message
     # Reads still work, and show exactly what was acknowledged.
     reader = server.client()
     assert sorted(rows_of(reader, "full")) == sorted(acked)
@@ -73,7 +82,11 @@ def test_disk_full_refuses_without_acking_and_recovers(small_disk):
     c.close()
     reader.close()
     server.stop()
-    assert "could not store" in server.read_log()
+    log = server.read_log()
+    assert "could not store" in log
+    # The incident's line holds the full error: the file and SQLite's words.
+    [line] = [line for line in log.splitlines() if incident.group(1) in line and "could not store" in line]
+    assert small_disk in line and "SQLite" in line, line
 
     server.start()
     d = server.client()

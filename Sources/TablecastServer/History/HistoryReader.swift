@@ -57,6 +57,8 @@ final class HistoryReader: Sendable {
     private let database: String
     private let limits: ProtocolLimits
     private let account: MemoryBudget.Account
+    /// Where failures to read the store are logged, once per cause per interval.
+    private let failures: FailureLog
     /// The encoded historical snapshots most recently asked for, shared by every reply at their version and counted
     /// in the budget's snapshot account while kept or queued.
     private let sharedSnapshots = Mutex(SharedSnapshots())
@@ -71,8 +73,9 @@ final class HistoryReader: Sendable {
     /// tables, the fan-out and cheap reads.
     init(
         database: String, limits: ProtocolLimits, account: MemoryBudget.Account, snapshotAccount: MemoryBudget.Account,
-        readers: Int = max(1, ProcessInfo.processInfo.activeProcessorCount - 1)
+        failures: FailureLog, readers: Int = max(1, ProcessInfo.processInfo.activeProcessorCount - 1)
     ) {
+        self.failures = failures
         self.database = database
         self.limits = limits
         self.account = account
@@ -92,10 +95,10 @@ final class HistoryReader: Sendable {
     ) async -> WebSocketMessage {
         let count = limit ?? limits.defaultHistoryEntries
         return await answer(ref: ref, table: table, connection: connection, principal: principal) {
-            store, _ throws(ProtocolError) in
+            [self] store, _ throws(ProtocolError) in
             do throws(ProtocolError) {
                 return Self.encoded(
-                    try Self.page(store, table, from: from, to: to, count: count, newestFirst: newestFirst, ref: ref))
+                    try page(store, table, from: from, to: to, count: count, newestFirst: newestFirst, ref: ref))
             } catch {
                 guard error.code == .unavailable, let held = orFromMemory() else { throw error }
                 return Self.encoded(.changes(held))
@@ -104,14 +107,14 @@ final class HistoryReader: Sendable {
     }
 
     /// A `changes` page read from `store`.
-    private static func page(
+    private func page(
         _ store: any TableStorage, _ table: String, from: UInt64?, to: UInt64?, count: Int, newestFirst: Bool,
         ref: String?
     ) throws(ProtocolError) -> ServerMessage {
         if let from, let to, from > to {
             throw ProtocolError(.badRequest, "from (\(from)) is after to (\(to))", at: "history.from")
         }
-        let page = try Self.reading(table) {
+        let page = try reading(table) {
             try store.history(
                 table, from: Int64(clamping: from ?? 0), to: Int64(clamping: to ?? .max), limit: count + 1,
                 byteLimit: Self.maxPageBytes, newestFirst: newestFirst)
@@ -147,7 +150,7 @@ final class HistoryReader: Sendable {
         return await answer(ref: ref, table: table, connection: connection, principal: principal) {
             [self] store, snapshots throws(ProtocolError) in
             // The table's bounds first (no log read): a version asked for again is answered from its encoding.
-            let bounds = try Self.reading(table) { try store.history(table, from: 0, to: 0, limit: 0, newestFirst: false) }
+            let bounds = try reading(table) { try store.history(table, from: 0, to: 0, limit: 0, newestFirst: false) }
             guard version <= UInt64(bounds.info.version) else {
                 throw ProtocolError(
                     .outOfRange, "table '\(table)' is at version \(bounds.info.version); version \(version) does not exist yet",
@@ -176,7 +179,7 @@ final class HistoryReader: Sendable {
             defer {
                 sharedSnapshots.withLock { $0.building.removeValue(forKey: key) }?.leave()
             }
-            let state = try Self.reading(table) { try store.state(table, at: Int64(clamping: version)) }
+            let state = try reading(table) { try store.state(table, at: Int64(clamping: version)) }
             guard let snapshot = state.snapshot else {
                 throw Self.pruned(table, oldest: UInt64(state.oldest), asked: version, at: "snapshotAt.version")
             }
@@ -282,7 +285,7 @@ final class HistoryReader: Sendable {
         let started = now
         let encoded: WebSocketMessage
         do throws(ProtocolError) {
-            if reader.store == nil { reader.store = try Self.reading(nil) { try Self.open(database) } }
+            if reader.store == nil { reader.store = try reading(nil) { try Self.open(database) } }
             encoded = try request.body(reader.store!, &reader.snapshots)
         } catch {
             var refusal = error
@@ -311,13 +314,17 @@ final class HistoryReader: Sendable {
     }
 
     /// Runs a store read, turning its failures into wire errors.
-    private static func reading<T>(_ table: String?, _ body: () throws -> T) throws(ProtocolError) -> T {
+    private func reading<T>(_ table: String?, _ body: () throws -> T) throws(ProtocolError) -> T {
         do {
             return try body()
         } catch let error as StoreError where error.kind == .noSuchTable {
             throw ProtocolError(.noSuchTable, "no table '\(table ?? "")'")
         } catch {
-            throw ProtocolError.unavailable("the history could not be read", error)
+            throw ProtocolError.unavailable(
+                "the history could not be read", error,
+                incident: failures.log(
+                    .error, "the history could not be read", cause: ProtocolError.reason(error),
+                    metadata: ["table": "\(table ?? "")", "error": "\(error)"]))
         }
     }
 

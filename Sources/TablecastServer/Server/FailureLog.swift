@@ -4,12 +4,16 @@ import Synchronization
 /// Logs a failure that repeats (the store down while clients retry every 0.2 s) once per cause per interval with
 /// a count, instead of once per request: the first occurrence at once, then, at the end of each interval in which
 /// it happened again, one line "… (repeated N times in 10 s)". A cause quiet for a whole interval starts over.
+///
+/// Each open cause is an incident with an id, logged as `incident` on its lines and returned to the caller, so that
+/// the error a client is shown can name the lines that tell the whole story.
 final class FailureLog: Sendable {
     private struct Cause {
         /// Occurrences since the last line.
         var count = 0
         var level: Logger.Level
         var metadata: Logger.Metadata
+        let incident: String
     }
 
     private let logger: Logger
@@ -24,20 +28,30 @@ final class FailureLog: Sendable {
 
     /// Logs `message` unless it was logged for the same `cause` (e.g. the kind of error) within the interval; then
     /// counts it, for the line at the interval's end, which carries the latest `metadata`.
-    func log(_ level: Logger.Level, _ message: String, cause: String, metadata: Logger.Metadata) {
+    /// Returns the incident's id, the same for every occurrence within its intervals.
+    @discardableResult
+    func log(_ level: Logger.Level, _ message: String, cause: String, metadata: Logger.Metadata) -> String {
         let key = message + "\u{0}" + cause
-        let first = open.withLock { open -> Bool in
-            if open[key] != nil {
+        let (first, incident) = open.withLock { open -> (Bool, String) in
+            if let cause = open[key] {
                 open[key]!.count += 1
                 open[key]!.metadata = metadata
-                return false
+                return (false, cause.incident)
             }
-            open[key] = Cause(level: level, metadata: metadata)
-            return true
+            let incident = Self.newIncident()
+            open[key] = Cause(level: level, metadata: metadata, incident: incident)
+            return (true, incident)
         }
-        guard first else { return }
-        logger.log(level: level, "\(message)", metadata: metadata)
+        guard first else { return incident }
+        logger.log(level: level, "\(message)", metadata: metadata.merging(["incident": "\(incident)"]) { $1 })
         Task { await summarize(key, message: message) }
+        return incident
+    }
+
+    /// Eight hexadecimal digits: enough to find the lines in a day's log, nothing a client could learn from.
+    private static func newIncident() -> String {
+        let digits = String(UInt32.random(in: .min ... .max), radix: 16)
+        return String(repeating: "0", count: 8 - digits.count) + digits
     }
 
     /// At the end of each interval: one line with the count if the cause repeated, and another interval; otherwise
@@ -56,7 +70,7 @@ final class FailureLog: Sendable {
             guard let cause else { return }
             logger.log(
                 level: cause.level, "\(message) (repeated \(cause.count) times in \(interval.components.seconds) s)",
-                metadata: cause.metadata)
+                metadata: cause.metadata.merging(["incident": "\(cause.incident)"]) { $1 })
         }
     }
 }

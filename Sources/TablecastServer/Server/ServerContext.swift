@@ -57,7 +57,8 @@ final class ServerContext: Sendable {
 
     init(
         transport: WebSocketServer, committer: Committer, history: HistoryReader, refs: RefRegistry, metrics: ServerMetrics,
-        logger: Logger, health: StoreHealth, snapshotInterval: UInt64, historyLimit: Int, historyBytes: Int,
+        logger: Logger, failures: FailureLog, health: StoreHealth, snapshotInterval: UInt64, historyLimit: Int,
+        historyBytes: Int,
         budget: MemoryBudget, maxQueuedIntents: Int, catchUpLimit: CatchUpLimit, isShared: Bool = false,
         clusterPresence: ClusterPresence? = nil
     ) {
@@ -73,7 +74,7 @@ final class ServerContext: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.health = health
-        failures = FailureLog(logger: logger)
+        self.failures = failures
         self.snapshotInterval = snapshotInterval
         self.historyLimit = historyLimit
         self.maxQueuedIntents = maxQueuedIntents
@@ -105,6 +106,22 @@ final class ServerContext: Sendable {
         repeat {
             try? await Task.sleep(for: interval)
         } while pacing.keepWaiting(backlog: transport.outboundBacklog, after: interval)
+    }
+
+    /// The one way a store failure reaches a client: logs `error` in full (once per cause per interval, see
+    /// ``FailureLog``) and returns `unavailable` with a message that says what could not be done and why in plain
+    /// words (no path, SQL or library text) and the incident id that finds the log's lines.
+    func unavailable(
+        _ what: String, _ error: any Error, table: String? = nil, level: Logger.Level = .error
+    ) -> ProtocolError {
+        ProtocolError.unavailable(what, error, incident: logFailure(what, error, table: table, level: level))
+    }
+
+    /// Logs a store failure once per cause per interval; returns its incident id.
+    func logFailure(_ what: String, _ error: any Error, table: String? = nil, level: Logger.Level = .error) -> String {
+        var metadata: Logger.Metadata = ["error": "\(error)"]
+        if let table { metadata["table"] = "\(table)" }
+        return failures.log(level, what, cause: ProtocolError.reason(error), metadata: metadata)
     }
 
     /// Answers the request `ref` on `connection` with `error`.

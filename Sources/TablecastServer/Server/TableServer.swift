@@ -116,12 +116,14 @@ public final class TableServer: Sendable {
             throw error
         }
         let limits = ProtocolLimits(maxBatchEntries: configuration.maxBatchEntries)
+        let failures = FailureLog(logger: logger)
         let context = ServerContext(
             transport: transport, committer: committer,
             history: HistoryReader(
                 database: configuration.databasePath, limits: limits, account: budget[.historyReplies],
-                snapshotAccount: budget[.snapshots]),
-            refs: RefRegistry(limit: configuration.refsPerClient), metrics: metrics, logger: logger, health: health,
+                snapshotAccount: budget[.snapshots], failures: failures),
+            refs: RefRegistry(limit: configuration.refsPerClient), metrics: metrics, logger: logger, failures: failures,
+            health: health,
             snapshotInterval: UInt64(max(1, configuration.snapshotInterval)), historyLimit: configuration.historyLimit,
             historyBytes: configuration.historyBytes, budget: budget, maxQueuedIntents: configuration.maxQueuedIntents,
             catchUpLimit: .init(

@@ -3,22 +3,24 @@ import TablecastProtocol
 
 extension ProtocolError {
     /// `unavailable`: `what` could not be done because of `error`, a store failure, told in words a client may
-    /// see. The store's own text (file paths, SQL, library messages) goes to the log only.
-    static func unavailable(_ what: String, _ error: any Error) -> ProtocolError {
-        ProtocolError(.unavailable, "\(what): \(reason(error))")
+    /// see, with the `incident` under which the server logged the store's own text (file paths, SQL, library
+    /// messages), which goes to the log only. ``ServerContext/unavailable(_:_:table:)`` logs and makes it.
+    static func unavailable(_ what: String, _ error: any Error, incident: String) -> ProtocolError {
+        ProtocolError(.unavailable, "\(what): \(reason(error)) (incident \(incident) in the server's log)")
     }
 
     /// `unavailable` for intents whose commit failed: nothing was applied, unless the connection to the database was
     /// lost on the way (the commit may have gone through and its answer been lost): a retry with the same ref then
     /// tells, as it is answered with the stored ack if there is one, and is never applied twice.
-    static func notStored(_ error: any Error) -> ProtocolError {
+    static func notStored(_ error: any Error, incident: String) -> ProtocolError {
         guard (error as? StoreError)?.outcomeUnknown == true else {
-            return unavailable("the change could not be stored, nothing was applied", error)
+            return unavailable("the change could not be stored, nothing was applied", error, incident: incident)
         }
         return ProtocolError(
             .unavailable,
             "the connection to the database was lost while the change was being stored: it may have been stored; "
-                + "send it again with the same ref to know (it is never applied twice)")
+                + "send it again with the same ref to know (it is never applied twice) (incident \(incident) in the "
+                + "server's log)")
     }
 
     /// Why the store failed, without its text.

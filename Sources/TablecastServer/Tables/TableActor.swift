@@ -408,8 +408,8 @@ actor TableActor {
                 try $0.ack(client: key.owner.client, ref: key.ref, principal: key.owner.principal)
             }
         } catch {
-            throw ProtocolError.unavailable(
-                "ref '\(key.ref)' could not be looked up, nothing was applied (send it again)", error)
+            throw context.unavailable(
+                "ref '\(key.ref)' could not be looked up, nothing was applied (send it again)", error, table: name)
         }
         guard let stored else { return false }
         let prior = RefUse(table: stored.table, epoch: stored.epoch, intent: stored.intent)
@@ -470,15 +470,17 @@ actor TableActor {
             await rebase(group, checkingRefs: error.kind == .duplicateRef)
         case .failure(let error):
             let lost = group.entries.count + pending.entries.count
-            context.failures.log(
+            let incident = context.failures.log(
                 .error, "could not store a group of changes", cause: ProtocolError.reason(error),
                 metadata: ["table": "\(name)", "intents": "\(lost)", "error": "\(error)"])
-            let refusal = ProtocolError.notStored(error)
+            let refusal = ProtocolError.notStored(error, incident: incident)
             for entry in group.entries + pending.entries {
                 if let ref = entry.ref, let claim = entry.claim { context.refs.release(entry.requester.refOwner, ref, use: claim) }
             }
             refuseAll(group, refusal)
-            refuseAll(pending, ProtocolError.unavailable("the change could not be stored, nothing was applied", error))
+            refuseAll(
+                pending,
+                ProtocolError.unavailable("the change could not be stored, nothing was applied", error, incident: incident))
             pending = newGroup
             // The engine before the group is the committed table (a shared store's groups record it): it keeps
             // serving reads while the store is down, and follows the store's log once it answers. Otherwise the
@@ -625,10 +627,9 @@ actor TableActor {
             }
             publishStatus()
         } catch {
-            broken = ProtocolError.unavailable("table '\(name)' could not be reloaded after a storage failure", error).message
-            context.failures.log(
-                .critical, "a table could not be reloaded after a storage failure", cause: ProtocolError.reason(error),
-                metadata: ["table": "\(name)", "error": "\(error)"])
+            broken = context.unavailable(
+                "table '\(name)' could not be reloaded after a storage failure", error, table: name, level: .critical
+            ).message
             // The engine still holds the changes that were never stored: list the last version that was.
             publishStatus(version: storedVersion.load(ordering: .relaxed))
         }
@@ -940,7 +941,7 @@ actor TableActor {
             }
             rules = try TableRules(json: JSONValue(parsing: text))
         } catch {
-            return refuse(requester, ref: ref, ProtocolError.unavailable("the rules could not be stored", error))
+            return refuse(requester, ref: ref, context.unavailable("the rules could not be stored", error, table: name))
         }
         engine.setRules(rules)
         context.send(.rules(table: name, rules: rules), to: subscribers.ids)
@@ -957,7 +958,7 @@ actor TableActor {
         do {
             try await context.committer.perform { try $0.dropTable(name) }
         } catch {
-            refuse(requester, ref: ref, ProtocolError.unavailable("the table could not be dropped", error))
+            refuse(requester, ref: ref, context.unavailable("the table could not be dropped", error, table: name))
             return false
         }
         forgetAfterDrop()

@@ -52,7 +52,7 @@ final class TableDirectory: Sendable {
         } catch let error as StoreError where error.kind == .tableExists {
             return .error(ProtocolError(.tableExists, "table '\(name)' already exists", ref: ref))
         } catch {
-            var refusal = ProtocolError.unavailable("the table could not be stored", error)
+            var refusal = context.unavailable("the table could not be stored", error, table: name)
             refusal.ref = ref
             return .error(refusal)
         }
