@@ -111,7 +111,7 @@ public final class TableServer: Sendable {
                     maxUnconsumedBytes: ConnectionRouter.maxUnconsumedBytes,
                     maxConnections: configuration.maxConnections, handshakeTimeout: configuration.handshakeTimeout,
                     maxHandshakesPerAddress: configuration.maxHandshakesPerAddress,
-                    staticFilesDirectory: configuration.staticFilesDirectory,
+                    staticFiles: configuration.staticFiles,
                     metricsFactory: configuration.metricsFactory, metricsPage: metricsPage,
                     endpointAccess: configuration.endpointAccess, tls: configuration.tls, healthStatus: { health.status }),
                 logger: logger, onEvent: { continuation.yield(.transport($0)) })
