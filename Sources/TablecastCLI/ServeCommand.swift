@@ -167,6 +167,14 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("\(error)")
             throw ExitCode(1)
         }
+        for (flag, path) in [("--tokens", tokens), ("--metrics-token-file", metricsTokenFile)] {
+            if let path, Self.isWorldReadable(path) {
+                logger.warning("\(flag) \(path) is readable by every user of this machine: chmod o-r \(path)")
+            }
+        }
+        if allowAnonymous && tokens == nil && !["127.0.0.1", "::1", "localhost"].contains(host) {
+            logger.warning("--allow-anonymous on \(host): anyone who reaches port \(port) is admin of every table")
+        }
         let staticFiles: StaticFiles
         if let staticDir {
             var isDirectory: ObjCBool = false
@@ -175,10 +183,8 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
             staticFiles = .directory(staticDir)
-            logger.info("serving the page from \(URL(fileURLWithPath: staticDir).standardizedFileURL.path) (--static-dir)")
         } else {
             staticFiles = .memory(EmbeddedPage.files)
-            logger.info("serving the page built into the executable")
         }
         let prometheusPage = PrometheusBackend.bootstrap(descriptions: TableServer.metricDescriptions)
         var configuration = TableServer.Configuration(
@@ -208,6 +214,12 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
         }
+        // Once started: a server that cannot start says only why.
+        if let staticDir {
+            logger.info("serving the page from \(URL(fileURLWithPath: staticDir).standardizedFileURL.path) (--static-dir)")
+        } else {
+            logger.info("serving the page built into the executable")
+        }
         for await signal in ShutdownSignal.stream(of: [SIGINT, SIGTERM, SIGHUP]) {
             guard signal == SIGHUP else {
                 logger.info("shutting down", metadata: ["signal": "\(signal)"])
@@ -225,6 +237,11 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         await server.shutdown()
+    }
+
+    private static func isWorldReadable(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IROTH != 0
     }
 
     /// The token in `path`, without surrounding whitespace.

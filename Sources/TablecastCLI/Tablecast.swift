@@ -11,7 +11,7 @@ struct Tablecast: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, CompactCommand.self, BackupCommand.self, WatchCommand.self, InsertCommand.self, DeleteCommand.self,
             MoveCommand.self, EditCommand.self, BatchCommand.self, TablesCommand.self, ExportCommand.self,
-            ImportCommand.self, LoadCommand.self, HistoryCommand.self,
+            ImportCommand.self, SectionCommand.self, LoadCommand.self, HistoryCommand.self,
         ])
 
     /// ArgumentParser's own `main`, except that a `ValidationError` thrown by a subcommand's `run` shows that
