@@ -12,6 +12,16 @@ from conftest import ROOT, Server, free_port, tablecast_binary
 PAGE = ROOT / "web-client-protocol" / "client"
 
 
+def eventually_in(read, text):
+    """Whether `text` shows up in `read()` within 5 s: the line is logged just after the port answers."""
+    deadline = time.monotonic() + 5
+    while text not in read():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def get(port, path, method="GET", headers=None):
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
@@ -54,7 +64,7 @@ def test_the_page_built_into_the_binary_is_the_tree_and_served_from_any_folder(s
         assert (status, body) == (200, path.read_bytes()), path.name
     assert get(port, "/")[2] == (PAGE / "index.html").read_bytes()
     assert get(port, "/test/")[0] == 404  # the client's own tests are not part of the page
-    assert "serving the page built into the executable" in log.read_text()
+    assert eventually_in(log.read_text, "serving the page built into the executable")
 
 
 def test_static_dir_overrides_and_a_missing_one_is_an_error(tmp_path):
@@ -62,7 +72,7 @@ def test_static_dir_overrides_and_a_missing_one_is_an_error(tmp_path):
     server = Server("--static-dir", str(tmp_path)).start()
     try:
         assert get(server.port, "/")[2] == b"<!doctype html><title>dev</title>"
-        assert f"serving the page from {tmp_path} (--static-dir)" in server.read_log()
+        assert eventually_in(server.read_log, f"serving the page from {tmp_path} (--static-dir)")
     finally:
         server.stop()
     missing = subprocess.run(
