@@ -116,6 +116,44 @@ static inline void CLibWebSockets_freeReader(void *loop, void *reader) {
     free(reader);
 }
 
+// What lws 4.1 read past the end of an upgrade request (frames a client sent without waiting for the 101) it keeps
+// on the connection's input buflist for its own frame parser, which the server does not run. struct lws is
+// private, but its `buflist` member follows `user_space` and `opaque_parent_data`, which public calls read and
+// write: with a marker in opaque_parent_data, that pair is looked for within the allocation (malloc_usable_size
+// bounds the search), and the member after it is the list. Returns its offset, or 0 when the pair is not found.
+#include <malloc.h>
+#include <string.h>
+
+static inline size_t CLibWebSockets_inputBuflistOffset(struct lws *wsi) {
+    static const char marker = 0;
+    void *user = lws_wsi_user(wsi);
+    void *saved = lws_get_opaque_parent_data(wsi);
+    size_t size = malloc_usable_size(wsi), found = 0;
+    if (!user) return 0;
+    lws_set_opaque_parent_data(wsi, (void *)&marker);
+    for (size_t offset = 0; offset + 3 * sizeof(void *) <= size; offset += sizeof(void *)) {
+        void **slot = (void **)((char *)wsi + offset);
+        if (slot[0] == user && slot[1] == (const void *)&marker) {
+            found = offset + 2 * sizeof(void *);
+            break;
+        }
+    }
+    lws_set_opaque_parent_data(wsi, saved);
+    return found;
+}
+
+/// Moves up to `length` bytes off the input buflist found at `offset` (see above) into `buffer`; the count moved.
+static inline size_t CLibWebSockets_takeBufferedInput(struct lws *wsi, size_t offset, void *buffer, size_t length) {
+    struct lws_buflist **head = (struct lws_buflist **)((char *)wsi + offset);
+    uint8_t *segment = NULL;
+    size_t count = lws_buflist_next_segment_len(head, &segment);
+    if (count > length) count = length;
+    if (!count) return 0;
+    memcpy(buffer, segment, count);
+    lws_buflist_use_segment(head, count);
+    return count;
+}
+
 // TLS (Debian's libwebsockets is built with OpenSSL). The server's certificate and key are checked here, in a
 // context of our own, before lws loads them into its live one: lws loads the certificate first, and a key that
 // then fails to load or match would leave its context without a usable pair (start-up, and a reload on SIGHUP).

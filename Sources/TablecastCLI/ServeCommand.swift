@@ -88,7 +88,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a connection has for its HTTP request and WebSocket upgrade; stalled ones (slowloris) are dropped after it.")
     var handshakeTimeout = 5
 
-    @Option(help: "Connections one address may have open before their upgrade completes (0: no cap); more are closed on accept.")
+    @Option(help: "Stalled handshakes one address may have (connections without a completed upgrade a second after accept; 0: no cap); more are closed on accept.")
     var maxHandshakesPerAddress = 256
 
     @Option(help: "Outbound messages queued per connection before a slow reader is closed (4000).")

@@ -1,8 +1,8 @@
 """Helpers for the memory tests: a server's resident memory, its /metrics, and a writer of big versions."""
 import re
-import uuid
 import time
 import urllib.request
+import uuid
 
 
 def rss_bytes(pid):
@@ -60,3 +60,29 @@ def wait_for(condition, timeout=10, interval=0.05, what="condition"):
             return
         time.sleep(interval)
     raise AssertionError(f"{what} not met within {timeout}s")
+
+
+class Editing:
+    """While in its `with` block, `client` edits one of the first 1,000 rows of `table` `per_second` times a second
+    from a thread of its own, without waiting for acks (a busy table)."""
+
+    def __init__(self, client, table, per_second=60):
+        import threading
+        self.client, self.table, self.interval = client, table, 1 / per_second
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run)
+
+    def run(self):
+        n = 0
+        while not self.stop.is_set():
+            self.client.send({"type": "edit", "table": self.table, "at": [0, n % 1000], "value": f"edit {n}"}, check=False)
+            n += 1
+            time.sleep(self.interval)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *failure):
+        self.stop.set()
+        self.thread.join()

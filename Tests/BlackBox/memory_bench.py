@@ -8,12 +8,11 @@ Figures and how they were taken: MEMORY.md beside this file.
 """
 import statistics
 import sys
-import threading
 import time
 
 from conftest import Server
 from history_flood import SERVER_FLAGS, percentile, run as run_flood
-from memory import rss_bytes, write_big_versions
+from memory import Editing, metrics, rss_bytes, write_big_versions
 from snapshot_rss import RawSubscriber
 from test_memory import fill_table
 
@@ -46,46 +45,31 @@ def joiners(count=200, rows=100_000):
     edits it 60 times a second; then they close."""
     server = Server("--sync", "normal").start()
     writer = server.client()
-    stop = threading.Event()
-    editing = None
     subscribers = []
     try:
         fill_table(writer, "busy", rows)
         pid = server.process.pid
         before = rss_bytes(pid)
-
-        def edit():
-            n = 0
-            while not stop.is_set():
-                writer.send({"type": "edit", "table": "busy", "at": [0, n % 1000], "value": f"edit {n}"}, check=False)
-                n += 1
-                time.sleep(1 / 60)
-
-        editing = threading.Thread(target=edit)
-        editing.start()
         peak = before
-        for _ in range(count):
-            subscriber = RawSubscriber(server.port, "busy")
-            subscriber.sock.sendall(subscriber.subscribe)
-            subscribers.append(subscriber)
-            time.sleep(0.01)
-            peak = max(peak, rss_bytes(pid))
-        for _ in range(50):
-            peak = max(peak, rss_bytes(pid))
-            time.sleep(0.1)
-        for subscriber in subscribers:
-            subscriber.sock.close()
-        time.sleep(5)
+        with Editing(writer, "busy"):
+            for _ in range(count):
+                subscriber = RawSubscriber(server.port, "busy")
+                subscriber.sock.sendall(subscriber.subscribe)
+                subscribers.append(subscriber)
+                time.sleep(0.01)
+                peak = max(peak, rss_bytes(pid))
+            for _ in range(50):
+                peak = max(peak, rss_bytes(pid))
+                time.sleep(0.1)
+            for subscriber in subscribers:
+                subscriber.sock.close()
+            time.sleep(5)
         closed = rss_bytes(pid)
-        from memory import metrics
         encoded = metrics(server).get("tablecast_snapshots_encoded_total", float("nan"))
         print(f"joiners: {count} joiners of a {rows:,}-row table at 60 edits/s: RSS {before / MiB:.0f} MiB -> peak "
               f"{peak / MiB:.0f} MiB (+{(peak - before) / MiB:.0f}); {closed / MiB:.0f} MiB 5 s after they closed; "
               f"{encoded:.0f} snapshots encoded")
     finally:
-        stop.set()
-        if editing:
-            editing.join()
         writer.close()
         server.stop()
 

@@ -22,6 +22,9 @@ def _binaries():
 
 
 class PostgresCluster:
+    #: The address the server listens on and nodes connect to.
+    address = "127.0.0.1"
+
     def __init__(self):
         self.bin = _binaries()
         self.dir = tempfile.mkdtemp(prefix="tablecast-pg-")
@@ -32,17 +35,21 @@ class PostgresCluster:
         self._run("initdb", "-D", self.data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync")
         self.start()
 
+    #: A prefix for every command (e.g. `ip netns exec NAME`, to run the server in a network namespace).
+    prefix = ()
+
     def _run(self, tool, *args):
         command = [os.path.join(self.bin, tool), *args]
         if os.getuid() == 0:
             command = ["runuser", "-u", "postgres", "--", *command]
+        command = [*self.prefix, *command]
         result = subprocess.run(command, capture_output=True, text=True, cwd="/")
         assert result.returncode == 0, f"{' '.join(command)} failed: {result.stdout}{result.stderr}"
         return result.stdout
 
     def start(self):
         log = os.path.join(self.dir, "server.log")
-        options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1"
+        options = f"-p {self.port} -k {self.dir} -c listen_addresses={self.address}"
         try:
             self._run("pg_ctl", "-D", self.data, "-l", log, "-w", "-t", "30", "-o", options, "start")
         except AssertionError as error:
@@ -60,11 +67,13 @@ class PostgresCluster:
     def create_database(self):
         name = "bb_" + uuid.uuid4().hex[:10]
         self.psql(f"CREATE DATABASE {name}")
-        return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+        return f"postgresql://postgres@{self.address}:{self.port}/{name}"
 
     def stop(self):
+        """Stops the server if it runs (a test may leave it killed) and removes the cluster."""
         try:
-            self.kill()
+            if os.path.exists(os.path.join(self.data, "postmaster.pid")):
+                self.kill()
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
 

@@ -96,3 +96,54 @@ def test_backup_refuses_to_replace_a_file_and_to_copy_a_foreign_one():
     refused = backup(foreign, os.path.join(directory, "copy.db"))
     assert refused.returncode == 3 and "foreign" in refused.stderr, refused
     assert not os.path.exists(os.path.join(directory, "copy.db"))
+
+
+def test_no_client_resumes_across_a_restored_backup_or_a_copied_file():
+    """The issue's copy served after the live server moved on: a client holding the live table at version 17
+    resumed on it with `since: 17` and kept rows the copy never had. A copy's tables have new epochs (the backup
+    writes them; a copied file gets them when first served), so the client gets a snapshot; a restart keeps
+    epochs, so resuming on the original still sends only the missed updates."""
+    import shutil
+    server = Server().start()
+    folders = [tempfile.mkdtemp(prefix="tablecast-copy-") for _ in range(2)]
+    served = []
+    try:
+        writer = server.client(name="writer")
+        live = writer.ok({"type": "createTable", "table": "t", "sections": [{"rows": []}]})["epoch"]
+        for n in range(17):
+            writer.ok({"type": "insert", "table": "t", "at": [0, 0], "value": f"live-{n}"})
+        result = backup(server.db, os.path.join(folders[0], "tablecast.db"))
+        assert result.returncode == 0, result.stderr
+        for n in range(17, 20):
+            writer.ok({"type": "insert", "table": "t", "at": [0, 0], "value": f"live-{n}"})
+        writer.close()
+        server.stop()
+        shutil.copy(server.db, os.path.join(folders[1], "tablecast.db"))  # a cold copy of the file, at version 20
+
+        for folder, version in ((folders[0], 17), (folders[1], 20)):
+            copy = Server(db_dir=folder).start()
+            served.append(copy)
+            other = copy.client(name="other")
+            acked = other.ok({"type": "insert", "table": "t", "at": [0, 0], "value": "only in the copy"})
+            assert acked["version"] == version + 1 and acked["epoch"] != live, acked
+            resuming = copy.client(name="resumer")
+            catch_up, subscribed = resuming.subscribe("t", since=17, epoch=live)
+            assert [m["type"] for m in catch_up] == ["snapshot"], catch_up
+            assert subscribed["epoch"] == acked["epoch"] != live
+            rows = [row["value"] for row in catch_up[0]["sections"][0]["rows"]]
+            assert rows[0] == "only in the copy" and len(rows) == version + 1
+            resuming.close()
+            other.close()
+            copy.stop()
+
+        server.start()
+        resuming = server.client(name="resumer")
+        catch_up, subscribed = resuming.subscribe("t", since=17, epoch=live)
+        assert [(m["type"], m["version"]) for m in catch_up] == [("update", 18), ("update", 19), ("update", 20)]
+        assert subscribed["epoch"] == live
+        resuming.close()
+    finally:
+        for copy in served:
+            if copy.process and copy.process.poll() is None:
+                copy.stop()
+        server.stop()

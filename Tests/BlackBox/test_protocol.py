@@ -104,7 +104,7 @@ def test_subscriber_gets_snapshot_then_updates_then_its_ack(client, table_name):
     assert update["version"] == 1 and update["origin"] == {"client": client.client_id, "ref": "i1"}
     assert update["insertRows"][0]["at"] == [0, 1] and update["insertRows"][0]["row"]["value"] == {"n": 1}
     ack = arrivals[1]
-    assert ack == {"type": "ack", "ref": "i1", "table": table_name, "version": 1,
+    assert ack == {"type": "ack", "ref": "i1", "table": table_name, "version": 1, "epoch": subscribed["epoch"],
                    "created": [update["insertRows"][0]["row"]["id"]], "resolved": [[0, 1]]}
 
 
@@ -268,6 +268,49 @@ def test_a_ref_names_one_intent_reuse_elsewhere_is_refused(server, table_name):
     assert again.ok(delete) == first
     assert values(snapshot_of(again, table_name)) == [["a2"]]
     assert values(snapshot_of(again, other)) == [["b1", "b2"]], "nothing was applied to the other table"
+    again.close()
+
+
+def test_every_ack_names_the_life_of_its_table(server, table_name):
+    a = server.client()
+    epoch = create(a, table_name, [section("x")])["epoch"]
+    acks = [
+        a.ok({"type": "insert", "table": table_name, "at": [0, 0], "value": "y"}),
+        a.ok({"type": "batch", "table": table_name}),
+        a.ok({"type": "setRules", "table": table_name, "rules": {"moves": "none"}}),
+        a.ok({"type": "dropTable", "table": table_name}),
+    ]
+    assert [ack["epoch"] for ack in acks] == [epoch] * 4, acks
+    assert acks[1].get("noop") is True
+    a.close()
+
+
+def test_a_ref_retried_after_its_table_was_dropped_and_created_again_is_refused(server, table_name):
+    """The issue's retry of an old ref after the table was dropped and created again got the old table's ack
+    (`version` 6 of a table at version 0). The new table is another life of the name: the ref is refused, nothing
+    is applied, and so it stays after a reconnect (the refs then come from the store) and on the other node."""
+    client_id = "bb-relife-" + table_name
+    a = server.client(client_id=client_id)
+    first = create(a, table_name, [section()])["epoch"]
+    message = {"type": "insert", "table": table_name, "at": [0, 0], "value": "old", "ref": "r-6"}
+    for n in range(5):
+        a.ok({"type": "insert", "table": table_name, "at": [0, 0], "value": n, "ref": f"r-{n}"})
+    acked = a.ok(message)
+    assert (acked["version"], acked["epoch"]) == (6, first)
+    assert a.ok(message) == acked, "a retry on the same life of the table gets its ack"
+    a.ok({"type": "dropTable", "table": table_name})
+    second = create(a, table_name, [section()])["epoch"]
+    assert second != first
+    error = a.fails(message, "ref_reused")
+    assert "r-6" in error["message"]
+    a.close()
+    again = server.client(client_id=client_id)
+    again.fails(message, "ref_reused")
+    again.fails({**message, "base": 0}, "ref_reused")
+    snapshot = snapshot_of(again, table_name)
+    assert (snapshot["version"], snapshot["epoch"], values(snapshot)) == (0, second, [[]])
+    # A new ref is a new intent on the new table.
+    assert again.ok({**message, "ref": "r-7"})["epoch"] == second
     again.close()
 
 

@@ -25,6 +25,30 @@ final class PostgresTableStoreTests: XCTestCase {
         XCTAssertEqual(try again.table("a")?.epoch, 7)
     }
 
+    /// A copy of the database (here created from it as a template, as a restored dump would be) gets new epochs on
+    /// its first open, and its refs follow their table's life; the original, reopened, keeps its epochs.
+    func testACopyOfTheDatabaseGetsNewEpochsOnce() throws {
+        let (store, url) = try freshStore()
+        try store.createTable("a", epoch: 7, rules: "{}", snapshot: "{\"v\":0}", created: 1)
+        var retried = record("a", 1, ref: "r1")
+        retried.epoch = 7
+        try store.commit([retried])
+        try store.close()
+        let original = String(url.split(separator: "/").last!)
+        let copyName = original + "_copy"
+        // A template must have no other session.
+        try PostgresCluster.shared().psql(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(original)' AND pid <> pg_backend_pid()")
+        try PostgresCluster.shared().psql("CREATE DATABASE \(copyName) TEMPLATE \(original)")
+        let copyURL = url.replacingOccurrences(of: "/" + original, with: "/" + copyName)
+        let copy = try PostgresTableStore(url: copyURL)
+        let renewed = try XCTUnwrap(try copy.table("a")?.epoch)
+        XCTAssertNotEqual(renewed, 7)
+        XCTAssertEqual(try copy.ack(client: "alice", ref: "r1")?.epoch, renewed)
+        XCTAssertEqual(try PostgresTableStore(url: copyURL).table("a")?.epoch, renewed)
+        XCTAssertEqual(try PostgresTableStore(url: url).table("a")?.epoch, 7)
+    }
+
     func testRefusesAnUnknownSchemaVersion() throws {
         let (_, url) = try freshStore()
         let database = String(url.split(separator: "/").last!)

@@ -68,6 +68,7 @@ final class TableStoreOpeningTests: XCTestCase {
             CREATE UNIQUE INDEX refs_by_seq ON refs (client, seq);
             INSERT INTO refs VALUES ('alice', 'old', 't', 1, '{"ref":"old"}', 7);
             ALTER TABLE log DROP COLUMN origin_name;
+            DROP TABLE meta;
             PRAGMA user_version = 1;
             """)
         let readOnly = assertThrows(.foreign) { try TableStore.open(in: directory) { $0.readOnly = true } }
@@ -84,6 +85,60 @@ final class TableStoreOpeningTests: XCTestCase {
         XCTAssertEqual(try store.refs(of: "alice", principal: "p"), ["new": StoredRef(table: "t", intent: "f1")])
         XCTAssertEqual(try store.connection.firstRow("SELECT seq FROM refs WHERE ref = 'newer'") { $0.int64(at: 0) }, 8)
         XCTAssertEqual(try store.table("t")?.version, 3)
+    }
+
+    /// A copy of the file (here `cp`) is another database: its first open gives every table a new epoch, and the
+    /// refs follow their table's life (so a retry there is still a retry); a ref of an older life of the name
+    /// stays apart. Reopening the file, or the copy, keeps its epochs.
+    func testACopyOfTheFileGetsNewEpochsOnceAndARestartKeepsThem() throws {
+        let directory = try makeTemporaryDirectory(for: self)
+        do {
+            let store = try TableStore.open(in: directory)
+            try store.createTestTable("t", epoch: 5)
+            var retried = record("t", 1, ref: "r1")
+            retried.epoch = 5
+            var older = record("t", 2, ref: "r0")
+            older.epoch = 4
+            try store.commit([retried, older])
+            try store.close()
+        }
+        let reopened = try TableStore.open(in: directory)
+        XCTAssertEqual(try reopened.table("t")?.epoch, 5, "a restart keeps epochs")
+        try reopened.close()
+
+        try FileManager.default.copyItem(
+            at: directory.appendingPathComponent("tablecast.db"), to: directory.appendingPathComponent("copy.db"))
+        let copy = try TableStore.open(in: directory, name: "copy.db")
+        let renewed = try XCTUnwrap(try copy.table("t")?.epoch)
+        XCTAssertNotEqual(renewed, 5)
+        XCTAssertEqual(try copy.ack(client: "alice", ref: "r1")?.epoch, renewed)
+        XCTAssertEqual(try copy.refs(of: "alice"), [
+            "r1": StoredRef(table: "t", epoch: renewed, intent: ""), "r0": StoredRef(table: "t", epoch: 4, intent: ""),
+        ])
+        try copy.close()
+        XCTAssertEqual(try TableStore.open(in: directory, name: "copy.db").table("t")?.epoch, renewed)
+        XCTAssertEqual(try TableStore.open(in: directory).table("t")?.epoch, 5)
+        // The README's way to renew by hand (after a snapshot rolled back in place): forget the identity.
+        let original = directory.appendingPathComponent("tablecast.db").path
+        try SQLiteConnection(path: original).execute("DELETE FROM meta WHERE key = 'identity'")
+        XCTAssertNotEqual(try TableStore.open(in: directory).table("t")?.epoch, 5)
+    }
+
+    /// `backup` gives its copy new epochs itself, and the copy keeps them when it is first served (opened).
+    func testABackupHasNewEpochsThatItsFirstOpenKeeps() throws {
+        let directory = try makeTemporaryDirectory(for: self)
+        let source = directory.appendingPathComponent("tablecast.db").path
+        let destination = directory.appendingPathComponent("backup.db").path
+        do {
+            let store = try TableStore.open(in: directory)
+            try store.createTestTable("t", epoch: 5)
+            try store.close()
+        }
+        let report = try TableStore.backup(from: source, to: destination)
+        XCTAssertEqual(report.tables.map(\.name), ["t"])
+        let backedUp = try XCTUnwrap(report.tables.first?.epoch)
+        XCTAssertNotEqual(backedUp, 5)
+        XCTAssertEqual(try TableStore(path: destination).table("t")?.epoch, backedUp)
     }
 
     func testOurMarkWithoutOurTablesIsForeign() throws {

@@ -120,9 +120,9 @@ final class RoundTripTests: XCTestCase {
         let messages: [ServerMessage] = [
             .welcome(.init(ref: "h", client: "c", serverName: "tablecast", serverVersion: "1.0.0", maxMessageBytes: 1 << 20, maxBatchEntries: 1000, intentsPerSecond: 1000)),
             .welcome(.init(ref: nil, client: "anon-1", serverName: "tablecast", serverVersion: "1.0.0", maxMessageBytes: 1, maxBatchEntries: 2, intentsPerSecond: 3)),
-            .ack(.init(ref: "b1", table: "t", resolution: resolution)),
+            .ack(.init(ref: "b1", table: "t", epoch: "e1", resolution: resolution)),
             .ack(.init(ref: "c", table: "t", version: 0, epoch: "e1")),
-            .ack(.init(ref: nil, table: "t", version: 4, noop: true)),
+            .ack(.init(ref: nil, table: "t", version: 4, epoch: "e1", noop: true)),
             .error(ProtocolError(.outOfRange, "deleteRows[1]: no", at: "deleteRows[1]", ref: "x")),
             .error(ProtocolError(.conflict, "gone")),
             .snapshot(table: "t", version: 9, epoch: "e", rules: rules, sections: table.sections),

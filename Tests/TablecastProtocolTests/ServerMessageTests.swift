@@ -37,18 +37,19 @@ final class ServerMessageTests: XCTestCase {
     func testAckReportsCreatedIdsAndWhereInsertsLanded() throws {
         let (resolution, _) = try statesResolution()
         XCTAssertEqual(
-            text(.ack(.init(ref: "b1", table: "states", resolution: resolution))),
-            #"{"created":["r7","r8","r9"],"ref":"b1","resolved":[[0,0],[0,3],[0,5]],"table":"states","type":"ack","version":1}"#)
+            text(.ack(.init(ref: "b1", table: "states", epoch: "9f2c", resolution: resolution))),
+            #"{"created":["r7","r8","r9"],"epoch":"9f2c","ref":"b1","resolved":[[0,0],[0,3],[0,5]],"table":"states","type":"ack","version":1}"#)
         XCTAssertEqual(
-            text(.ack(.init(ref: nil, table: "t", version: 4, noop: true))), #"{"noop":true,"table":"t","type":"ack","version":4}"#)
+            text(.ack(.init(ref: nil, table: "t", version: 4, epoch: "e1", noop: true))),
+            #"{"epoch":"e1","noop":true,"table":"t","type":"ack","version":4}"#)
     }
 
     func testSectionInsertsAndMovesResolveToIndexes() throws {
         let engine = TableEngine(table: Table(contents: [SectionContent(header: "A"), SectionContent(header: "B")]))
         let resolution = try engine.resolve(.moveSection(from: SectionRef(0), to: 1))
         XCTAssertEqual(
-            text(.ack(.init(ref: "m", table: "t", resolution: resolution))),
-            #"{"ref":"m","resolved":[1],"table":"t","type":"ack","version":1}"#)
+            text(.ack(.init(ref: "m", table: "t", epoch: "e1", resolution: resolution))),
+            #"{"epoch":"e1","ref":"m","resolved":[1],"table":"t","type":"ack","version":1}"#)
     }
 
     func testErrorsAndStatusMessages() {

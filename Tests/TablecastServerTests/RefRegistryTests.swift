@@ -4,7 +4,7 @@ import XCTest
 
 final class RefRegistryTests: XCTestCase {
     private let alice = RefOwner(principal: "", client: "c")
-    private let use = RefUse(table: "t", intent: "0123456789abcdef")
+    private let use = RefUse(table: "t", epoch: 7, intent: "0123456789abcdef")
 
     /// A claim made after the owner's last connection closed must not make the owner look loaded, or its older
     /// stored refs would never be loaded and their retries applied again.
@@ -33,7 +33,7 @@ final class RefRegistryTests: XCTestCase {
     /// with the same client id) are apart; a released claim frees the ref.
     func testAClaimReturnsTheUseTheRefAlreadyNames() {
         let registry = RefRegistry(limit: 10)
-        let other = RefUse(table: "u", intent: use.intent)
+        let other = RefUse(table: "u", epoch: 7, intent: use.intent)
         XCTAssertNil(registry.claim(alice, "r", for: use))
         XCTAssertEqual(registry.claim(alice, "r", for: other), use)
         XCTAssertNil(registry.claim(RefOwner(principal: "p2", client: "c"), "r", for: other))
@@ -41,7 +41,16 @@ final class RefRegistryTests: XCTestCase {
         XCTAssertEqual(registry.use(alice, "r"), use, "only the use that claimed it releases a ref")
         registry.release(alice, "r", use: use)
         XCTAssertNil(registry.claim(alice, "r", for: other))
-        XCTAssertTrue(use.admits(use) && !use.admits(other) && RefUse(table: "t", intent: "").admits(use))
+        XCTAssertTrue(use.admits(use) && !use.admits(other) && RefUse(table: "t", epoch: 0, intent: "").admits(use))
+    }
+
+    /// A table dropped and created again under its name is another table: a ref used on its older life is not
+    /// retried on the new one. A ref stored before lives were recorded (epoch 0) is told apart by name only.
+    func testARefOfAnOlderLifeOfTheTableAdmitsNoRetry() {
+        var recreated = use
+        recreated.epoch = 8
+        XCTAssertFalse(use.admits(recreated))
+        XCTAssertTrue(RefUse(table: "t", epoch: 0, intent: use.intent).admits(recreated))
     }
 
     /// Claiming is in place: 100,000 claims against a full registry take well under a second (a copy of the set

@@ -67,4 +67,31 @@ final class FrameParserTests: XCTestCase {
             parser.next(assembled: 95, limit: 100),
             .violation(WebSocketCloseFrame(code: .messageTooBig, reason: "message exceeds 100 bytes")))
     }
+
+    /// Closing: data frames of any size are skipped as their bytes arrive, never held whole, and the control frames
+    /// behind them still come out, the peer's close frame among them.
+    func testSkippedDataFramesAreNotBufferedAndControlFramesComeOut() {
+        var parser = FrameParser()
+        parser.skipsData = true
+        let big = [UInt8](repeating: 7, count: 3 << 20)
+        let bytes = RawSocket.frame(opcode: 0x2, fin: false, payload: big)
+            + RawSocket.frame(opcode: 0x9, fin: true, payload: [1])
+            + RawSocket.frame(opcode: 0x0, fin: true, payload: [2, 3])
+            + RawSocket.frame(opcode: 0x8, fin: true, payload: [0x03, 0xE8])
+        var frames: [FrameParser.Frame] = []
+        var mostBuffered = 0
+        for start in stride(from: 0, to: bytes.count, by: 4096) {
+            bytes[start..<min(start + 4096, bytes.count)].withUnsafeBytes { parser.append($0) }
+            mostBuffered = max(mostBuffered, parser.bufferedBytes)
+            while case .frame(let frame)? = parser.next(assembled: 0, limit: 100) { frames.append(frame) }
+        }
+        XCTAssertEqual(frames.map(\.opcode), [.ping, .close])
+        XCTAssertEqual(frames.last?.payload, [0x03, 0xE8])
+        XCTAssertLessThanOrEqual(mostBuffered, 8192)
+        // A length with its top bit set cannot be skipped: the stream is unreadable from there.
+        parser.skipsData = true
+        [0x82, 0x80 | 127, 0x80, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4].withUnsafeBytes { parser.append($0) }
+        guard case .violation(let frame)? = parser.next(assembled: 0, limit: 100) else { return XCTFail("no violation") }
+        XCTAssertEqual(frame.code, .protocolError)
+    }
 }

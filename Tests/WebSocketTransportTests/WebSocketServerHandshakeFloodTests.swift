@@ -37,17 +37,16 @@ final class WebSocketServerHandshakeFloodTests: XCTestCase {
         await server.shutdown()
     }
 
-    /// Past `maxHandshakesPerAddress`, one more connection from that address is closed at once, while other
-    /// addresses connect; completed handshakes and closed connections free their place.
-    func testHandshakesPerAddressAreCapped() async throws {
+    /// Past `maxHandshakesPerAddress` stalled handshakes, one more connection from that address is closed at once,
+    /// while other addresses connect; completed handshakes and closed connections free their place.
+    func testStalledHandshakesPerAddressAreCapped() async throws {
         let server = try WebSocketServer(
             configuration: .init(host: "127.0.0.1", port: 0, handshakeTimeout: .seconds(30), maxHandshakesPerAddress: 8),
             onEvent: { _ in })
         var stalled = try (0..<8).map { _ in try StalledSocket(from: "127.0.0.3", port: server.port) }
         for socket in stalled { socket.send(Self.partialRequest) }
-        // The 9th is hung up on at once, long before the handshake timeout.
-        let refused = try StalledSocket(from: "127.0.0.3", port: server.port)
-        XCTAssertTrue(refused.waitForClose(timeoutSeconds: 10))
+        // Once they have stalled (a second), a 9th is hung up on at once, long before the handshake timeout.
+        XCTAssertTrue(try refusesSoon(from: "127.0.0.3", port: server.port))
         XCTAssertEqual(try RawSocket(port: server.port).upgrade(), "HTTP/1.1 101 Switching Protocols")
 
         // Completed handshakes free their places: after 8 upgrades from one address, a 9th still gets in.
@@ -64,6 +63,28 @@ final class WebSocketServerHandshakeFloodTests: XCTestCase {
         }
         XCTAssertEqual(status, "HTTP/1.1 101 Switching Protocols")
         await server.shutdown()
+    }
+
+    /// Handshakes that have not stalled do not count: 300 connections opened at once from one address, against a
+    /// cap of 8, all complete their upgrade.
+    func testQuickHandshakesFromOneAddressAreNotCapped() async throws {
+        let server = try WebSocketServer(
+            configuration: .init(host: "127.0.0.1", port: 0, maxHandshakesPerAddress: 8), onEvent: { _ in })
+        let sockets = try (0..<300).map { _ in try StalledSocket(from: "127.0.0.4", port: server.port) }
+        for socket in sockets { XCTAssertEqual(socket.upgrade(), "HTTP/1.1 101 Switching Protocols") }
+        await server.shutdown()
+    }
+
+    /// Opens connections from `source` until the server hangs up on one at once, for up to 5 s; each one it keeps
+    /// is closed again, so that only the stalled ones count.
+    private func refusesSoon(from source: String, port: Int) throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            if try StalledSocket(from: source, port: port, receiveTimeoutSeconds: 1).waitForClose(timeoutSeconds: 1) {
+                return true
+            }
+        }
+        return false
     }
 }
 

@@ -405,6 +405,34 @@ extension WebSocketServerTests {
 }
 
 extension WebSocketServerTests {
+    /// Messages that share a tail behind heads of their own (replies to several requests sharing one encoding)
+    /// arrive whole, small ones and ones sent as fragments, head split across fragments included, the tail never
+    /// copied into them.
+    func testMessagesSharingATailArriveWhole() async throws {
+        let serverEvents = EventRecorder()
+        let server = try WebSocketServer(configuration: .init(host: "127.0.0.1", port: 0), onEvent: serverEvents.handler)
+        let clientEvents = EventRecorder()
+        let client = try WebSocketClient(onEvent: clientEvents.handler)
+        let id = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port))
+        try await serverEvents.wait("open") { $0.opened.count == 1 }
+        let connection = try XCTUnwrap(serverEvents.opened.first?.id)
+        let small = WebSocketMessage(text: "tail")
+        let big = WebSocketMessage(kind: .binary, bytes: (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        let heads = [Array("head one, ".utf8), [], Array("h".utf8), [UInt8](repeating: 9, count: 70_000)]
+        let sent = heads.map { WebSocketMessage(kind: .text, head: $0, sharing: small) }
+            + heads.map { WebSocketMessage(kind: .binary, head: $0, sharing: big) }
+        for message in sent { server.send(message, to: connection) }
+        try await clientEvents.wait("every message") { $0.messages(on: id).count == sent.count }
+        let received = clientEvents.messages(on: id)
+        for (index, head) in (heads + heads).enumerated() {
+            let tail = index < heads.count ? Array("tail".utf8) : big.withUnsafeBytes { Array($0) }
+            XCTAssertEqual(received[index].bytes, head + tail, "message \(index)")
+            XCTAssertEqual(sent[index].withUnsafeBytes { Array($0) }, head + tail)
+        }
+        await client.shutdown()
+        await server.shutdown()
+    }
+
     /// A message larger than `maxQueuedBytes` on its own is still sent, with small ones around it; a reader that
     /// lets more than four such messages pile up is closed as slow like any other.
     func testOversizedMessagesAreSentButDoNotPileUp() async throws {
@@ -434,6 +462,27 @@ extension WebSocketServerTests {
         XCTAssertEqual(serverEvents.closes(on: stalledID).first?.code, .slowConsumer)
         XCTAssertTrue(serverEvents.closes(on: readerID).isEmpty)
         await client.shutdown()
+        await server.shutdown()
+    }
+}
+
+extension WebSocketServerTests {
+    /// Frames sent in the same write as the upgrade request, one whole and half of the next, are read like any
+    /// others, and the rest of the second completes it.
+    func testFramesSentWithTheUpgradeRequestAreRead() async throws {
+        let events = EventRecorder()
+        let server = try makeServer(events: events)
+        let socket = try RawSocket(port: server.port)
+        let second = RawSocket.frame(opcode: 0x1, fin: true, payload: Array("second".utf8))
+        socket.write(
+            Array(
+                ("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8)
+                + RawSocket.frame(opcode: 0x1, fin: true, payload: Array("first".utf8)) + second.prefix(3))
+        try await events.wait("the first message") { $0.messages().count == 1 }
+        socket.write(Array(second.dropFirst(3)))
+        try await events.wait("the second message") { $0.messages().count == 2 }
+        XCTAssertEqual(events.messages().map(\.text), ["first", "second"])
         await server.shutdown()
     }
 }

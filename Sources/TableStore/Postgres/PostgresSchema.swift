@@ -1,10 +1,11 @@
 /// The store's layout in PostgreSQL: every table inside the schema `tablecast`, so it can share a database with
 /// others, and a schema version in `tablecast.meta`.
 ///
-/// Version 2 has what SQLite's schema version 3 has: refs kept per principal with the fingerprint of their intent,
-/// and the origin's display name in the log.
+/// Version 3 has what SQLite's schema version 4 has: refs kept per principal with the fingerprint of their intent
+/// and the life (epoch) of their table, the origin's display name in the log, and the database's identity
+/// (`identity` in `tablecast.meta`, see ``PostgresTableStore``).
 enum PostgresSchema {
-    static let version = 2
+    static let version = 3
     /// Serializes the first start of several nodes (`pg_advisory_xact_lock`): "TBLC" in ASCII.
     static let creationLock: Int64 = 0x5442_4C43
     /// The first key of every table's lock (`pg_advisory_lock(tableLocks, key)`, see ``PostgresTableStore``):
@@ -54,6 +55,7 @@ enum PostgresSchema {
             intent TEXT NOT NULL,
             ack TEXT NOT NULL,
             seq BIGSERIAL NOT NULL,
+            epoch BIGINT NOT NULL DEFAULT 0,
             PRIMARY KEY (principal, client, ref)
         );
         CREATE INDEX refs_by_seq ON tablecast.refs (principal, client, seq);
@@ -79,6 +81,11 @@ enum PostgresSchema {
         DROP INDEX tablecast.refs_by_seq;
         CREATE INDEX refs_by_seq ON tablecast.refs (principal, client, seq);
         UPDATE tablecast.meta SET value = '2' WHERE key = 'schema_version';
-        """
+        """,
+        // Older refs' table lives are unknown (0): they are told apart by table name only, as before.
+        2: """
+        ALTER TABLE tablecast.refs ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0;
+        UPDATE tablecast.meta SET value = '3' WHERE key = 'schema_version';
+        """,
     ]
 }

@@ -11,7 +11,7 @@ extension PostgresTableStore {
     /// is: a backup, and a way to move off PostgreSQL. Everything is read in one REPEATABLE READ transaction, so
     /// the copy is the database as of one moment while the nodes keep committing. The file is written beside
     /// `destination` and installed as ``TableStore/backup(from:to:)`` installs its copies; `destination` must
-    /// not exist.
+    /// not exist. The copy's tables get new epochs: a client of the nodes never resumes on it.
     public func backup(to destination: String) throws -> TableStore.BackupReport {
         guard !FileManager.default.fileExists(atPath: destination) else {
             throw StoreError(.io, "\(destination) already exists; a backup never replaces a file")
@@ -29,6 +29,7 @@ extension PostgresTableStore {
                 connection in try Self.copy(connection, into: copy)
             }
             try copy.execute("COMMIT")
+            try TableStore.renew(copy, at: partial)
         } catch {
             try? FileManager.default.removeItem(atPath: partial)
             if let error = error as? SQLiteError { throw StoreError(error, while: "writing \(partial)") }
@@ -76,18 +77,18 @@ extension PostgresTableStore {
         while true {
             let refs = try connection.execute(
                 """
-                SELECT principal, client, ref, table_name, version, seq, intent, ack FROM tablecast.refs
+                SELECT principal, client, ref, table_name, version, seq, intent, ack, epoch FROM tablecast.refs
                 WHERE seq > $1 ORDER BY seq LIMIT \(refsPage)
                 """, [String(after)])
             for ref in 0..<refs.count {
                 try copy.run(
                     """
-                    INSERT INTO refs (principal, client, ref, table_name, version, seq, intent, ack)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                    INSERT INTO refs (principal, client, ref, table_name, version, seq, intent, ack, epoch)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                     """,
                     [.text(refs.text(ref, 0)), .text(refs.text(ref, 1)), .text(refs.text(ref, 2)), .text(refs.text(ref, 3)),
                      .integer(refs.int64(ref, 4)), .integer(refs.int64(ref, 5)), .text(refs.text(ref, 6)),
-                     .text(refs.text(ref, 7))])
+                     .text(refs.text(ref, 7)), .integer(refs.int64(ref, 8))])
             }
             guard refs.count == refsPage else { return }
             after = refs.int64(refs.count - 1, 5)

@@ -62,7 +62,47 @@ public final class PostgresTableStore: TableStorage {
             } else {
                 try connection.execute(PostgresSchema.script)
             }
+            try Self.renewEpochsIfCopied(connection)
         }
+    }
+
+    /// What tells this database from a copy of it: the cluster's system identifier (when this role may read it),
+    /// the database's oid and the cluster's timeline. A dump restored elsewhere, a database created from another
+    /// as template, a cluster restored from a base backup to a point in time or a promoted standby differ; a
+    /// restart or another node does not.
+    private static let identityQuery = """
+        SELECT CASE WHEN has_function_privilege('pg_control_system()', 'EXECUTE')
+                THEN (SELECT system_identifier::text FROM pg_control_system()) ELSE '' END
+            || ':' || (SELECT oid::text FROM pg_database WHERE datname = current_database())
+            || ':' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8)
+        """
+
+    /// Gives every table a new epoch when the database is not the one the nodes last opened (it is a copy): a
+    /// client that saw the original must never resume on the copy. A database without a recorded identity (new, or
+    /// of an older schema) is taken for a copy: its clients take a snapshot once. Then records the identity. Runs
+    /// in the opening transaction, under the creation lock, so that nodes starting together renew once. A standby
+    /// (in recovery: read only, e.g. for `tablecast backup`) is left as it is.
+    private static func renewEpochsIfCopied(_ connection: PostgresConnection) throws(PostgresError) {
+        guard try connection.execute("SELECT pg_is_in_recovery()").text(0, 0) == "f" else { return }
+        let identity = try connection.execute(identityQuery).text(0, 0)
+        let recorded = try connection.execute("SELECT value FROM tablecast.meta WHERE key = 'identity'")
+        guard recorded.count == 0 || recorded.text(0, 0) != identity else { return }
+        let tables = try connection.execute("SELECT name, epoch FROM tablecast.tables FOR UPDATE")
+        try connection.execute(
+            """
+            WITH renewed AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS u(name, old, new)),
+            tables AS (UPDATE tablecast.tables t SET epoch = r.new FROM renewed r WHERE t.name = r.name)
+            UPDATE tablecast.refs f SET epoch = r.new FROM renewed r WHERE f.table_name = r.name AND f.epoch = r.old
+            """,
+            [
+                array(tables.map { tables.text($0, 0) }), array(tables.map { tables.text($0, 1) }),
+                array(tables.map { _ in String(Int64.random(in: 1...Int64.max)) }),
+            ])
+        try connection.execute(
+            """
+            INSERT INTO tablecast.meta (key, value) VALUES ('identity', $1)
+            ON CONFLICT (key) DO UPDATE SET value = excluded.value
+            """, [identity])
     }
 
     deinit {
@@ -208,8 +248,8 @@ public final class PostgresTableStore: TableStorage {
                     SELECT $1, * FROM unnest($6::bigint[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::text[])
                     WHERE EXISTS (SELECT FROM advanced)),
                 referenced AS (
-                    INSERT INTO tablecast.refs (principal, client, ref, table_name, version, intent, ack)
-                    SELECT p, c, r, $1, v, i, a
+                    INSERT INTO tablecast.refs (principal, client, ref, table_name, version, intent, ack, epoch)
+                    SELECT p, c, r, $1, v, i, a, $20::bigint
                     FROM unnest($12::text[], $13::text[], $14::text[], $15::bigint[], $16::text[], $17::text[])
                         AS u(p, c, r, v, i, a)
                     WHERE EXISTS (SELECT FROM advanced)),
@@ -226,6 +266,7 @@ public final class PostgresTableStore: TableStorage {
                     Self.array(withRefs.map(\.originRef)), Self.array(withRefs.map { String($0.version) }),
                     Self.array(withRefs.map(\.intent)), Self.array(withRefs.map(\.ack)),
                     StoreNotification.channel, StoreNotification.committed(table: first.table, version: last.version).payload,
+                    String(first.epoch),
                 ])
         }
         let advanced: PostgresResult
@@ -526,11 +567,13 @@ public final class PostgresTableStore: TableStorage {
         try perform("looking up ref \(ref) of client \(client) in \(location)") { connection in
             let found = try connection.execute(
                 """
-                SELECT table_name, version, ack, intent FROM tablecast.refs
+                SELECT table_name, version, ack, intent, epoch FROM tablecast.refs
                 WHERE principal = $1 AND client = $2 AND ref = $3
                 """, [principal, client, ref])
             return found.count == 1
-                ? StoredAck(table: found.text(0, 0), version: found.int64(0, 1), ack: found.text(0, 2), intent: found.text(0, 3))
+                ? StoredAck(
+                    table: found.text(0, 0), epoch: found.int64(0, 4), version: found.int64(0, 1), ack: found.text(0, 2),
+                    intent: found.text(0, 3))
                 : nil
         }
     }
@@ -538,9 +581,12 @@ public final class PostgresTableStore: TableStorage {
     public func refs(of client: String, principal: String = "") throws -> [String: StoredRef] {
         try perform("listing the refs of client \(client) in \(location)") { connection in
             let found = try connection.execute(
-                "SELECT ref, table_name, intent FROM tablecast.refs WHERE principal = $1 AND client = $2", [principal, client])
+                "SELECT ref, table_name, intent, epoch FROM tablecast.refs WHERE principal = $1 AND client = $2",
+                [principal, client])
             return Dictionary(
-                found.map { (found.text($0, 0), StoredRef(table: found.text($0, 1), intent: found.text($0, 2))) },
+                found.map {
+                    (found.text($0, 0), StoredRef(table: found.text($0, 1), epoch: found.int64($0, 3), intent: found.text($0, 2)))
+                },
                 uniquingKeysWith: { first, _ in first })
         }
     }
@@ -609,7 +655,10 @@ public final class PostgresTableStore: TableStorage {
         do {
             return try body(connection)
         } catch let error as PostgresError {
-            throw StoreError(error, while: context())
+            var failure = StoreError(error, while: context())
+            // Lost once statements were sent: the server may have committed what it was sent.
+            failure.outcomeUnknown = failure.kind == .unreachable
+            throw failure
         }
     }
 }

@@ -4,6 +4,9 @@
 public struct CommitRecord: Sendable, Equatable {
     /// The table the batch applies to.
     public var table: String
+    /// The life of the table the batch applies to (its epoch), stored with the ref: a retry after the table was
+    /// dropped and created again is then told from a retry.
+    public var epoch: Int64
     /// The version the batch produces: must be the table's current version + 1 (counting earlier records of the
     /// same group).
     public var version: Int64
@@ -34,8 +37,9 @@ public struct CommitRecord: Sendable, Equatable {
     public init(
         table: String, version: Int64, batch: String, originClient: String, originRef: String? = nil, time: Int64,
         ack: String = "", snapshot: String? = nil, rules: String? = nil, principal: String = "", intent: String = "",
-        originName: String = ""
+        originName: String = "", epoch: Int64 = 0
     ) {
+        self.epoch = epoch
         self.originName = originName
         self.principal = principal
         self.intent = intent
@@ -94,6 +98,9 @@ public struct LoadedTable: Sendable, Equatable {
 /// The stored outcome of an intent, found again by (principal, client, ref) when the client retries it.
 public struct StoredAck: Sendable, Equatable {
     public var table: String
+    /// The life of the table the intent was committed to; 0 for refs stored before schema version 4 (SQLite; 3 in
+    /// PostgreSQL).
+    public var epoch: Int64 = 0
     public var version: Int64
     /// The ack JSON the server sent the first time.
     public var ack: String
@@ -104,11 +111,14 @@ public struct StoredAck: Sendable, Equatable {
 /// What a stored ref was used for: its table and the fingerprint of its intent.
 public struct StoredRef: Sendable, Hashable {
     public var table: String
+    /// The life of the table (its epoch); 0 for refs stored before schema version 4 (SQLite; 3 in PostgreSQL).
+    public var epoch: Int64
     /// Empty for refs stored before schema version 2.
     public var intent: String
 
-    public init(table: String, intent: String) {
+    public init(table: String, epoch: Int64 = 0, intent: String) {
         self.table = table
+        self.epoch = epoch
         self.intent = intent
     }
 }

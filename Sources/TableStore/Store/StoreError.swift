@@ -48,6 +48,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public let underlying: SQLiteError?
     /// The PostgreSQL failure this error was made from, if any.
     public let postgres: PostgresError?
+    /// The connection to the database was lost while a statement was on its way or being answered: what it was to
+    /// write may have been written (a commit whose answer was lost). Only `.unreachable` failures are in doubt.
+    public internal(set) var outcomeUnknown = false
 
     public init(_ kind: Kind, _ message: String, underlying: SQLiteError? = nil, postgres: PostgresError? = nil) {
         self.kind = kind

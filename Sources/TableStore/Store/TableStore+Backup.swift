@@ -12,7 +12,8 @@ extension TableStore {
     /// Copies the store at `source` into a new file at `destination`, consistently, while a server keeps writing
     /// to it: SQLite's online backup API reads the database as of one commit. The copy is written beside
     /// `destination`, synced, checked by opening it as a store, and only then renamed into place, so a failed or
-    /// interrupted backup never leaves a partial file under that name. `destination` must not exist.
+    /// interrupted backup never leaves a partial file under that name. `destination` must not exist. The copy's
+    /// tables get new epochs: a client of the source never resumes on it.
     ///
     /// Restoring is starting a server on the copy.
     public static func backup(from source: String, to destination: String) throws -> BackupReport {
@@ -31,12 +32,28 @@ extension TableStore {
             try store.connection.backup(into: copy)
             // The copy of a WAL database is marked WAL; keep it a single self-contained file.
             try copy.execute("PRAGMA journal_mode = DELETE")
+            try renew(copy, at: partial)
             copy.close()
-        } catch let error as SQLiteError {
+        } catch {
             try? FileManager.default.removeItem(atPath: partial)
-            throw StoreError(error, while: "copying \(source) to \(partial)")
+            if let error = error as? SQLiteError { throw StoreError(error, while: "copying \(source) to \(partial)") }
+            throw error
         }
         return try install(partial, as: destination)
+    }
+
+    /// Gives the tables of the copy at `path`, open on `copy`, new epochs, so that no client resumes across the
+    /// copy, and records the copy's identity: the rename that installs it keeps it, so the first server on the copy
+    /// finds it in place, and a further copy of the file gets new epochs again.
+    static func renew(_ copy: SQLiteConnection, at path: String) throws {
+        try copy.execute("BEGIN IMMEDIATE")
+        do {
+            try renewEpochs(copy, identity: identity(of: path))
+            try copy.execute("COMMIT")
+        } catch {
+            try? copy.execute("ROLLBACK")
+            throw error
+        }
     }
 
     /// Checks that the copy at `partial` opens as a store, renames it to `destination` and makes that durable; on

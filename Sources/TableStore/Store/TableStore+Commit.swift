@@ -114,12 +114,12 @@ extension TableStore {
         do {
             try connection.run(
                 """
-                INSERT INTO refs (principal, client, ref, table_name, version, ack, seq, intent)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                INSERT INTO refs (principal, client, ref, table_name, version, ack, seq, intent, epoch)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                 """,
                 [
                     .text(principal), .text(client), .text(ref), .text(record.table), .integer(record.version),
-                    .text(record.ack), .integer(seq), .text(record.intent),
+                    .text(record.ack), .integer(seq), .text(record.intent), .integer(record.epoch),
                 ])
         } catch let error as SQLiteError where error.isConstraint {
             throw StoreError(

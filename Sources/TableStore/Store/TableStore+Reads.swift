@@ -42,9 +42,15 @@ extension TableStore {
     public func ack(client: String, ref: String, principal: String = "") throws -> StoredAck? {
         try perform("looking up ref \(ref) of client \(client) in \(path)") {
             try connection.firstRow(
-                "SELECT table_name, version, ack, intent FROM refs WHERE principal = ?1 AND client = ?2 AND ref = ?3",
+                """
+                SELECT table_name, version, ack, intent, epoch FROM refs WHERE principal = ?1 AND client = ?2 AND ref = ?3
+                """,
                 [.text(principal), .text(client), .text(ref)]
-            ) { StoredAck(table: $0.text(at: 0), version: $0.int64(at: 1), ack: $0.text(at: 2), intent: $0.text(at: 3)) }
+            ) {
+                StoredAck(
+                    table: $0.text(at: 0), epoch: $0.int64(at: 4), version: $0.int64(at: 1), ack: $0.text(at: 2),
+                    intent: $0.text(at: 3))
+            }
         }
     }
 

@@ -149,6 +149,7 @@ public final class TableStore {
         } else if userVersion < Int64(Schema.version) {
             try migrate(from: userVersion)
         }
+        if !options.readOnly { try renewEpochsIfCopied() }
     }
 
     /// Brings a file of an older schema version to the current one, one version per transaction.

@@ -114,21 +114,28 @@ extension ServerMessage {
 }
 
 extension ServerMessage {
-    /// A historical `snapshot`'s text, members sorted as ``json`` has them, written directly: a past table is
-    /// rebuilt for each request, so its (possibly large) message is not built as a tree first.
+    /// A historical `snapshot`'s text, members sorted as ``json`` has them: ``HistoricalSnapshotEncoding``'s head for
+    /// `ref` followed by its shared part.
     static func historicalSnapshot(
         ref: String?, table: String, version: UInt64, epoch: String, rules: TableRules, sections: [Section]
     ) -> [UInt8] {
+        let encoding = HistoricalSnapshotEncoding(table: table, version: version, epoch: epoch, rules: rules, sections: sections)
+        return encoding.head(ref: ref) + encoding.shared
+    }
+}
+
+/// A historical `snapshot` written once for every request of one table at one version: the members up to `ref` are
+/// the ``head(ref:)`` of each request, and everything after it (the table's sections, possibly megabytes) is
+/// ``shared``, so a server can send the same buffer behind each request's head. Written directly, not built as a
+/// tree first: a past table is rebuilt for the request.
+public struct HistoricalSnapshotEncoding: Sendable {
+    /// The members after `ref`, to the end of the object: the same for every request.
+    public let shared: [UInt8]
+    private let epoch: String
+
+    public init(table: String, version: UInt64, epoch: String, rules: TableRules, sections: [Section]) {
+        self.epoch = epoch
         var writer = JSONWriter(capacity: 4096)
-        writer.beginObject()
-        writer.key("epoch")
-        writer.string(epoch)
-        writer.key("historical")
-        writer.bool(true)
-        if let ref {
-            writer.key("ref")
-            writer.string(ref)
-        }
         writer.key("rules")
         writer.value(rules.json)
         writer.key("sections")
@@ -142,7 +149,25 @@ extension ServerMessage {
         writer.key("version")
         writer.integer(version)
         writer.endObject()
-        return writer.bytes
+        shared = writer.bytes
+    }
+
+    /// The members before ``shared`` for the request `ref`: `{"epoch":…,"historical":true,"ref":…,`.
+    public func head(ref: String?) -> [UInt8] { Self.head(epoch: epoch, ref: ref) }
+
+    /// The head of a historical snapshot of a table in `epoch` for the request `ref`, whatever its version.
+    public static func head(epoch: String, ref: String?) -> [UInt8] {
+        var writer = JSONWriter(capacity: 64)
+        writer.beginObject()
+        writer.key("epoch")
+        writer.string(epoch)
+        writer.key("historical")
+        writer.bool(true)
+        if let ref {
+            writer.key("ref")
+            writer.string(ref)
+        }
+        return writer.bytes + Array(",".utf8)
     }
 }
 

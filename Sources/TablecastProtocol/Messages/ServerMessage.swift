@@ -55,7 +55,8 @@ public enum ServerMessage: Hashable, Sendable {
         public var ref: String?
         public var table: String
         public var version: UInt64
-        /// Sent for createTable, so a client can resume the new table.
+        /// The life of the table the request was committed to (see the `epoch` of `subscribe`): a client tells an
+        /// ack of an older life of the table's name apart. Absent only in acks of servers that predate it.
         public var epoch: String?
         /// Ids of new sections and rows, in the order of the intent's inserts.
         public var created: [String]
@@ -78,11 +79,11 @@ public enum ServerMessage: Hashable, Sendable {
         }
 
         /// The ack of a resolved intent: ids it created and where its inserts and moves went.
-        public init(ref: String?, table: String, resolution: Resolution) {
+        public init(ref: String?, table: String, epoch: String?, resolution: Resolution) {
             let sections = (resolution.insertedSections + resolution.movedSections).map { JSONValue.number(Double($0)) }
             let rows = (resolution.insertedRows + resolution.movedRows).map(\.json)
             self.init(
-                ref: ref, table: table, version: resolution.version, created: resolution.createdIDs,
+                ref: ref, table: table, version: resolution.version, epoch: epoch, created: resolution.createdIDs,
                 resolved: sections + rows, noop: resolution.isNoop)
         }
     }

@@ -1,5 +1,6 @@
 import Logging
 import TableStore
+import TablecastProtocol
 
 /// Keeps a node's tables in step with the other nodes on a shared PostgreSQL store: routes each notification
 /// (commit, creation, drop, rules) to the table it names, and after the listening connection was lost and came
@@ -8,6 +9,8 @@ final class ClusterFollower: Sendable {
     private let listener: PostgresListener
 
     init(url: String, directory: TableDirectory, health: StoreHealth, logger: Logger) {
+        // Every failed attempt to listen again reports the loss: once per cause per interval is enough.
+        let failures = FailureLog(logger: logger)
         listener = PostgresListener(
             url: url,
             handlers: .init(
@@ -37,7 +40,9 @@ final class ClusterFollower: Sendable {
                 },
                 onLost: { error in
                     health.listening(false)
-                    logger.warning("lost the connection that follows other nodes; reconnecting", metadata: ["error": "\(error)"])
+                    failures.log(
+                        .warning, "lost the connection that follows other nodes; reconnecting",
+                        cause: ProtocolError.reason(error), metadata: ["error": "\(error)"])
                 }))
     }
 

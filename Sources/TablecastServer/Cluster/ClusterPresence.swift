@@ -39,14 +39,15 @@ final class ClusterPresence: Sendable {
     private let outgoing = Mutex<[String: Share?]>([:])
     /// Beats on `queue`; in a `Mutex` only because timers are not `Sendable`.
     private let timer: Mutex<any DispatchSourceTimer>
-    private let logger: Logger
+    /// Heartbeats fail every second while the store is down: logged once per cause per interval.
+    private let failures: FailureLog
 
     /// - Parameter countsLifetime: How long one read of the other nodes' subscriber counts answers every
     ///   ``subscribersElsewhere()``; by default as long as the nodes take to share a change (coalesced 100 ms).
     init(url: String, logger: Logger, countsLifetime: Duration = .milliseconds(100)) {
         self.countsLifetime = countsLifetime
         store = Mutex(PostgresPresence(url: url))
-        self.logger = logger
+        failures = FailureLog(logger: logger)
         timer = Mutex(DispatchSource.makeTimerSource(queue: queue))
         timer.withLock { timer in
             timer.schedule(deadline: .now(), repeating: Self.heartbeatInterval)
@@ -54,7 +55,8 @@ final class ClusterPresence: Sendable {
                 do {
                     try noting { try store.withLock { try $0.heartbeat(node: node, timeout: Self.deadAfter) } }
                 } catch {
-                    logger.warning("presence heartbeat failed", metadata: ["error": "\(error)"])
+                    failures.log(
+                        .warning, "presence heartbeat failed", cause: ProtocolError.reason(error), metadata: ["error": "\(error)"])
                 }
             }
             timer.resume()
@@ -139,7 +141,9 @@ final class ClusterPresence: Sendable {
                     }
                 }
             } catch {
-                logger.warning("could not share presence", metadata: ["table": "\(table)", "error": "\(error)"])
+                failures.log(
+                    .warning, "could not share presence", cause: ProtocolError.reason(error),
+                    metadata: ["table": "\(table)", "error": "\(error)"])
             }
         }
     }

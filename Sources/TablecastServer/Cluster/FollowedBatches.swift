@@ -10,6 +10,9 @@ struct FollowedBatches {
         var version: UInt64
         var batch: Batch
         var update: WebSocketMessage
+        /// When it was committed, milliseconds since the Unix epoch, and the display name of its origin, for history.
+        var time: Int64
+        var originName: String
     }
 
     let entries: [Entry]
@@ -25,7 +28,11 @@ struct FollowedBatches {
             }
             let update = ServerMessage.Update(
                 table: table, version: next, originClient: entry.originClient, originRef: entry.originRef, batch: batch)
-            entries.append(Entry(version: next, batch: batch, update: WebSocketMessage(kind: .text, bytes: update.encoded(batchJSON: Array(entry.batch.utf8)))))
+            entries.append(
+                Entry(
+                    version: next, batch: batch,
+                    update: WebSocketMessage(kind: .text, bytes: update.encoded(batchJSON: Array(entry.batch.utf8))),
+                    time: entry.time, originName: entry.originName))
             next += 1
         }
         self.entries = entries

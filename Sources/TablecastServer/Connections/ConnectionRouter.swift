@@ -119,6 +119,11 @@ final class ConnectionRouter {
         if case .adopted(let message, let actor) = outcome, sessions[id] != nil, let table = message.table {
             if let actor {
                 dispatch(message, table: table, to: actor, session: &sessions[id]!)
+            } else if !context.health.isUp {
+                // The store could not be asked: the table may well exist.
+                let refusal = ProtocolError(
+                    .unavailable, "table '\(table)' is not held by this node, and the database cannot be reached")
+                refuse(id, refusal, ref: message.ref)
             } else {
                 refuse(id, ProtocolError(.noSuchTable, "no table '\(table)'"), ref: message.ref)
             }
@@ -231,15 +236,29 @@ final class ConnectionRouter {
         dispatch(message, table: table, to: actor, session: &session)
     }
 
-    /// Answers `history` or `snapshotAt` on table `table` from the history reader.
+    /// Answers `history` or `snapshotAt` on table `table` from the history reader; `history` from the changes
+    /// held in memory when the store cannot be read (see ``RecentChanges``).
     private func readHistory(_ message: ClientMessage, table: String, on id: WebSocketConnectionID) {
-        let (history, transport, ref) = (context.history, context.transport, message.ref)
+        let (history, transport, context, ref) = (context.history, context.transport, context, message.ref)
         let principal = sessions[id]?.principal ?? ""
         switch message.body {
         case .history(_, let from, let to, let limit, let newestFirst):
+            let (epoch, count) = (directory.actor(table)?.epoch, limit ?? settings.limits.defaultHistoryEntries)
+            let held = { @Sendable in
+                epoch.flatMap {
+                    context.recentChanges.changes(
+                        table, epoch: $0, from: from, to: to, limit: count, newestFirst: newestFirst, ref: ref)
+                }
+            }
             detach(id) {
+                // While the store is known down, memory first: the store would keep the request waiting in vain.
+                if !context.health.isUp, let held = held() {
+                    context.send(.changes(held), to: id)
+                    return .done
+                }
                 let answer = await history.changes(
-                    table, from: from, to: to, limit: limit, newestFirst: newestFirst, ref: ref, for: id, principal: principal)
+                    table, from: from, to: to, limit: limit, newestFirst: newestFirst, ref: ref, for: id,
+                    principal: principal, orFromMemory: held)
                 transport.send(answer, to: id)
                 return .done
             }
@@ -333,26 +352,20 @@ final class ConnectionRouter {
             return refuse(session.id, refusal, ref: hello.ref)
         }
         let owner = RefOwner(principal: settings.policy.principal(token: hello.token), client: hello.client)
-        guard !context.refs.isLoaded(owner) else { return completeHello(&session, hello, refs: .success([:])) }
+        // Without the store, the client is welcome all the same, to read: its refs stay unloaded, so each of its
+        // intents with a ref is checked against the store, and refused while the store cannot be read.
+        guard !context.refs.isLoaded(owner), context.health.isUp else { return completeHello(&session, hello, refs: nil) }
         let committer = context.committer
         detach(session.id) {
-            do {
-                let stored = try await committer.perform { try $0.refs(of: owner.client, principal: owner.principal) }
-                return .hello(hello, .success(stored.mapValues { RefUse(table: $0.table, intent: $0.intent) }))
-            } catch {
-                return .hello(hello, .failure(ProtocolError(.unavailable, "the client's history could not be read: \(error)")))
-            }
+            let stored = try? await committer.perform { try $0.refs(of: owner.client, principal: owner.principal) }
+            return .hello(hello, stored?.mapValues { RefUse(table: $0.table, epoch: $0.epoch, intent: $0.intent) })
         }
     }
 
-    private func completeHello(_ session: inout ConnectionSession, _ hello: Hello, refs: Result<[String: RefUse], ProtocolError>) {
+    /// Welcomes the client, with the refs it has in the store when they could be read (nil: not read).
+    private func completeHello(_ session: inout ConnectionSession, _ hello: Hello, refs: [String: RefUse]?) {
         let owner = RefOwner(principal: settings.policy.principal(token: hello.token), client: hello.client)
-        switch refs {
-        case .success(let stored):
-            if !stored.isEmpty || !context.refs.isLoaded(owner) { context.refs.load(owner, refs: stored) }
-        case .failure(let error):
-            return refuse(session.id, error, ref: hello.ref)
-        }
+        if let stored = refs, !stored.isEmpty || !context.refs.isLoaded(owner) { context.refs.load(owner, refs: stored) }
         let previous = session.requester.refOwner
         session.client = hello.client
         session.name = hello.name?.isEmpty == false ? hello.name : nil
@@ -398,8 +411,8 @@ struct Hello: Sendable {
 enum RequestOutcome: Sendable {
     /// The request was answered.
     case done
-    /// The refs of a hello's client were read (or could not be).
-    case hello(Hello, Result<[String: RefUse], ProtocolError>)
+    /// The refs of a hello's client, as read from the store (nil: they could not be).
+    case hello(Hello, [String: RefUse]?)
     /// A request for a table this node did not hold was looked up in the shared store: the table's actor, now
     /// held, or nil when the store has no such table either.
     case adopted(ClientMessage, TableActor?)

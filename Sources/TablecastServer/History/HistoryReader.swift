@@ -22,7 +22,7 @@ final class HistoryReader: Sendable {
         /// The light lane: it takes only payers whose recent reads were cheap (see ``HistoryReadQueue``).
         let isLight: Bool
         var store: (any TableStorage)?
-        var snapshots = SnapshotCache(capacity: 4)
+        var snapshots = SnapshotCache<Table>(capacity: 4)
 
         init(_ number: Int, light: Bool) {
             queue = DispatchQueue(label: "tablecast-history-\(number)")
@@ -30,10 +30,16 @@ final class HistoryReader: Sendable {
         }
     }
 
+    /// The encoded historical snapshots kept, and those a reader is encoding now (others wait for them).
+    private struct SharedSnapshots {
+        var cache = SnapshotCache<WebSocketMessage>(capacity: 4)
+        var building: [SnapshotCache<WebSocketMessage>.Key: DispatchGroup] = [:]
+    }
+
     /// A request waiting for a reader: what to answer, and where the answer goes.
     private struct Request: Sendable {
         var ref: String?
-        var body: @Sendable (any TableStorage, inout SnapshotCache) throws(ProtocolError) -> ServerMessage
+        var body: @Sendable (any TableStorage, inout SnapshotCache<Table>) throws(ProtocolError) -> WebSocketMessage
         var answer: @Sendable (WebSocketMessage) -> Void
     }
 
@@ -50,6 +56,10 @@ final class HistoryReader: Sendable {
     private let database: String
     private let limits: ProtocolLimits
     private let account: MemoryBudget.Account
+    /// The encoded historical snapshots most recently asked for, shared by every reply at their version and counted
+    /// in the budget's snapshot account while kept or queued.
+    private let sharedSnapshots = Mutex(SharedSnapshots())
+    private let snapshotAccount: MemoryBudget.Account
     private let state: Mutex<State>
     private let clock = ContinuousClock()
     private let origin: ContinuousClock.Instant
@@ -57,80 +67,126 @@ final class HistoryReader: Sendable {
     /// Opens `readers` read-only connections, and one more for the light lane, in the background (the server has
     /// created the file by now), so that the first requests do not wait for them; should one fail, its first request
     /// tries again and reports why.
-    init(database: String, limits: ProtocolLimits, account: MemoryBudget.Account, readers: Int = 2) {
+    init(
+        database: String, limits: ProtocolLimits, account: MemoryBudget.Account, snapshotAccount: MemoryBudget.Account,
+        readers: Int = 2
+    ) {
         self.database = database
         self.limits = limits
         self.account = account
+        self.snapshotAccount = snapshotAccount
         origin = clock.now
         let all = (0...max(1, readers)).map { Reader($0, light: $0 == 0) }
         state = Mutex(State(idle: all))
         for reader in all { reader.queue.async { reader.store = try? Self.open(database) } }
     }
 
-    /// The answer to `history` on `connection`: a `changes` page or an `error`, encoded and counted.
+    /// The answer to `history` on `connection`: a `changes` page or an `error`, encoded and counted. When the store
+    /// cannot be read, `orFromMemory` may answer instead (the changes a table holds, see ``RecentChanges``).
     func changes(
         _ table: String, from: UInt64?, to: UInt64?, limit: Int?, newestFirst: Bool, ref: String?,
-        for connection: WebSocketConnectionID, principal: String
+        for connection: WebSocketConnectionID, principal: String,
+        orFromMemory: @escaping @Sendable () -> ServerMessage.Changes? = { nil }
     ) async -> WebSocketMessage {
         let count = limit ?? limits.defaultHistoryEntries
         return await answer(ref: ref, table: table, connection: connection, principal: principal) {
             store, _ throws(ProtocolError) in
-            if let from, let to, from > to {
-                throw ProtocolError(.badRequest, "from (\(from)) is after to (\(to))", at: "history.from")
+            do throws(ProtocolError) {
+                return Self.encoded(
+                    try Self.page(store, table, from: from, to: to, count: count, newestFirst: newestFirst, ref: ref))
+            } catch {
+                guard error.code == .unavailable, let held = orFromMemory() else { throw error }
+                return Self.encoded(.changes(held))
             }
-            let page = try Self.reading(table) {
-                try store.history(
-                    table, from: Int64(clamping: from ?? 0), to: Int64(clamping: to ?? .max), limit: count + 1,
-                    byteLimit: Self.maxPageBytes, newestFirst: newestFirst)
-            }
-            let oldest = UInt64(page.oldest)
-            for (key, version) in [("from", from), ("to", to)] {
-                if let version, oldest > 0, version <= oldest {
-                    throw Self.pruned(table, oldest: oldest, asked: version, at: "history.\(key)")
-                }
-            }
-            // The page ends at `count` entries or where its batches reach the byte bound, whichever comes first;
-            // the store read one entry more, which says where the next page starts.
-            var taken = 0
-            var bytes = 0
-            while taken < min(count, page.entries.count), bytes < Self.maxPageBytes {
-                bytes += page.entries[taken].batch.utf8.count
-                taken += 1
-            }
-            let entries = try page.entries.prefix(taken).map(Self.entry)
-            return .changes(
-                .init(
-                    ref: ref, table: table, epoch: Epoch.text(page.info.epoch), version: UInt64(page.info.version),
-                    oldest: oldest, entries: entries,
-                    next: page.entries.count > taken ? UInt64(page.entries[taken].version) : nil))
         }
     }
 
+    /// A `changes` page read from `store`.
+    private static func page(
+        _ store: any TableStorage, _ table: String, from: UInt64?, to: UInt64?, count: Int, newestFirst: Bool,
+        ref: String?
+    ) throws(ProtocolError) -> ServerMessage {
+        if let from, let to, from > to {
+            throw ProtocolError(.badRequest, "from (\(from)) is after to (\(to))", at: "history.from")
+        }
+        let page = try Self.reading(table) {
+            try store.history(
+                table, from: Int64(clamping: from ?? 0), to: Int64(clamping: to ?? .max), limit: count + 1,
+                byteLimit: Self.maxPageBytes, newestFirst: newestFirst)
+        }
+        let oldest = UInt64(page.oldest)
+        for (key, version) in [("from", from), ("to", to)] {
+            if let version, oldest > 0, version <= oldest {
+                throw Self.pruned(table, oldest: oldest, asked: version, at: "history.\(key)")
+            }
+        }
+        // The page ends at `count` entries or where its batches reach the byte bound, whichever comes first;
+        // the store read one entry more, which says where the next page starts.
+        var taken = 0
+        var bytes = 0
+        while taken < min(count, page.entries.count), bytes < Self.maxPageBytes {
+            bytes += page.entries[taken].batch.utf8.count
+            taken += 1
+        }
+        let entries = try page.entries.prefix(taken).map(Self.entry)
+        return .changes(
+            .init(
+                ref: ref, table: table, epoch: Epoch.text(page.info.epoch), version: UInt64(page.info.version),
+                oldest: oldest, entries: entries,
+                next: page.entries.count > taken ? UInt64(page.entries[taken].version) : nil))
+    }
+
     /// The answer to `snapshotAt` on `connection`: the table at `version` as a historical `snapshot`, or an `error`,
-    /// encoded and counted.
+    /// encoded and counted. The snapshot is encoded once for every request of the table at that version (while it
+    /// is among the few most recent, see ``sharedSnapshots``): each reply is its request's head and that buffer.
     func snapshot(
         _ table: String, at version: UInt64, ref: String?, for connection: WebSocketConnectionID, principal: String
     ) async -> WebSocketMessage {
-        await answer(ref: ref, table: table, connection: connection, principal: principal) {
-            store, snapshots throws(ProtocolError) in
-            let state = try Self.reading(table) { try store.state(table, at: Int64(clamping: version)) }
-            guard version <= UInt64(state.info.version) else {
+        return await answer(ref: ref, table: table, connection: connection, principal: principal) {
+            [self] store, snapshots throws(ProtocolError) in
+            // The table's bounds first (no log read): a version asked for again is answered from its encoding.
+            let bounds = try Self.reading(table) { try store.history(table, from: 0, to: 0, limit: 0, newestFirst: false) }
+            guard version <= UInt64(bounds.info.version) else {
                 throw ProtocolError(
-                    .outOfRange, "table '\(table)' is at version \(state.info.version); version \(version) does not exist yet",
+                    .outOfRange, "table '\(table)' is at version \(bounds.info.version); version \(version) does not exist yet",
                     at: "snapshotAt.version")
             }
+            guard version >= UInt64(bounds.oldest) else {
+                throw Self.pruned(table, oldest: UInt64(bounds.oldest), asked: version, at: "snapshotAt.version")
+            }
+            let key = SnapshotCache<WebSocketMessage>.Key(
+                table: table, epoch: bounds.info.epoch, version: Int64(version), rules: bounds.info.rules)
+            // Another reader encoding this version now: wait for its encoding rather than make a second one.
+            while true {
+                let found = sharedSnapshots.withLock { shared -> (WebSocketMessage?, DispatchGroup?) in
+                    if let encoding = shared.cache.value(key) { return (encoding, nil) }
+                    if let building = shared.building[key] { return (nil, building) }
+                    let building = DispatchGroup()
+                    building.enter()
+                    shared.building[key] = building
+                    return (nil, nil)
+                }
+                if let encoding = found.0 { return Self.reply(ref: ref, epoch: bounds.info.epoch, sharing: encoding) }
+                guard let building = found.1 else { break }
+                building.wait()
+            }
+            // This reader encodes it; whatever happens, the waiting ones go on (and encode it themselves on a failure).
+            defer {
+                sharedSnapshots.withLock { $0.building.removeValue(forKey: key) }?.leave()
+            }
+            let state = try Self.reading(table) { try store.state(table, at: Int64(clamping: version)) }
             guard let snapshot = state.snapshot else {
                 throw Self.pruned(table, oldest: UInt64(state.oldest), asked: version, at: "snapshotAt.version")
             }
             let rebuilt: Table
             do {
-                let key = SnapshotCache.Key(table: table, epoch: state.info.epoch, version: snapshot.version)
+                let parsedKey = SnapshotCache<Table>.Key(table: table, epoch: state.info.epoch, version: snapshot.version)
                 var past: Table
-                if let parsed = snapshots.table(key) {
+                if let parsed = snapshots.value(parsedKey) {
                     past = parsed
                 } else {
                     past = try Table(json: JSONValue(parsing: snapshot.body))
-                    snapshots.insert(past, for: key)
+                    snapshots.insert(past, for: parsedKey)
                 }
                 for entry in state.log { try past.apply(Batch(json: JSONValue(parsing: entry.batch))) }
                 past.rules = try TableRules(json: JSONValue(parsing: state.info.rules))
@@ -138,10 +194,27 @@ final class HistoryReader: Sendable {
             } catch {
                 throw ProtocolError(.internal, "table '\(table)' could not be rebuilt at version \(version): \(error)")
             }
-            return .historicalSnapshot(
-                ref: ref, table: table, version: rebuilt.version, epoch: Epoch.text(state.info.epoch), rules: rebuilt.rules,
-                sections: rebuilt.sections)
+            let encoding = WebSocketMessage(
+                kind: .text,
+                bytes: HistoricalSnapshotEncoding(
+                    table: table, version: rebuilt.version, epoch: Epoch.text(state.info.epoch), rules: rebuilt.rules,
+                    sections: rebuilt.sections
+                ).shared)
+            encoding.charge(to: snapshotAccount)
+            sharedSnapshots.withLock { $0.cache.insert(encoding, for: key) }
+            return Self.reply(ref: ref, epoch: state.info.epoch, sharing: encoding)
         }
+    }
+
+    /// A historical snapshot's reply to `ref`: its head, then the shared encoding.
+    private static func reply(ref: String?, epoch: Int64, sharing encoding: WebSocketMessage) -> WebSocketMessage {
+        // The head depends on the epoch and the ref only; the encoding's members follow it.
+        let head = HistoricalSnapshotEncoding.head(epoch: Epoch.text(epoch), ref: ref)
+        return WebSocketMessage(kind: .text, head: head, sharing: encoding)
+    }
+
+    private static func encoded(_ message: ServerMessage) -> WebSocketMessage {
+        WebSocketMessage(kind: .text, bytes: message.encoded)
     }
 
     /// `connection` closed: what it still has waiting is dropped.
@@ -153,7 +226,7 @@ final class HistoryReader: Sendable {
     /// and charged to the history-replies account until it is written.
     private func answer(
         ref: String?, table: String, connection: WebSocketConnectionID, principal: String,
-        _ body: @escaping @Sendable (any TableStorage, inout SnapshotCache) throws(ProtocolError) -> ServerMessage
+        _ body: @escaping @Sendable (any TableStorage, inout SnapshotCache<Table>) throws(ProtocolError) -> WebSocketMessage
     ) async -> WebSocketMessage {
         await withCheckedContinuation { continuation in
             let request = Request(ref: ref, body: body) { continuation.resume(returning: $0) }
@@ -205,16 +278,15 @@ final class HistoryReader: Sendable {
         _ request: Request, on reader: Reader, table: String, connection: WebSocketConnectionID, principal: String
     ) {
         let started = now
-        var message: ServerMessage
+        let encoded: WebSocketMessage
         do throws(ProtocolError) {
             if reader.store == nil { reader.store = try Self.reading(nil) { try Self.open(database) } }
-            message = try request.body(reader.store!, &reader.snapshots)
+            encoded = try request.body(reader.store!, &reader.snapshots)
         } catch {
             var refusal = error
             refusal.ref = request.ref
-            message = .error(refusal)
+            encoded = Self.encoded(.error(refusal))
         }
-        let encoded = WebSocketMessage(kind: .text, bytes: message.encoded)
         let finished = now
         state.withLock { state in
             state.queue.finished(
@@ -246,7 +318,7 @@ final class HistoryReader: Sendable {
         } catch let error as StoreError where error.kind == .noSuchTable {
             throw ProtocolError(.noSuchTable, "no table '\(table ?? "")'")
         } catch {
-            throw ProtocolError(.unavailable, "the history could not be read: \(error)")
+            throw ProtocolError.unavailable("the history could not be read", error)
         }
     }
 

@@ -15,6 +15,12 @@ final class ServerContext: Sendable {
     let refs: RefRegistry
     let metrics: ServerMetrics
     let logger: Logger
+    /// Whether the store answers.
+    let health: StoreHealth
+    /// Logs failures that repeat (a store outage) once per cause per interval, with a count.
+    let failures: FailureLog
+    /// The latest changes of every table, for `history` while the store cannot be read.
+    let recentChanges: RecentChanges
     /// A snapshot is stored with every version that is a multiple of this.
     let snapshotInterval: UInt64
     /// Committed batches kept per table for rebasing stale intents and catch-up.
@@ -51,11 +57,13 @@ final class ServerContext: Sendable {
 
     init(
         transport: WebSocketServer, committer: Committer, history: HistoryReader, refs: RefRegistry, metrics: ServerMetrics,
-        logger: Logger, snapshotInterval: UInt64, historyLimit: Int, historyBytes: Int, budget: MemoryBudget,
-        maxQueuedIntents: Int, catchUpLimit: CatchUpLimit, isShared: Bool = false, clusterPresence: ClusterPresence? = nil
+        logger: Logger, health: StoreHealth, snapshotInterval: UInt64, historyLimit: Int, historyBytes: Int,
+        budget: MemoryBudget, maxQueuedIntents: Int, catchUpLimit: CatchUpLimit, isShared: Bool = false,
+        clusterPresence: ClusterPresence? = nil
     ) {
         self.historyBytes = historyBytes
         self.budget = budget
+        recentChanges = RecentChanges(account: budget[.updateHistory])
         self.isShared = isShared
         self.clusterPresence = clusterPresence
         self.transport = transport
@@ -64,6 +72,8 @@ final class ServerContext: Sendable {
         self.refs = refs
         self.metrics = metrics
         self.logger = logger
+        self.health = health
+        failures = FailureLog(logger: logger)
         self.snapshotInterval = snapshotInterval
         self.historyLimit = historyLimit
         self.maxQueuedIntents = maxQueuedIntents

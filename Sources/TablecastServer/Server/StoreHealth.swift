@@ -19,7 +19,10 @@ final class StoreHealth: Sendable {
     /// `ok` or `degraded`, for `/healthz`.
     var status: String { isUp ? "ok" : "degraded" }
 
-    private var isUp: Bool { committerUp.load(ordering: .relaxed) && listenerUp.load(ordering: .relaxed) }
+    /// Whether the store answered the last commit or read, and the listening connection (shared stores) is up.
+    /// While it is not, reads that could wait for the store (a catch-up's look for other nodes' commits, a hello's
+    /// refs) are served from memory without trying it.
+    var isUp: Bool { committerUp.load(ordering: .relaxed) && listenerUp.load(ordering: .relaxed) }
 
     /// The outcome of a store call: a storage failure marks the store down, any answer (even a refusal) up.
     func record(_ error: (any Error)?) {

@@ -53,7 +53,8 @@ extension TableServer {
         public var maxConnections: Int
         /// Time a connection has for its HTTP request and WebSocket handshake; stalled ones are dropped after it.
         public var handshakeTimeout: Duration
-        /// Connections one address may have open before their handshake completes; nil: no cap.
+        /// Stalled handshakes one address may have (connections without a completed upgrade a second after they were
+        /// accepted); more are closed on accept. nil: no cap.
         public var maxHandshakesPerAddress: Int?
         /// Outbound bytes a connection may have queued before it is closed as too slow.
         public var maxQueuedBytes: Int

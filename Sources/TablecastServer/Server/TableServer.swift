@@ -113,7 +113,8 @@ public final class TableServer: Sendable {
                     maxHandshakesPerAddress: configuration.maxHandshakesPerAddress,
                     staticFiles: configuration.staticFiles,
                     metricsFactory: configuration.metricsFactory, metricsPage: metricsPage,
-                    endpointAccess: configuration.endpointAccess, tls: configuration.tls, healthStatus: { health.status }),
+                    endpointAccess: configuration.endpointAccess, tls: configuration.tls, healthStatus: { health.status },
+                    memoryBudget: budget),
                 logger: logger, onEvent: { continuation.yield(.transport($0)) })
         } catch {
             await committer.stop()
@@ -123,10 +124,11 @@ public final class TableServer: Sendable {
         let context = ServerContext(
             transport: transport, committer: committer,
             history: HistoryReader(
-                database: configuration.databasePath, limits: limits, account: budget[.historyReplies]), refs: RefRegistry(limit: configuration.refsPerClient),
-            metrics: metrics, logger: logger, snapshotInterval: UInt64(max(1, configuration.snapshotInterval)),
-            historyLimit: configuration.historyLimit, historyBytes: configuration.historyBytes, budget: budget,
-            maxQueuedIntents: configuration.maxQueuedIntents,
+                database: configuration.databasePath, limits: limits, account: budget[.historyReplies],
+                snapshotAccount: budget[.snapshots]),
+            refs: RefRegistry(limit: configuration.refsPerClient), metrics: metrics, logger: logger, health: health,
+            snapshotInterval: UInt64(max(1, configuration.snapshotInterval)), historyLimit: configuration.historyLimit,
+            historyBytes: configuration.historyBytes, budget: budget, maxQueuedIntents: configuration.maxQueuedIntents,
             catchUpLimit: .init(
                 messages: configuration.maxQueuedMessages / 2, bytes: configuration.maxQueuedBytes / 2),
             isShared: configuration.isPostgres,

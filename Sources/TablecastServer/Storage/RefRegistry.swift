@@ -12,13 +12,16 @@ struct RefOwner: Hashable, Sendable {
 /// anything else sent with the same ref is refused (`ref_reused`), never answered with the first intent's ack.
 struct RefUse: Hashable, Sendable {
     var table: String
+    /// The life of the table (its epoch): a table dropped and created again under the same name is another table.
+    /// 0 when unknown (refs stored before it was recorded), and then only the name is compared.
+    var epoch: Int64
     /// The fingerprint of the intent (see `TableActor.fingerprint`); empty when unknown (refs stored before schema
     /// version 2), and then only the table is compared.
     var intent: String
 
     /// Whether `other` is a retry of this use.
     func admits(_ other: RefUse) -> Bool {
-        table == other.table && (intent.isEmpty || intent == other.intent)
+        table == other.table && (epoch == 0 || epoch == other.epoch) && (intent.isEmpty || intent == other.intent)
     }
 }
 

@@ -265,10 +265,13 @@ actor TableActor {
     }
 
     /// The refusal of a ref already used for another intent.
-    static func reused(_ ref: String, of client: String, by use: RefUse) -> ProtocolError {
-        ProtocolError(
+    static func reused(_ ref: String, of client: String, by use: RefUse, for current: RefUse? = nil) -> ProtocolError {
+        let table =
+            current.map { use.table == $0.table && use.epoch != $0.epoch } == true
+            ? "on an earlier table named '\(use.table)', dropped since" : "on table '\(use.table)'"
+        return ProtocolError(
             .refReused,
-            "ref '\(ref)' of client '\(client)' was already used for another intent (on table '\(use.table)'); a ref "
+            "ref '\(ref)' of client '\(client)' was already used for another intent (\(table)); a ref "
                 + "names one intent: a retry must repeat it on the same table, and a new intent needs a new ref")
     }
 
@@ -297,7 +300,7 @@ actor TableActor {
             context.metrics.intent(refusal.code == .unavailable ? .unavailable : .rejected, table: name)
             return refuse(requester, ref: ref, refusal)
         }
-        let use = ref.map { _ in RefUse(table: name, intent: fingerprint(intent)) }
+        let use = ref.map { _ in RefUse(table: name, epoch: epoch, intent: fingerprint(intent)) }
         let source = { PendingGroup.Source(requester: requester, ref: ref, base: base, intent: intent) }
         if let ref, let use {
             let key = RefKey(owner: requester.refOwner, ref: ref)
@@ -332,7 +335,7 @@ actor TableActor {
             context.metrics.intent(.rejected, table: name)
             return refuse(requester, ref: ref, ProtocolError(error))
         }
-        let ack = ServerMessage.ack(.init(ref: ref, table: name, resolution: resolution))
+        let ack = ServerMessage.ack(.init(ref: ref, table: name, epoch: epochText, resolution: resolution))
         pending.replay.took(source())
         if resolution.isNoop {
             context.metrics.intent(.noop, table: name)
@@ -343,7 +346,7 @@ actor TableActor {
         if keepsRef, let ref, let use, let prior = context.refs.claim(requester.refOwner, ref, for: use), !prior.admits(use) {
             // Claimed meanwhile by the same client on another table (the check above found it free).
             context.metrics.intent(.rejected, table: name)
-            return refuse(requester, ref: ref, Self.reused(ref, of: requester.client, by: prior))
+            return refuse(requester, ref: ref, Self.reused(ref, of: requester.client, by: prior, for: use))
         }
         let editedRowsDeleted = presence.anyRowEdited ? deletedRows(resolution.batch).filter(presence.isEdited) : []
         pending.replay.willChange(engine)
@@ -366,7 +369,8 @@ actor TableActor {
                 batch: String(decoding: batchJSON, as: UTF8.self),
                 originClient: requester.client, originRef: keepsRef ? ref : nil, time: ServerContext.now(),
                 ack: keepsRef ? String(decoding: ackBytes, as: UTF8.self) : "", snapshot: snapshot,
-                principal: requester.principal, intent: keepsRef ? use?.intent ?? "" : "", originName: requester.name ?? ""))
+                principal: requester.principal, intent: keepsRef ? use?.intent ?? "" : "", originName: requester.name ?? "",
+                epoch: epoch))
         if let ref { pending.refs[RefKey(owner: requester.refOwner, ref: ref)] = pending.entries.count }
         pending.entries.append(
             .init(
@@ -396,7 +400,7 @@ actor TableActor {
         // The registry is complete only while the owner's refs are loaded: an intent still queued here when its
         // client's last connection closed (and the registry forgot it) is checked against the store.
         let known = context.refs.use(key.owner, key.ref)
-        if let known, !known.admits(use) { throw Self.reused(key.ref, of: key.owner.client, by: known) }
+        if let known, !known.admits(use) { throw Self.reused(key.ref, of: key.owner.client, by: known, for: use) }
         guard checkStore || known != nil || !context.refs.isLoaded(key.owner) else { return false }
         let stored: StoredAck?
         do {
@@ -404,14 +408,22 @@ actor TableActor {
                 try $0.ack(client: key.owner.client, ref: key.ref, principal: key.owner.principal)
             }
         } catch {
-            throw ProtocolError(
-                .unavailable, "ref '\(key.ref)' could not be looked up, nothing was applied (send it again): \(error)")
+            throw ProtocolError.unavailable(
+                "ref '\(key.ref)' could not be looked up, nothing was applied (send it again)", error)
         }
         guard let stored else { return false }
-        let prior = RefUse(table: stored.table, intent: stored.intent)
-        guard prior.admits(use) else { throw Self.reused(key.ref, of: key.owner.client, by: prior) }
-        context.transport.send(WebSocketMessage(kind: .text, bytes: Array(stored.ack.utf8)), to: requester.connection)
+        let prior = RefUse(table: stored.table, epoch: stored.epoch, intent: stored.intent)
+        guard prior.admits(use) else { throw Self.reused(key.ref, of: key.owner.client, by: prior, for: use) }
+        context.transport.send(WebSocketMessage(kind: .text, bytes: withEpoch(stored.ack)), to: requester.connection)
         return true
+    }
+
+    /// A stored ack with the table's current epoch: the one it was stored with may be older (a copy of the
+    /// database gives its tables new epochs) or missing (stored before acks carried it).
+    private func withEpoch(_ ack: String) -> [UInt8] {
+        guard case .object(var members)? = try? JSONValue(parsing: ack) else { return Array(ack.utf8) }
+        members["epoch"] = .string(epochText)
+        return JSONValue.object(members).jsonBytes
     }
 
     /// Hands the pending group to the committer unless a group is in flight; its outcome is left in
@@ -458,17 +470,23 @@ actor TableActor {
             await rebase(group, checkingRefs: error.kind == .duplicateRef)
         case .failure(let error):
             let lost = group.entries.count + pending.entries.count
-            context.logger.error(
-                "could not store a group of changes",
+            context.failures.log(
+                .error, "could not store a group of changes", cause: ProtocolError.reason(error),
                 metadata: ["table": "\(name)", "intents": "\(lost)", "error": "\(error)"])
-            let refusal = ProtocolError(.unavailable, "the change could not be stored, nothing was applied: \(error)")
+            let refusal = ProtocolError.notStored(error)
             for entry in group.entries + pending.entries {
                 if let ref = entry.ref, let claim = entry.claim { context.refs.release(entry.requester.refOwner, ref, use: claim) }
             }
             refuseAll(group, refusal)
-            refuseAll(pending, refusal)
+            refuseAll(pending, ProtocolError.unavailable("the change could not be stored, nothing was applied", error))
             pending = newGroup
-            await reload()
+            // The engine before the group is the committed table (a shared store's groups record it): it keeps
+            // serving reads while the store is down, and follows the store's log once it answers. Otherwise the
+            // table is read again from the store.
+            guard let committed = group.replay.engineBefore else { return await reload() }
+            engine = committed
+            sharedSnapshot = nil
+            publishStatus()
         }
     }
 
@@ -517,8 +535,10 @@ actor TableActor {
             await reload()
             return broken == nil
         case .failed(let error):
-            context.logger.error("could not read other nodes' commits", metadata: ["table": "\(name)", "error": "\(error)"])
-            await reload()
+            // The engine is at a committed version (nothing is in flight or pending here): it is served as it is.
+            context.failures.log(
+                .error, "could not read other nodes' commits", cause: ProtocolError.reason(error),
+                metadata: ["table": "\(name)", "error": "\(error)"])
             return false
         }
         do {
@@ -530,6 +550,9 @@ actor TableActor {
         }
         for entry in followed.entries {
             history.append(entry.update)
+            context.recentChanges.append(
+                name, epoch: epoch, version: entry.version, time: entry.time, originName: entry.originName,
+                update: entry.update)
             if !subscribers.isEmpty {
                 context.transport.send(entry.update, to: subscribers.ids)
                 context.metrics.deliveries.increment(by: Int64(subscribers.count))
@@ -553,8 +576,11 @@ actor TableActor {
 
     /// Fans out a durable group's updates and sends its acks, each originator's after its own update.
     private func publish(_ group: PendingGroup) {
-        for entry in group.entries {
+        for (entry, record) in zip(group.entries, group.records) {
             history.append(entry.update)
+            context.recentChanges.append(
+                name, epoch: epoch, version: UInt64(record.version), time: record.time, originName: record.originName,
+                update: entry.update)
             if !subscribers.isEmpty {
                 context.transport.send(entry.update, to: subscribers.ids)
                 context.metrics.deliveries.increment(by: Int64(subscribers.count))
@@ -599,8 +625,10 @@ actor TableActor {
             }
             publishStatus()
         } catch {
-            broken = "table \(name) could not be reloaded after a storage failure: \(error)"
-            context.logger.critical("\(broken!)")
+            broken = ProtocolError.unavailable("table '\(name)' could not be reloaded after a storage failure", error).message
+            context.failures.log(
+                .critical, "a table could not be reloaded after a storage failure", cause: ProtocolError.reason(error),
+                metadata: ["table": "\(name)", "error": "\(error)"])
             // The engine still holds the changes that were never stored: list the last version that was.
             publishStatus(version: storedVersion.load(ordering: .relaxed))
         }
@@ -862,8 +890,9 @@ actor TableActor {
     /// snapshot. False when that snapshot must be built first (nothing was sent).
     private func catchUp(_ connection: WebSocketConnectionID, since: UInt64?, epoch: String?) async -> Bool {
         // With a shared store, what another node acknowledged a moment ago may not have been followed yet: read it
-        // first, so a client that saw an ack from one node finds the change on every other.
-        await follow()
+        // first, so a client that saw an ack from one node finds the change on every other. Not while the store is
+        // down: the catch-up would wait for it in vain.
+        if context.health.isUp { await follow() }
         let current = engine.table.version
         let limit = context.catchUpLimit
         if let since, epoch == epochText, since <= current {
@@ -911,11 +940,11 @@ actor TableActor {
             }
             rules = try TableRules(json: JSONValue(parsing: text))
         } catch {
-            return refuse(requester, ref: ref, ProtocolError(.unavailable, "the rules could not be stored: \(error)"))
+            return refuse(requester, ref: ref, ProtocolError.unavailable("the rules could not be stored", error))
         }
         engine.setRules(rules)
         context.send(.rules(table: name, rules: rules), to: subscribers.ids)
-        context.send(.ack(.init(ref: ref, table: name, version: engine.table.version)), to: requester.connection)
+        context.send(.ack(.init(ref: ref, table: name, version: engine.table.version, epoch: epochText)), to: requester.connection)
     }
 
     private func drop(_ requester: Requester, ref: String?) async -> Bool {
@@ -928,11 +957,11 @@ actor TableActor {
         do {
             try await context.committer.perform { try $0.dropTable(name) }
         } catch {
-            refuse(requester, ref: ref, ProtocolError(.unavailable, "the table could not be dropped: \(error)"))
+            refuse(requester, ref: ref, ProtocolError.unavailable("the table could not be dropped", error))
             return false
         }
         forgetAfterDrop()
-        context.send(.ack(.init(ref: ref, table: name, version: engine.table.version)), to: requester.connection)
+        context.send(.ack(.init(ref: ref, table: name, version: engine.table.version, epoch: epochText)), to: requester.connection)
         return true
     }
 

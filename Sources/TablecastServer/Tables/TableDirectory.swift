@@ -52,7 +52,9 @@ final class TableDirectory: Sendable {
         } catch let error as StoreError where error.kind == .tableExists {
             return .error(ProtocolError(.tableExists, "table '\(name)' already exists", ref: ref))
         } catch {
-            return .error(ProtocolError(.unavailable, "the table could not be stored: \(error)", ref: ref))
+            var refusal = ProtocolError.unavailable("the table could not be stored", error)
+            refusal.ref = ref
+            return .error(refusal)
         }
         let actor = TableActor(
             name: name, epoch: epoch, engine: context.engine(for: table),
@@ -81,6 +83,7 @@ final class TableDirectory: Sendable {
         context.logger.info("table dropped", metadata: ["table": "\(name)"])
         context.metrics.tables.record(count)
         context.metrics.forget(table: name)
+        context.recentChanges.forget(name)
     }
 
     // MARK: Tables other nodes change (shared stores)
@@ -118,6 +121,7 @@ final class TableDirectory: Sendable {
         removed.enqueue(.followStore(.dropped))
         context.metrics.tables.record(count)
         context.metrics.forget(table: name)
+        context.recentChanges.forget(name)
         context.logger.info("table dropped on another node", metadata: ["table": "\(name)"])
     }
 

@@ -57,7 +57,7 @@ extension WebSocketServer {
         "websocket_connections_accepted_total": "WebSocket connections accepted.",
         "websocket_connections_rejected_total": "Upgrades refused with 503 (at the connection limit, or shutting down).",
         "websocket_handshakes_refused_total":
-            "TCP connections closed on accept: their address had its limit of handshakes in flight.",
+            "TCP connections closed on accept: their address had its limit of stalled handshakes.",
         "websocket_connections_closed_total": "Connections closed, by reason.",
         "websocket_messages_received_total": "Complete WebSocket messages received.",
         "websocket_received_bytes_total": "WebSocket payload bytes received.",

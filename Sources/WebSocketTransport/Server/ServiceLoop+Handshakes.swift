@@ -1,9 +1,10 @@
 import CLibWebSockets
+import Dispatch
 import Foundation
 
 /// The server role's guard against handshake floods (service thread only): connections from an address that
-/// already has `maxHandshakesPerAddress` handshakes in flight are closed as soon as they are accepted, before
-/// lws gives them a header table; stalled ones are dropped by lws after the handshake timeout.
+/// already has `maxHandshakesPerAddress` stalled handshakes (see `HandshakeGate`) are closed as soon as they are
+/// accepted, before lws gives them a header table; stalled ones are dropped by lws after the handshake timeout.
 extension ServiceLoop {
     /// `LWS_CALLBACK_FILTER_NETWORK_CONNECTION`: 0 to go on, -1 to hang up at once.
     func filterNetworkConnection(_ arguments: UnsafeMutableRawPointer?) -> Int32 {
@@ -13,7 +14,7 @@ extension ServiceLoop {
         let address = withUnsafePointer(to: &args.pointee.cli_addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Self.numericHost($0, args.pointee.clilen) }
         }
-        guard handshakeGate.admits(address) else {
+        guard handshakeGate.admits(address, now: DispatchTime.now().uptimeNanoseconds) else {
             metrics?.handshakesRefused.increment()
             return -1
         }
@@ -30,7 +31,11 @@ extension ServiceLoop {
                 getpeername(lws_get_socket_fd(wsi), $0, &length) == 0 ? Self.numericHost($0, length) : nil
             }
         }
-        if let address { handshakeGate.began(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(wsi))), from: address) }
+        if let address {
+            handshakeGate.began(
+                UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(wsi))), from: address,
+                at: DispatchTime.now().uptimeNanoseconds)
+        }
     }
 
     /// The connection became a WebSocket connection, or was destroyed.

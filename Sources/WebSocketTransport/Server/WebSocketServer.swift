@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MemoryBudget
 
 /// A WebSocket server (with `/healthz`, `/metrics` and static files over HTTP on the same port) running on its
 /// own libwebsockets service thread.
@@ -49,6 +50,7 @@ public final class WebSocketServer: Sendable {
                 maxUnconsumedMessages: configuration.maxUnconsumedMessages,
                 maxUnconsumedBytes: configuration.maxUnconsumedBytes,
                 slowConsumerCloseSeconds: configuration.slowConsumerCloseTimeout.wholeSeconds),
+            budget: configuration.memoryBudget,
             metrics: TransportMetrics(factory: configuration.metricsFactory),
             logger: logger, handler: onEvent)
         flushTimeout = configuration.shutdownFlushTimeout
@@ -81,6 +83,10 @@ public final class WebSocketServer: Sendable {
     /// counting at most 64 per connection (a reader that stopped reading weighs little). It grows when the server
     /// sends faster than its connections take: how far behind the fan-out is. A relaxed read, from any thread.
     public var outboundBacklog: Int { loop.outboundBacklog.load(ordering: .relaxed) }
+
+    /// The memory budget the server counts its connections' outbound queues and inbound backlogs in (see
+    /// ``Configuration/memoryBudget``).
+    public var memoryBudget: MemoryBudget { loop.budget }
 
     /// Connections open or in their handshake. A relaxed read, from any thread.
     public var connectionCount: Int { loop.connectionCount.load(ordering: .relaxed) }

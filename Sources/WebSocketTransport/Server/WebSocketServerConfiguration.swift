@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import MemoryBudget
 
 extension WebSocketServer {
     /// Where the server listens and the limits it enforces.
@@ -29,6 +30,8 @@ extension WebSocketServer {
         public var tls: ServerTLS?
         /// The `status` `/healthz` reports, asked on each request; nil: always `ok`.
         public var healthStatus: (@Sendable () -> String)?
+        /// Where outbound queues and inbound backlogs are counted, and the shares they keep to.
+        public var memoryBudget: MemoryBudget
 
         /// - Parameters:
         ///   - host: Address to listen on, e.g. `"127.0.0.1"`; `nil` listens on all IPv4 interfaces.
@@ -49,9 +52,10 @@ extension WebSocketServer {
         ///   - maxConnections: Open WebSocket connections; upgrades beyond it get HTTP 503. Default 10,000.
         ///   - handshakeTimeout: Time allowed for the HTTP request and WebSocket handshake; a connection that
         ///     stalls in it (a slowloris) is dropped after this long. Whole seconds. Default 5 s.
-        ///   - maxHandshakesPerAddress: TCP connections one peer address may have open before their WebSocket
-        ///     handshake completes (plain HTTP ones included); more are closed as soon as they are accepted.
-        ///     `nil` (the default): no cap.
+        ///   - maxHandshakesPerAddress: Stalled handshakes one peer address may have: TCP connections that have
+        ///     not completed their WebSocket handshake a second after they were accepted (plain HTTP ones until
+        ///     they close). While it has that many, its new connections are closed as soon as they are accepted;
+        ///     quicker handshakes are not counted, so a burst of them is not refused. `nil` (the default): no cap.
         ///   - httpIdleTimeout: How long an idle keep-alive HTTP connection is kept. Default 60 s.
         ///   - pingAfterIdle: A WebSocket connection idle this long is sent a PING. Default 30 s.
         ///   - hangUpAfterIdle: A WebSocket connection with no PONG or traffic for this long is closed. Default 60 s.
@@ -71,6 +75,14 @@ extension WebSocketServer {
         ///   - tls: Certificate and key to serve TLS with (everything on the port: WebSocket, `/healthz`,
         ///     `/metrics`, files); `nil` (default) serves plain text.
         ///   - healthStatus: The `status` `/healthz` reports (e.g. `degraded`); nil: always `ok`.
+        ///   - memoryBudget: The budget the server's queues draw from. Outbound: every connection's queued,
+        ///     unwritten messages count in its outbound account (a message charged to another account with
+        ///     `WebSocketMessage.charge(to:)` as a small fixed overhead per queue entry, others with their payload
+        ///     too); when the account passes its share, the connections whose queues count the most in it are
+        ///     closed with 4000, biggest first, until the excess is covered. Inbound (with inbound flow control):
+        ///     messages delivered and not yet consumed, and those being assembled, count in its inbound account;
+        ///     past its share, a connection that delivers a message stops being read until its backlog is empty.
+        ///     Each shed connection and each such pause is recorded with `degraded()`. Default: `.unlimited`.
         public init(
             host: String? = nil,
             port: Int = 8080,
@@ -94,9 +106,11 @@ extension WebSocketServer {
             metricsPage: (@Sendable () -> [UInt8])? = nil,
             endpointAccess: EndpointAccess = .everyone,
             tls: ServerTLS? = nil,
-            healthStatus: (@Sendable () -> String)? = nil
+            healthStatus: (@Sendable () -> String)? = nil,
+            memoryBudget: MemoryBudget = .unlimited
         ) {
             self.healthStatus = healthStatus
+            self.memoryBudget = memoryBudget
             self.tls = tls
             self.host = host
             self.port = port

@@ -25,6 +25,14 @@ final class Connection {
     static let maxOversizedQueued = 4
     /// At most this many of a connection's queued messages count in the loop's `outboundBacklog`.
     static let backlogWeightCap = 64
+    /// Bytes of the queue counted in the budget's outbound account: each entry's overhead, and the payload of the
+    /// messages not charged to another account.
+    private(set) var budgetedBytes = 0
+    /// What a queue entry costs beside its payload (the entry, the message object's share), as the budget counts it.
+    static let queueEntryOverhead = 64
+    /// Bytes read and not delivered yet (the parser's buffer and the message being assembled), as counted in the
+    /// budget's inbound account.
+    private var assemblingCounted = 0
     /// Server role: bytes of the first queued message already written as fragments (see ``writeable(_:)``).
     private var headWritten = 0
     /// Set when the connection should close once `queue` is written (empty after an overflow).
@@ -34,7 +42,8 @@ final class Connection {
 
     /// Reading is paused: the application has a bound's worth of this connection's messages in hand.
     private var receivingPaused = false
-    /// The peer broke a rule (too big, bad UTF-8): the connection is closing and what it sends is dropped.
+    /// What the peer sends is dropped unread: it broke a rule that leaves its stream unreadable (a bad frame header;
+    /// client role: any rule), or its close frame was read.
     private var droppingInbound = false
     private var inbound: [UInt8] = []
     private var inboundKind = WebSocketMessageKind.text
@@ -48,6 +57,16 @@ final class Connection {
     /// Server role: the answer to the peer's close frame; the connection closes once it is written.
     private var closeReply: WebSocketCloseFrame?
     private var closeReplyWritten = false
+    /// Server role: the close frame of a close we started was handed to lws (it may still be buffering part of it).
+    private var closeWritten = false
+    /// Server role: that close frame is out, and the connection lingers (see ``linger(_:)``).
+    private var lingering = false
+    /// Bytes read while lingering.
+    private var lingeredBytes = 0
+    /// Server role: the peer sent its close frame or ended its stream after we started closing.
+    private var peerDone = false
+    /// Server role: lws may hold bytes the peer sent with its upgrade request (see `takeEarlyInput`).
+    private var mayHaveEarlyInput = false
     /// Client role: why the server's certificate did not verify, when it did not.
     var certificateError: String?
 
@@ -74,7 +93,15 @@ final class Connection {
         queue.append(message)
         if queue.count <= Self.backlogWeightCap { loop.outboundBacklog.add(1, ordering: .relaxed) }
         if oversized { oversizedQueued += 1 } else { queuedBytes += message.count }
+        let cost = Self.budgetCost(of: message)
+        budgetedBytes += cost
+        loop.budget[.outbound].charge(cost)
         if queue.count == 1, isOpen, let wsi { lws_callback_on_writable(wsi) }
+        if loop.budget[.outbound].isOver { loop.shedOutbound() }
+    }
+
+    private static func budgetCost(of message: WebSocketMessage) -> Int {
+        queueEntryOverhead + (message.isCharged ? 0 : message.count)
     }
 
     /// The peer fell behind: drop its queue and close it with 4000 once the frame being written is. A reader that
@@ -82,12 +109,23 @@ final class Connection {
     /// cut it off mid-frame, and all it holds meanwhile is what lws buffered of one write. Either way the `closed`
     /// event reports `slowConsumer`.
     private func overflow() {
+        loop.metrics?.queueOverflows.increment()
+        closeSlow(reason: "outbound queue overflow")
+    }
+
+    /// The memory budget's outbound account is over and this queue counts among the most in it: closed as a slow
+    /// reader is (see `ServiceLoop.shedOutbound`).
+    func shed() {
+        closeSlow(reason: "server memory for outbound queues exhausted")
+    }
+
+    private func closeSlow(reason: String) {
         dropQueue()
-        let frame = WebSocketCloseFrame(code: .slowConsumer, reason: "outbound queue overflow")
+        let frame = WebSocketCloseFrame(code: .slowConsumer, reason: reason)
         pendingClose = frame
         closeFrame = frame
-        loop.metrics?.queueOverflows.increment()
         if isOpen, let wsi {
+            beginClosing()
             lws_callback_on_writable(wsi)
             lws_set_timeout(wsi, PENDING_TIMEOUT_LAGGING, Int32(loop.limits.slowConsumerCloseSeconds))
         }
@@ -99,6 +137,9 @@ final class Connection {
         let message = queue.removeFirst()
         if queue.count < Self.backlogWeightCap { loop.outboundBacklog.subtract(1, ordering: .relaxed) }
         if message.count > loop.limits.maxQueuedBytes { oversizedQueued -= 1 } else { queuedBytes -= message.count }
+        let cost = Self.budgetCost(of: message)
+        budgetedBytes -= cost
+        loop.releaseOutbound(cost)
         return message
     }
 
@@ -109,13 +150,36 @@ final class Connection {
         headWritten = 0
         queuedBytes = 0
         oversizedQueued = 0
+        if budgetedBytes > 0 {
+            loop.releaseOutbound(budgetedBytes)
+            budgetedBytes = 0
+        }
+    }
+
+    /// Counts in the budget's inbound account what was read and not delivered yet, as it is now.
+    private func countAssembling() {
+        let held = parser.bufferedBytes + inbound.count
+        guard held != assemblingCounted else { return }
+        let account = loop.budget[.inbound]
+        if held > assemblingCounted { account.charge(held - assemblingCounted) } else { account.release(assemblingCounted - held) }
+        assemblingCounted = held
+    }
+
+    /// The connection ended: what it was assembling is given back to the budget.
+    func dropAssembling() {
+        inbound = []
+        loop.budget[.inbound].release(assemblingCounted)
+        assemblingCounted = 0
     }
 
     /// Closes with `frame` after the messages already queued are written.
     func closeAfterFlush(_ frame: WebSocketCloseFrame) {
         guard pendingClose == nil else { return }
         pendingClose = frame
-        if isOpen, let wsi { lws_callback_on_writable(wsi) }
+        if isOpen, let wsi {
+            beginClosing()
+            lws_callback_on_writable(wsi)
+        }
     }
 
     /// Called once the connection opened, so that anything queued before (client role) gets written.
@@ -135,6 +199,15 @@ final class Connection {
     /// `lws_partial_buffered` is a flag check, where `lws_send_pipe_choked` costs a `poll` syscall per message;
     /// the budget keeps one fast reader from holding the service thread.
     func writeable(_ wsi: OpaquePointer) -> Int32 {
+        if closeWritten {
+            // Linger once lws has sent all of our close frame.
+            guard lws_partial_buffered(wsi) == 0 else {
+                lws_callback_on_writable(wsi)
+                return 0
+            }
+            linger(wsi)
+            return 0
+        }
         if let reply = closeReply {
             if !closeReplyWritten {
                 closeReplyWritten = true
@@ -194,14 +267,72 @@ final class Connection {
         return 0
     }
 
-    /// Records `frame`, hands it to lws and returns -1 so that lws sends the close frame and closes.
+    /// Records `frame` and sends it. The client role hands it to lws and returns -1: lws sends it and closes. The
+    /// server role writes it itself and then lingers (see ``linger(_:)``).
     func close(_ wsi: OpaquePointer, with frame: WebSocketCloseFrame) -> Int32 {
         if closeFrame == nil { closeFrame = frame }
-        // A close frame's payload is at most 125 bytes: 2 for the code, the rest for the reason.
-        var reason = Array(frame.reason.utf8.prefix(123))
-        lws_close_reason(wsi, lws_close_status(rawValue: UInt32(frame.code.rawValue)), &reason, reason.count)
-        return -1
+        guard loop.isServer else {
+            // A close frame's payload is at most 125 bytes: 2 for the code, the rest for the reason.
+            var reason = Array(frame.reason.utf8.prefix(123))
+            lws_close_reason(wsi, lws_close_status(rawValue: UInt32(frame.code.rawValue)), &reason, reason.count)
+            return -1
+        }
+        closeWritten = true
+        guard loop.writeControlFrame(opcode: 0x8, payload: frame.payload, to: wsi) else { return -1 }
+        if lws_partial_buffered(wsi) != 0 {
+            lws_callback_on_writable(wsi)
+        } else {
+            linger(wsi)
+        }
+        return 0
     }
+
+    // MARK: Closing, server role
+
+    /// The connection will close: what the peer sends from now on is read and dropped, not delivered (a paused
+    /// connection is read again), so that a peer still sending is not left blocked with our close frame unread
+    /// behind what it sent. Its close frame is still found among what it sends (see `FrameParser.skipsData`).
+    private func beginClosing() {
+        guard loop.isServer else { return }
+        parser.skipsData = true
+        inbound = []
+        assembling = false
+        countAssembling()
+        guard receivingPaused, let reader else { return }
+        receivingPaused = false
+        CLibWebSockets_startReader(loop.eventLoop, reader)
+        CLibWebSockets_feedReader(loop.eventLoop, reader)
+    }
+
+    /// Our close frame is out. Closing the socket now would make the kernel answer what the peer is still sending
+    /// with a reset, which destroys the close frame in the peer's receive buffer before the peer read it. So, as
+    /// nginx's lingering close does, the connection keeps reading and dropping what arrives until the peer's close
+    /// frame or the end of its stream, for at most `lingerSeconds` and `lingerBytes`, and then closes.
+    private func linger(_ wsi: OpaquePointer) {
+        guard !lingering else { return }
+        lingering = true
+        guard !peerDone, reader != nil else { return endLingering(wsi) }
+        // No idle ping after a close frame.
+        lws_validity_confirmed(wsi)
+        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, Self.lingerSeconds)
+    }
+
+    /// Closes the socket (lws shuts down our side and closes it, sending nothing more: it was given no close reason).
+    private func endLingering(_ wsi: OpaquePointer) {
+        stopReading()
+        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, LWS_TO_KILL_ASYNC)
+    }
+
+    /// The peer's close frame or end of stream after we started closing: the socket closes once our close frame
+    /// is out.
+    private func peerFinished(_ wsi: OpaquePointer) {
+        peerDone = true
+        droppingInbound = true
+        if lingering { endLingering(wsi) }
+    }
+
+    static let lingerSeconds: Int32 = 2
+    static let lingerBytes = 1 << 20
 
     static let writeBudget = 64 * 1024
 
@@ -220,8 +351,21 @@ final class Connection {
         }, Unmanaged.passUnretained(self).toOpaque())
         guard let reader else { return }
         CLibWebSockets_startReader(loop.eventLoop, reader)
-        // OpenSSL may already hold decrypted bytes that arrived with the end of the handshake.
-        feedIfTLSPending(wsi, reader)
+        // lws may hold bytes that came with the upgrade request, and OpenSSL decrypted ones: read them at once
+        // (from the next loop iteration: lws keeps the bytes once this ESTABLISHED callback has returned).
+        mayHaveEarlyInput = true
+        CLibWebSockets_feedReader(loop.eventLoop, reader)
+    }
+
+    /// Hands the parser what lws read past the upgrade request: frames a client sent without waiting for the 101
+    /// (RFC 6455 has it wait, but they must not be lost), and half a frame just as well.
+    private func takeEarlyInput(_ wsi: OpaquePointer) {
+        mayHaveEarlyInput = false
+        guard let offset = loop.inputBuflistOffset(wsi) else { return }
+        let buffer = loop.readBuffer
+        while case let count = CLibWebSockets_takeBufferedInput(wsi, offset, buffer.baseAddress, buffer.count), count > 0 {
+            parser.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        }
     }
 
     /// A TLS connection whose OpenSSL object holds decrypted bytes is read on the next loop iteration: the socket
@@ -243,6 +387,16 @@ final class Connection {
     /// thread) and handles the whole frames among them.
     private func readable() {
         guard let wsi, let reader else { return }
+        if mayHaveEarlyInput { takeEarlyInput(wsi) }
+        // Frames already read: what came with the upgrade request, or what a pause held back before closing.
+        if parser.bufferedBytes > 0 {
+            handleFrames(wsi)
+            guard self.reader != nil else { return }
+            if receivingPaused {
+                CLibWebSockets_stopReader(loop.eventLoop, reader)
+                return
+            }
+        }
         let fd = lws_get_socket_fd(wsi)
         let tls = CLibWebSockets_tlsConnection(wsi)
         let buffer = loop.readBuffer
@@ -264,10 +418,15 @@ final class Connection {
                 }
             }
             budget -= count
+            if lingering {
+                lingeredBytes += count
+                if lingeredBytes > Self.lingerBytes { return endLingering(wsi) }
+            }
             // After a violation or the peer's close, what else it sends is dropped unread.
             guard !droppingInbound, closeReply == nil else { continue }
             parser.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
             handleFrames(wsi)
+            if self.reader == nil { return }
             if receivingPaused {
                 CLibWebSockets_stopReader(loop.eventLoop, reader)
                 return
@@ -285,6 +444,8 @@ final class Connection {
     private func peerGone(_ wsi: OpaquePointer) {
         stopReading()
         if closeReply != nil, !closeReplyWritten { return }
+        // Our close frame is still being written: the socket closes once it is out.
+        if closeWritten, !lingering { return peerFinished(wsi) }
         lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, LWS_TO_KILL_ASYNC)
     }
 
@@ -309,7 +470,10 @@ final class Connection {
             confirmAlive(wsi)
             switch output {
             case .violation(let frame):
-                _ = refuseInbound(wsi, frame)
+                if pendingClose == nil { _ = refuseInbound(wsi, frame) }
+                // After a bad header nothing more can be read from the stream, the peer's close frame included; an
+                // oversized frame is skipped like any data frame once the connection is closing.
+                if frame.code == .protocolError { droppingInbound = true }
             case .frame(let frame):
                 switch frame.opcode {
                 case .text, .binary:
@@ -318,9 +482,11 @@ final class Connection {
                     frame.payload.withUnsafeBytes { _ = take(wsi, $0, final: frame.fin) }
                 case .continuation:
                     frame.payload.withUnsafeBytes { _ = take(wsi, $0, final: frame.fin) }
-                case .ping:
+                case .ping where pendingClose == nil:
                     pendingPong = frame.payload
                     lws_callback_on_writable(wsi)
+                case .ping:
+                    break
                 case .pong:
                     break
                 case .close:
@@ -328,16 +494,14 @@ final class Connection {
                 }
             }
         }
+        countAssembling()
     }
 
-    /// The peer's close frame. When we had started closing, this is its answer and the connection ends; otherwise
-    /// it is answered (see `Self.answer(toClose:)`) from the next WRITEABLE callback, before anything queued.
+    /// The peer's close frame. When ours was written, this is its answer and the connection ends once ours is out;
+    /// otherwise it is answered (see `Self.answer(toClose:)`) from the next WRITEABLE callback, before anything
+    /// queued.
     private func receivedClose(_ wsi: OpaquePointer, _ payload: [UInt8]) {
-        if pendingClose != nil {
-            stopReading()
-            lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, LWS_TO_KILL_ASYNC)
-            return
-        }
+        if closeWritten { return peerFinished(wsi) }
         let (peer, reply) = payload.withUnsafeBytes { Self.answer(toClose: $0) }
         closeFrame = closeFrame ?? peer ?? reply
         closeReply = reply
@@ -361,6 +525,7 @@ final class Connection {
         if inbound.count + length + lws_remaining_packet_payload(wsi) > maxSize {
             return refuseInbound(wsi, WebSocketCloseFrame(code: .messageTooBig, reason: "message exceeds \(maxSize) bytes"))
         }
+        defer { countAssembling() }
         return take(wsi, UnsafeRawBufferPointer(start: data, count: length), final: lws_is_final_fragment(wsi) != 0)
     }
 
@@ -387,6 +552,8 @@ final class Connection {
             metrics.messagesReceived.increment()
             metrics.bytesReceived.increment(by: Int64(bytes.count))
         }
+        // What was assembled is now delivered: counted as delivered, not twice.
+        countAssembling()
         if loop.delivering(on: id, size: bytes.count), !receivingPaused {
             receivingPaused = true
             // The server's reader stops itself once the frames in hand are handled.
@@ -400,12 +567,15 @@ final class Connection {
     /// RECEIVE one: lws 4.1's client freed its receive buffer twice when a RECEIVE callback closed the connection.
     /// What is still queued for the peer is dropped, and so is what it sends meanwhile.
     private func refuseInbound(_ wsi: OpaquePointer, _ frame: WebSocketCloseFrame) -> Int32 {
-        droppingInbound = true
+        // The client role reads through lws, which cannot look for the peer's close frame among what is dropped.
+        if !loop.isServer { droppingInbound = true }
         inbound = []
         assembling = false
+        countAssembling()
         dropQueue()
         pendingClose = frame
         closeFrame = frame
+        beginClosing()
         lws_callback_on_writable(wsi)
         return 0
     }

@@ -6,7 +6,7 @@ struct ContextSettings: Sendable {
     /// WebSocket subprotocols the server accepts (client: empty).
     var subprotocols: [String]
     var handshakeTimeoutSeconds: Int
-    /// Server role: handshakes one peer address may have in flight; nil: no cap.
+    /// Server role: stalled handshakes one peer address may have; nil: no cap.
     var maxHandshakesPerAddress: Int? = nil
     var httpIdleTimeoutSeconds: Int
     var pingAfterIdleSeconds: Int

@@ -28,6 +28,13 @@ struct FrameParser {
     private var start = 0
     /// A data message was started and not finished: only continuations (and control frames) may come.
     private var fragmenting = false
+    /// Payload bytes of a skipped data frame still to come (see `skipsData`).
+    private var skipping = 0
+
+    /// Set once the connection is closing: data frames are skipped as their bytes arrive (never buffered whole,
+    /// whatever their size) and only control frames come out, so that the peer's close frame is found behind any
+    /// amount of data.
+    var skipsData = false
 
     /// Bytes received and not yet returned as frames.
     var bufferedBytes: Int { buffer.count - start }
@@ -44,8 +51,32 @@ struct FrameParser {
     /// the current message were returned already; a data frame that would take the message past `limit` is a
     /// 1009 violation as soon as its length is read.
     mutating func next(assembled: Int, limit: Int) -> Output? {
+        while true {
+            if skipping > 0 {
+                let count = min(skipping, buffer.count - start)
+                start += count
+                skipping -= count
+                guard skipping == 0 else { return nil }
+            }
+            switch step(assembled: assembled, limit: limit) {
+            case .output(let output): return output
+            case .skipped: continue
+            case .incomplete: return nil
+            }
+        }
+    }
+
+    private enum Step {
+        case output(Output)
+        /// A data frame's header was read and its payload is being skipped.
+        case skipped
+        /// Too few bytes for the next frame yet.
+        case incomplete
+    }
+
+    private mutating func step(assembled: Int, limit: Int) -> Step {
         let available = buffer.count - start
-        guard available >= 2 else { return nil }
+        guard available >= 2 else { return .incomplete }
         let first = buffer[start]
         let second = buffer[start + 1]
         let fin = first & 0x80 != 0
@@ -66,18 +97,26 @@ struct FrameParser {
         if length >= 126 {
             guard !opcode.isControl else { return protocolError("a control frame carries at most 125 bytes") }
             let extra = length == 126 ? 2 : 8
-            guard available >= 2 + extra else { return nil }
+            guard available >= 2 + extra else { return .incomplete }
             length = buffer[(start + 2)..<(start + 2 + extra)].reduce(0) { $0 << 8 | UInt64($1) }
             guard length >= (extra == 2 ? 126 : 65_536) else {
                 return protocolError("a length of \(length) must be encoded in the fewest bytes")
             }
             headerSize += extra
         }
+        if skipsData, !opcode.isControl {
+            guard length <= UInt64(Int.max) else { return protocolError("a length must have its top bit clear") }
+            guard available >= headerSize + 4 else { return .incomplete }
+            start += headerSize + 4
+            skipping = Int(length)
+            fragmenting = !fin
+            return .skipped
+        }
         if !opcode.isControl, length > UInt64(max(0, limit - assembled)) {
-            return .violation(WebSocketCloseFrame(code: .messageTooBig, reason: "message exceeds \(limit) bytes"))
+            return .output(.violation(WebSocketCloseFrame(code: .messageTooBig, reason: "message exceeds \(limit) bytes")))
         }
         let total = headerSize + 4 + Int(length)
-        guard available >= total else { return nil }
+        guard available >= total else { return .incomplete }
         let mask = buffer[(start + headerSize)..<(start + headerSize + 4)].map { $0 }
         let payloadStart = start + headerSize + 4
         var payload = Array(buffer[payloadStart..<(start + total)])
@@ -86,10 +125,10 @@ struct FrameParser {
         }
         start += total
         if !opcode.isControl { fragmenting = !fin }
-        return .frame(Frame(fin: fin, opcode: opcode, payload: payload))
+        return .output(.frame(Frame(fin: fin, opcode: opcode, payload: payload)))
     }
 
-    private func protocolError(_ reason: String) -> Output {
-        .violation(WebSocketCloseFrame(code: .protocolError, reason: reason))
+    private func protocolError(_ reason: String) -> Step {
+        .output(.violation(WebSocketCloseFrame(code: .protocolError, reason: reason)))
     }
 }

@@ -2,6 +2,7 @@ import CLibWebSockets
 import DequeModule
 import Foundation
 import Logging
+import MemoryBudget
 import Synchronization
 
 /// One libwebsockets context and the thread that services it.
@@ -27,6 +28,9 @@ final class ServiceLoop: @unchecked Sendable {
     let handler: WebSocketEventHandler
     let metrics: TransportMetrics?
     let logger: Logger
+    /// Connections' outbound queues are counted in its outbound account, their inbound backlogs and the messages
+    /// they are assembling in its inbound account.
+    let budget: MemoryBudget
     /// Client role: how `wss://` connections verify servers.
     let clientTLS: ClientTLS
     /// Set once in `init`, before the service thread starts; never reassigned.
@@ -60,8 +64,15 @@ final class ServiceLoop: @unchecked Sendable {
     // MARK: Service thread
 
     private(set) var connections: [WebSocketConnectionID: Connection] = [:]
-    /// Server role: handshakes in flight per peer address.
+    /// Server role: stalled handshakes per peer address.
     var handshakeGate: HandshakeGate
+    /// Server role: the offset of a connection's input buflist in lws' connection struct (see
+    /// `inputBuflistOffset(_:)`), once looked for; nil when it was not found.
+    var buflistOffset: Int?
+    var buflistOffsetSought = false
+    /// A scan for the biggest outbound holders could not bring the outbound account within its share (see
+    /// `shedOutbound`); none is made again until this loop's queues give bytes back.
+    var outboundSheddingStuck = false
     private var draining = false
     /// Client role: a copy of each outbound message, because lws masks client payloads in place. Server role:
     /// several queued messages framed into one write.
@@ -69,11 +80,12 @@ final class ServiceLoop: @unchecked Sendable {
     private var scratchCapacity = 4096
 
     init(
-        role: Role, settings: ContextSettings, limits: ConnectionLimits, metrics: TransportMetrics?, logger: Logger,
-        handler: @escaping WebSocketEventHandler
+        role: Role, settings: ContextSettings, limits: ConnectionLimits, budget: MemoryBudget = .unlimited,
+        metrics: TransportMetrics?, logger: Logger, handler: @escaping WebSocketEventHandler
     ) throws {
         self.role = role
         self.limits = limits
+        self.budget = budget
         maxConnections = settings.maxConnections
         handshakeGate = HandshakeGate(maxPerAddress: settings.maxHandshakesPerAddress)
         self.metrics = metrics
@@ -218,21 +230,28 @@ final class ServiceLoop: @unchecked Sendable {
         }
     }
 
-    /// Counts a message of `size` bytes about to be delivered on `id`; true when the connection has reached a
-    /// bound of inbound flow control and must stop being read.
+    /// Counts a message of `size` bytes about to be delivered on `id`, in its backlog and in the budget's inbound
+    /// account; true when the connection has reached a bound of inbound flow control, or the account its share,
+    /// and must stop being read.
     func delivering(on id: WebSocketConnectionID, size: Int) -> Bool {
         guard limits.hasInboundFlowControl else { return false }
-        return backlogs.withLock { backlogs in
+        let account = budget[.inbound]
+        account.charge(size)
+        let overBudget = account.isOver
+        let pauses = backlogs.withLock { backlogs in
             backlogs[id, default: InboundBacklog(maxMessages: limits.maxUnconsumedMessages, maxBytes: limits.maxUnconsumedBytes)]
-                .deliver(size: size)
+                .deliver(size: size, overBudget: overBudget)
         }
+        if overBudget { account.degraded() }
+        return pauses
     }
 
-    /// The application consumed the oldest delivered message of `id`: at half the bounds a paused connection is
-    /// read again.
+    /// The application consumed the oldest delivered message of `id`: at half the bounds (once its backlog is
+    /// empty, when the budget paused it) a paused connection is read again.
     func consumed(_ id: WebSocketConnectionID) {
-        guard limits.hasInboundFlowControl else { return }
-        if backlogs.withLock({ $0[id]?.consume() ?? false }) { submit(.resumeReceiving(id)) }
+        guard limits.hasInboundFlowControl, let consumed = backlogs.withLock({ $0[id]?.consume() }) else { return }
+        budget[.inbound].release(consumed.size)
+        if consumed.resumes { submit(.resumeReceiving(id)) }
     }
 
     /// Ends `run`'s loop once the current iteration is done (service thread only, as every callback is).
@@ -275,7 +294,10 @@ final class ServiceLoop: @unchecked Sendable {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         connectionCount.store(connections.count, ordering: .relaxed)
         connection.dropQueue()
-        if limits.hasInboundFlowControl { backlogs.withLock { _ = $0.removeValue(forKey: connection.id) } }
+        connection.dropAssembling()
+        if limits.hasInboundFlowControl, let backlog = backlogs.withLock({ $0.removeValue(forKey: connection.id) }) {
+            budget[.inbound].release(backlog.bytes)
+        }
         connection.stopReading()
         if let wsi = connection.wsi { lws_set_opaque_user_data(wsi, nil) }
         connection.wsi = nil
@@ -293,12 +315,12 @@ final class ServiceLoop: @unchecked Sendable {
     /// Writes one message from within a WRITEABLE callback.
     func write(_ message: WebSocketMessage, to wsi: OpaquePointer) -> Int32 {
         let type = message.kind == .text ? LWS_WRITE_TEXT : LWS_WRITE_BINARY
-        guard case .client = role else {
+        if case .server = role, message.isContiguous {
             return lws_write(wsi, message.payload.assumingMemoryBound(to: UInt8.self), message.count, type)
         }
         let headroom = WebSocketMessage.headroom
         let buffer = scratchBuffer(headroom + message.count) + headroom
-        buffer.copyMemory(from: message.payload, byteCount: message.count)
+        message.copyPayload(from: 0, count: message.count, to: buffer)
         return lws_write(wsi, buffer.assumingMemoryBound(to: UInt8.self), message.count, type)
     }
 
@@ -331,7 +353,7 @@ final class ServiceLoop: @unchecked Sendable {
             let length = message.count
             Self.writeFrameHeader(message.kind == .text ? 0x81 : 0x82, length: length, at: cursor)
             cursor += Self.frameHeaderSize(length)
-            cursor.copyMemory(from: message.payload, byteCount: length)
+            message.copyPayload(from: 0, count: length, to: cursor)
             cursor += length
         }
         return lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), total, LWS_WRITE_HTTP) >= 0
@@ -356,7 +378,7 @@ final class ServiceLoop: @unchecked Sendable {
         let opcode: UInt8 = offset > 0 ? 0x00 : message.kind == .text ? 0x01 : 0x02
         let fin: UInt8 = offset + count == message.count ? 0x80 : 0
         Self.writeFrameHeader(fin | opcode, length: count, at: start)
-        (start + Self.frameHeaderSize(count)).copyMemory(from: message.payload + offset, byteCount: count)
+        message.copyPayload(from: offset, count: count, to: start + Self.frameHeaderSize(count))
         let total = Self.frameHeaderSize(count) + count
         return lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), total, LWS_WRITE_HTTP) >= 0
     }

@@ -103,7 +103,7 @@ test('intents carry base and a fresh ref; ack resolves after the own update is a
   assert.notEqual(insert.ref, move.ref);
 
   conn.send(update(6, { insertRows: [{ at: [0, 2], row: row('plum') }] }, { origin: { client: 'laptop-7f3a', ref: insert.ref } }));
-  conn.send({ type: 'ack', ref: insert.ref, table: 't', version: 6, created: ['plum'], resolved: [[0, 2]] });
+  conn.send({ type: 'ack', ref: insert.ref, table: 't', version: 6, epoch: 'e1', created: ['plum'], resolved: [[0, 2]] });
   const ack = await inserted;
   assert.deepEqual(ack.created, ['plum']);
   assert.deepEqual(replica.values(), [['apple', 'pear', 'plum']], 'the own update is in the replica when the ack settles');
@@ -198,10 +198,10 @@ test('after a lost connection: same client id, resume with since+epoch, unacked 
     version: 6,
     catchUp: [update(6, { insertRows: [{ at: [0, 0], row: row('fig') }] }, { origin: { client: 'laptop-7f3a', ref: sentFirst.ref } })],
   });
-  again.send({ type: 'ack', ref: sentFirst.ref, table: 't', version: 6, created: ['fig'] });
+  again.send({ type: 'ack', ref: sentFirst.ref, table: 't', version: 6, epoch: 'e1', created: ['fig'] });
   again.send(update(7, { deleteRows: [[0, 2]] }));
-  again.send({ type: 'ack', ref: sentSecond.ref, table: 't', version: 7 });
-  again.send({ type: 'ack', ref: resent[2].ref, table: 't', version: 7, noop: true });
+  again.send({ type: 'ack', ref: sentSecond.ref, table: 't', version: 7, epoch: 'e1' });
+  again.send({ type: 'ack', ref: resent[2].ref, table: 't', version: 7, epoch: 'e1', noop: true });
   assert.equal((await first).version, 6);
   assert.equal((await second).version, 7);
   assert.equal((await third).noop, true);
@@ -294,7 +294,7 @@ test('subscribe to a missing table rejects; unsubscribe, listTables and admin re
   ]);
   conn.send({ type: 'tables', ref: sent[0].ref, tables: [{ table: 't', version: 5, epoch: 'e1', subscribers: 1 }] });
   conn.send({ type: 'ack', ref: sent[1].ref, table: 'groceries', version: 0, epoch: 'g1' });
-  conn.send({ type: 'ack', ref: sent[2].ref, table: 't', version: 5 });
+  conn.send({ type: 'ack', ref: sent[2].ref, table: 't', version: 5, epoch: 'e1' });
   conn.send({ type: 'error', ref: sent[3].ref, code: 'forbidden', message: 'admin only' });
   conn.send({ type: 'unsubscribed', ref: sent[4].ref, table: 't' });
   assert.deepEqual(await list, [{ table: 't', version: 5, epoch: 'e1', subscribers: 1 }]);
