@@ -63,12 +63,19 @@ struct TablesCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "rules", abstract: "Change some of a table's rules; prints the ack.")
         @OptionGroup var connection: ConnectionOptions
-        @Argument(help: "The table's name.")
-        var table: String
-        @Argument(help: #"The rules to change as JSON, e.g. {"moves": "none"}."#)
-        var rules: String
+        @Option(help: "The table.")
+        var table: String?
+        @Argument(help: ArgumentHelp(#"The rules to change as JSON, e.g. {"moves": "none"} (after the table, without --table)."#, valueName: "rules"))
+        var arguments: [String] = []
+
+        func validate() throws {
+            guard arguments.count == (table == nil ? 2 : 1) else {
+                throw ValidationError("expected --table TABLE RULES (or TABLE RULES)")
+            }
+        }
 
         func run() async throws {
+            let (table, rules) = (self.table ?? arguments[0], arguments[arguments.count - 1])
             let members: [String: JSONValue] = ["type": "setRules", "table": .string(table), "rules": try JSONValue(parsing: rules)]
             guard case .setRules(let name, let patch) = try decodeRequest(members) else { return }
             let ack = try await connection.withClient { try await $0.setRules(name, patch) }
