@@ -222,7 +222,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         for await signal in ShutdownSignal.stream(of: [SIGINT, SIGTERM, SIGHUP]) {
             guard signal == SIGHUP else {
-                logger.info("shutting down", metadata: ["signal": "\(signal)"])
+                logger.info("shutting down", metadata: ["signal": .stringConvertible(signal)])
                 break
             }
             guard tls != nil else {

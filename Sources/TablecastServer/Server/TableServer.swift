@@ -155,7 +155,7 @@ public final class TableServer: Sendable {
         }
         var serving: Logger.Metadata = [
             "url": "\(configuration.tls == nil ? "ws" : "wss")://\(configuration.host):\(port)/", "database": "\(store.location)",
-            "tables": "\(actors.count)", "memory_limit": "\(MemorySize.text(budget.limit))",
+            "tables": .stringConvertible(actors.count), "memory_limit": "\(MemorySize.text(budget.limit))",
         ]
         // SQLite's PRAGMA synchronous: PostgreSQL's durability is its own server's setting.
         if !configuration.isPostgres { serving["synchronous"] = "\(configuration.synchronous.rawValue)" }
