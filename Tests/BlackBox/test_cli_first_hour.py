@@ -7,6 +7,7 @@ import os
 import re
 import sqlite3
 import subprocess
+import threading
 import time
 
 import pytest
@@ -17,6 +18,16 @@ from conftest import Server, free_port, tablecast_binary
 def run(*args, env=None, input=None, timeout=60):
     return subprocess.run([tablecast_binary(), *args], capture_output=True, text=True, input=input, timeout=timeout,
                           env={**os.environ, **(env or {})})
+
+
+def watch_for(seconds, *args):
+    """A `tablecast watch` that is killed after `seconds`, so that a read of its output never waits longer."""
+    process = subprocess.Popen([tablecast_binary(), "watch", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    timer = threading.Timer(seconds, process.kill)
+    timer.daemon = True
+    timer.start()
+    return process
 
 
 def test_a_refused_connection_fails_at_once_not_after_the_timeout():
@@ -34,14 +45,16 @@ def test_watch_says_why_it_is_reconnecting():
     watch = None
     try:
         assert run("tables", "create", "--table", "w", "--url", server.url).returncode == 0
-        watch = subprocess.Popen([tablecast_binary(), "watch", "--table", "w", "--url", server.url],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        watch = watch_for(20, "--table", "w", "--url", server.url)
         assert json.loads(watch.stdout.readline())["type"] == "snapshot"
         server.stop()
         lines = []
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline and not any("connection refused" in line for line in lines):
-            lines.append(watch.stderr.readline())
+            line = watch.stderr.readline()
+            if not line:
+                break
+            lines.append(line)
         reconnecting = [line for line in lines if line.startswith("[reconnecting")]
         assert reconnecting, lines
         assert all(re.fullmatch(r"\[reconnecting in \d+\.\ds: .+\]\n", line) for line in reconnecting), reconnecting
@@ -180,3 +193,26 @@ def test_serve_warns_about_anonymous_public_access_and_a_world_readable_tokens_f
     private = Server("--tokens", str(tokens)).start()
     private.stop()
     assert "readable by every user" not in private.read_log()
+
+
+def test_watch_pretty_says_who_is_here_in_words():
+    server = Server().start()
+    watch = None
+    try:
+        assert run("tables", "create", "--table", "p", "--url", server.url).returncode == 0
+        watch = watch_for(10, "--table", "p", "--pretty", "--url", server.url)
+        here = []
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and "here: 1 watching\n" not in here:
+            line = watch.stdout.readline()
+            if not line:
+                break
+            if line.startswith("here:"):
+                here.append(line)
+        assert here and all(line in ("here: nobody\n", "here: 1 watching\n") for line in here), here
+        assert "here: 1 watching\n" in here
+    finally:
+        if watch:
+            watch.kill()
+            watch.wait()
+        server.stop()
