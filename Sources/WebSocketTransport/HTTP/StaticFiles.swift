@@ -5,7 +5,7 @@ import Foundation
 public struct StaticFiles: Sendable {
     private enum Source: Sendable {
         case directory(String)
-        case memory([String: StaticFile])
+        case memory([String: [UInt8]])
     }
 
     private let source: Source
@@ -17,7 +17,7 @@ public struct StaticFiles: Sendable {
 
     /// Files held in memory, keyed by their path below the root without a leading slash (`index.html`, `js/app.js`).
     public static func memory(_ files: [String: [UInt8]]) -> StaticFiles {
-        StaticFiles(source: .memory(files.mapValues { StaticFile(path: "", contents: $0) }))
+        StaticFiles(source: .memory(files))
     }
 
     /// The file at a request path (`/`, `/app.js`), or nil; paths that climb out of the root are nil.
@@ -29,7 +29,8 @@ public struct StaticFiles: Sendable {
         switch source {
         case .memory(let files):
             let name = relative.isEmpty ? "index.html" : relative
-            return (files[name] ?? files[name + "/index.html"]).map { StaticFile(path: name, contents: $0.contents) }
+            if let contents = files[name] { return StaticFile(path: name, contents: contents) }
+            return files[name + "/index.html"].map { StaticFile(path: name + "/index.html", contents: $0) }
         case .directory(let root):
             var file = root + "/" + relative
             var isDirectory: ObjCBool = false
