@@ -6,6 +6,7 @@ import json
 import os
 import re
 import sqlite3
+import ssl
 import subprocess
 import threading
 import time
@@ -73,6 +74,19 @@ def test_wss_to_a_plain_server_gets_a_hint():
         result = run("tables", "list", "--url", f"wss://127.0.0.1:{server.port}/", "--timeout", "2")
         assert result.returncode in (1, 2)
         assert "use ws://" in result.stderr, result.stderr
+    finally:
+        server.stop()
+
+
+def test_ws_to_a_tls_server_gets_a_hint(tmp_path):
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
+                    "-subj", "/CN=hint", "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    server = Server("--tls-cert", str(cert), "--tls-key", str(key), ssl_context=ssl._create_unverified_context()).start()
+    try:
+        result = run("tables", "list", "--url", f"ws://127.0.0.1:{server.port}/", "--timeout", "2")
+        assert result.returncode == 2
+        assert "(if the server serves TLS, use wss://)" in result.stderr, result.stderr
     finally:
         server.stop()
 
