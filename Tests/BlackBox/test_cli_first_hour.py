@@ -197,36 +197,16 @@ def test_serve_warns_about_anonymous_public_access_and_a_world_readable_tokens_f
     tokens = tmp_path / "tokens.json"
     tokens.write_text('{"tokens": [{"token": "t-1", "role": "admin", "tables": ["*"]}]}')
     tokens.chmod(0o644)
-    anonymous = Server("--host", "0.0.0.0", "--allow-anonymous").start()
-    anonymous.stop()
-    assert "--allow-anonymous on 0.0.0.0: anyone who reaches port" in anonymous.read_log()
-    readable = Server("--tokens", str(tokens)).start()
-    readable.stop()
-    assert f"--tokens {tokens} is readable by every user of this machine" in readable.read_log()
+
+    def log_of(*args):
+        server = Server(*args)
+        try:
+            server.start()
+        finally:
+            server.stop()
+        return server.read_log()
+
+    assert "--allow-anonymous on 0.0.0.0: anyone who reaches port" in log_of("--host", "0.0.0.0", "--allow-anonymous")
+    assert f"--tokens {tokens} is readable by every user of this machine" in log_of("--tokens", str(tokens))
     tokens.chmod(0o600)
-    private = Server("--tokens", str(tokens)).start()
-    private.stop()
-    assert "readable by every user" not in private.read_log()
-
-
-def test_watch_pretty_says_who_is_here_in_words():
-    server = Server().start()
-    watch = None
-    try:
-        assert run("tables", "create", "--table", "p", "--url", server.url).returncode == 0
-        watch = watch_for(10, "--table", "p", "--pretty", "--url", server.url)
-        here = []
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and "here: 1 watching\n" not in here:
-            line = watch.stdout.readline()
-            if not line:
-                break
-            if line.startswith("here:"):
-                here.append(line)
-        assert here and all(line in ("here: nobody\n", "here: 1 watching\n") for line in here), here
-        assert "here: 1 watching\n" in here
-    finally:
-        if watch:
-            watch.kill()
-            watch.wait()
-        server.stop()
+    assert "readable by every user" not in log_of("--tokens", str(tokens))
