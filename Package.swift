@@ -143,7 +143,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
 
-        // Layer 5: the `tablecast` executable: serve, compact and the clients.
+        // Layer 5: the `tablecast` executable: serve, compact and the clients, with the browser page embedded (the
+        // EmbedPage plugin runs PageEmbedder on web-client-protocol/client at build time).
+        .executableTarget(name: "PageEmbedder", swiftSettings: swiftSettings),
+        .plugin(name: "EmbedPage", capability: .buildTool(), dependencies: ["PageEmbedder"]),
         .executableTarget(
             name: "TablecastCLI",
             dependencies: [
@@ -155,7 +158,8 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedPage"]
         ),
     ]
 )

@@ -24,8 +24,12 @@ struct BackupCommand: ParsableCommand {
 
     func run() throws {
         let report: TableStore.BackupReport
+        if let problem = Self.problem(writing: to) ?? (Self.isPostgres(db) ? nil : Self.problem(reading: db)) {
+            Output.error("tablecast backup: \(problem)")
+            throw ExitCode(1)
+        }
         do {
-            if db.hasPrefix("postgresql://") || db.hasPrefix("postgres://") {
+            if Self.isPostgres(db) {
                 report = try PostgresTableStore(url: db).backup(to: to)
             } else {
                 report = try TableStore.backup(from: db, to: to)
@@ -40,5 +44,29 @@ struct BackupCommand: ParsableCommand {
         Output.line(
             JSONValue.object(["backup": .string(to), "bytes": .number(Double(report.bytes)), "tables": .array(tables)])
                 .jsonText)
+    }
+
+    private static func isPostgres(_ db: String) -> Bool {
+        db.hasPrefix("postgresql://") || db.hasPrefix("postgres://")
+    }
+
+    /// Why the copy cannot be written at `path`, in the words `serve` uses, before SQLite's "unable to open".
+    private static func problem(writing path: String) -> String? {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path) { return "\(path) already exists; a backup never replaces a file" }
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) else {
+            return "the folder \(folder) does not exist"
+        }
+        guard isDirectory.boolValue else { return "\(folder) is not a folder" }
+        guard access(folder, W_OK) == 0 else { return "cannot write in the folder \(folder): \(String(cString: strerror(errno)))" }
+        return nil
+    }
+
+    /// Why the database at `path` cannot be copied: a mistyped path must not look like an empty database.
+    private static func problem(reading path: String) -> String? {
+        guard FileManager.default.fileExists(atPath: path) else { return "no database at \(path)" }
+        guard access(path, R_OK) == 0 else { return "cannot read \(path): \(String(cString: strerror(errno)))" }
+        return nil
     }
 }

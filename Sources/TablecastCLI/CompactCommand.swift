@@ -6,17 +6,19 @@ import TableStore
 struct CompactCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compact",
-        abstract: "Prune the log of every table to the updates kept behind its latest snapshot.",
+        abstract: "Prune every table's log to what --history and --history-retention keep, then VACUUM.",
         discussion: """
-            The server also prunes automatically whenever it stores a snapshot. A SQLite file: run this on a \
-            stopped server's file (it refuses a file a server holds). PostgreSQL (postgresql://USER@HOST:PORT/DB): \
-            safe while the nodes run; it also VACUUMs the log.
+            Entries go a snapshot at a time: the log keeps everything after the newest snapshot at or below the \
+            oldest version to keep. The server also prunes whenever it stores a snapshot. A SQLite file: run this \
+            on a stopped server's file (it refuses a file a server holds); VACUUM then gives the space back to the \
+            file system (--no-vacuum skips it: it rewrites the whole file). PostgreSQL \
+            (postgresql://USER@HOST:PORT/DB): safe while the nodes run; VACUUM there makes the space reusable.
             """)
 
     @Option(help: "The SQLite database file, or postgresql://USER@HOST:PORT/DB. Default: $TABLECAST_DB, else tablecast.db.")
     var db = ProcessInfo.processInfo.environment["TABLECAST_DB"] ?? "tablecast.db"
 
-    @Option(help: "Log versions to keep behind each table's latest snapshot.")
+    @Option(help: "Versions to keep behind each table's latest version, as `serve --history` counts them.")
     var history = 10_000
 
     @Option(
@@ -25,10 +27,20 @@ struct CompactCommand: ParsableCommand {
             valueName: "retention"))
     var historyRetention = HistoryRetention(versions: 10_000)
 
+    @Flag(inversion: .prefixedNo, help: "VACUUM a SQLite file afterwards, so that it shrinks.")
+    var vacuum = true
+
+    func validate() throws {
+        guard history >= 0 else { throw ValidationError("--history must be 0 or more") }
+    }
+
     func run() throws {
         var options = TableStoreOptions()
-        options.retention = .versionsBeforeSnapshot(Int64(history))
-        options.history = historyRetention
+        // Both bounds count back from each table's latest version (the store's snapshot-relative count is off).
+        options.retention = .versionsBeforeSnapshot(0)
+        options.history =
+            historyRetention == .all
+            ? .all : HistoryRetention(versions: max(historyRetention.versions ?? 0, Int64(history)), age: historyRetention.age)
         if db.hasPrefix("postgresql://") || db.hasPrefix("postgres://") {
             return try report {
                 let store = try PostgresTableStore(url: db, options: options)
@@ -44,12 +56,26 @@ struct CompactCommand: ParsableCommand {
             throw fail("\(error)", exit: 1)
         }
         defer { lock.release() }
+        let before = Self.fileSize(db)
         try report {
             let store = try TableStore(path: db, options: options)
             let removed = try store.compactAll()
             try store.close()
             return (removed, db)
         }
+        guard vacuum else { return }
+        do {
+            let connection = try SQLiteConnection(path: db, flags: [.readWrite])
+            try connection.execute("VACUUM; PRAGMA wal_checkpoint(TRUNCATE)")
+            connection.close()
+        } catch {
+            throw fail("VACUUM failed (the log is pruned all the same): \(error)", exit: 1)
+        }
+        print("vacuumed \(db): \(before) → \(Self.fileSize(db)) bytes")
+    }
+
+    private static func fileSize(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
     }
 
     /// Runs `compact` and prints what it removed; a store that is not a usable Tablecast database exits 3.

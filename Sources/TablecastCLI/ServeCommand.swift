@@ -67,7 +67,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Another Origin browsers may connect from (repeatable), besides the server's own pages.")
     var allowOrigin: [String] = []
 
-    @Option(help: "Directory served over HTTP at / (the browser client). Default: web-client-protocol/client if present.")
+    @Option(help: "Serve the browser page from this folder, read on each request (development). Default: the page built into the executable.")
     var staticDir: String?
 
     @Option(help: "Largest message a client may send, in bytes.")
@@ -97,10 +97,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Count intents per table and outcome in /metrics (one series per table: off by default).")
     var perTableMetrics = false
 
-    @Flag(help: "Serve /healthz and /metrics only to loopback peers (see --metrics-token-file).")
+    @Flag(help: "Serve /metrics only to loopback peers (see --metrics-token-file); /healthz stays open.")
     var metricsLoopbackOnly = false
 
-    @Option(help: "File holding a token: /healthz and /metrics are served to loopback, and to others sending 'Authorization: Bearer TOKEN'.")
+    @Option(help: "File holding a token: /metrics is served to loopback, and to others sending 'Authorization: Bearer TOKEN' (/healthz is open).")
     var metricsTokenFile: String?
 
     @Option(help: "PEM certificate chain: serve https/wss (needs --tls-key). Reloaded on SIGHUP.")
@@ -167,14 +167,34 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("\(error)")
             throw ExitCode(1)
         }
+        for (flag, path) in [("--tokens", tokens), ("--metrics-token-file", metricsTokenFile)] {
+            if let path, Self.isWorldReadable(path) {
+                logger.warning("\(flag) \(path) is readable by every user of this machine: chmod o-r \(path)")
+            }
+        }
+        if allowAnonymous && tokens == nil && !["127.0.0.1", "::1", "localhost"].contains(host) {
+            logger.warning("--allow-anonymous on \(host): anyone who reaches port \(port) is admin of every table")
+        }
+        let staticFiles: StaticFiles
+        if let staticDir {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: staticDir, isDirectory: &isDirectory), isDirectory.boolValue else {
+                logger.critical("cannot start: --static-dir \(staticDir) is not a folder")
+                throw ExitCode(1)
+            }
+            staticFiles = .directory(staticDir)
+        } else {
+            staticFiles = .memory(EmbeddedPage.files)
+        }
+        let prometheusPage = PrometheusBackend.bootstrap(descriptions: TableServer.metricDescriptions)
         var configuration = TableServer.Configuration(
             host: host, port: port, databasePath: db, synchronous: sync == .full ? .full : .normal,
             snapshotInterval: snapshotEvery, historyLimit: history, policy: policy, allowAnonymous: allowAnonymous,
             allowedOrigins: allowOrigin,
-            staticFilesDirectory: staticDir ?? Self.defaultStaticDirectory(), maxMessageBytes: maxMessageBytes,
+            staticFiles: staticFiles, maxMessageBytes: maxMessageBytes,
             maxBatchEntries: maxBatchEntries, intentsPerSecond: intentsPerSecond, maxConnections: maxConnections,
             maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents, tls: tls,
-            metricsPage: PrometheusBackend.bootstrap(descriptions: TableServer.metricDescriptions), perTableMetrics: perTableMetrics, endpointAccess: endpointAccess,
+            metricsPage: { prometheusPage() + [UInt8(ascii: "\n")] + ProcessMetrics.exposition() }, perTableMetrics: perTableMetrics, endpointAccess: endpointAccess,
             handshakeTimeout: .seconds(max(1, handshakeTimeout)),
             maxHandshakesPerAddress: maxHandshakesPerAddress > 0 ? maxHandshakesPerAddress : nil)
         configuration.historyRetention = historyRetention
@@ -194,9 +214,15 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
         }
+        // Once started: a server that cannot start says only why.
+        if let staticDir {
+            logger.info("serving the page from \(URL(fileURLWithPath: staticDir).standardizedFileURL.path) (--static-dir)")
+        } else {
+            logger.info("serving the page built into the executable")
+        }
         for await signal in ShutdownSignal.stream(of: [SIGINT, SIGTERM, SIGHUP]) {
             guard signal == SIGHUP else {
-                logger.info("shutting down", metadata: ["signal": "\(signal)"])
+                logger.info("shutting down", metadata: ["signal": .stringConvertible(signal)])
                 break
             }
             guard tls != nil else {
@@ -213,6 +239,11 @@ struct ServeCommand: AsyncParsableCommand {
         await server.shutdown()
     }
 
+    private static func isWorldReadable(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IROTH != 0
+    }
+
     /// The token in `path`, without surrounding whitespace.
     private static func readToken(_ path: String) throws -> String {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
@@ -221,13 +252,6 @@ struct ServeCommand: AsyncParsableCommand {
         let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !token.isEmpty else { throw ValidationError("--metrics-token-file \(path) is empty") }
         return token
-    }
-
-    private static func defaultStaticDirectory() -> String? {
-        let candidate = "web-client-protocol/client"
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory) && isDirectory.boolValue
-            ? candidate : nil
     }
 }
 

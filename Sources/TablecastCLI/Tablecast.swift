@@ -7,11 +7,11 @@ struct Tablecast: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tablecast",
         abstract: "A server for shared, live-edited tables that behave like iOS table views.",
-        version: "1.0.0",
+        version: TablecastVersion.current,
         subcommands: [
             ServeCommand.self, CompactCommand.self, BackupCommand.self, WatchCommand.self, InsertCommand.self, DeleteCommand.self,
             MoveCommand.self, EditCommand.self, BatchCommand.self, TablesCommand.self, ExportCommand.self,
-            ImportCommand.self, LoadCommand.self, HistoryCommand.self,
+            ImportCommand.self, SectionCommand.self, LoadCommand.self, HistoryCommand.self,
         ])
 
     /// ArgumentParser's own `main`, except that a `ValidationError` thrown by a subcommand's `run` shows that

@@ -20,14 +20,15 @@ public enum EditorCommand: Hashable, Sendable {
 public enum ConnectionDisplay: Hashable, Sendable {
     case connecting
     case live
-    case reconnecting(seconds: Int)
+    /// In `seconds`, after losing the connection for `reason` (nil: not known).
+    case reconnecting(seconds: Int, reason: String? = nil)
     case closed
 
     public var text: String {
         switch self {
         case .connecting: "connecting…"
         case .live: "● live"
-        case .reconnecting(let seconds): "reconnecting in \(seconds)s"
+        case .reconnecting(let seconds, let reason): "reconnecting in \(seconds)s" + (reason.map { ": \($0)" } ?? "")
         case .closed: "closed"
         }
     }

@@ -7,6 +7,7 @@ must show the other person (and the row they are editing), a server error must r
 must give the shell back its screen and a cooked (not raw) terminal.
 """
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -269,11 +270,12 @@ def test_wide_characters_resize_and_reconnect(setup):
     tmux.run("resize-window", "-t", f"{tmux.session}:alice", "-x", "100", "-y", "30")
     tmux.wait("alice", lambda s: s.split("\n")[2] == "─" * 100, "a 100-column redraw")
 
-    # The server goes away and comes back: reconnecting in Ns, then live again on the same table.
+    # The server goes away and comes back: reconnecting in Ns and why, then live again on the same table.
     admin.close()
     port = server.port
     server.stop()
-    tmux.wait("alice", lambda s: "reconnecting in" in s.split("\n")[0], "reconnecting")
+    tmux.wait("alice", lambda s: re.search(r"reconnecting in \d+s: connection refused", s.split("\n")[0]),
+              "reconnecting, and why")
     server.start(port=port)
     screen = tmux.wait("alice", lambda s: "● live" in s, "live again", timeout=20)
     assert "clair" in screen

@@ -40,9 +40,19 @@ def test_json_logs_are_one_object_per_line_with_fields_and_never_a_token(tmp_pat
         records.append(record)
     messages = {record["message"]: record for record in records}
     assert messages["serving"]["level"] == "info"
+    # Counts and ids are JSON numbers; PostgreSQL's durability is not SQLite's pragma, so only SQLite says synchronous.
+    assert messages["serving"]["tables"] == 0 and messages["serving"]["synchronous"] == "FULL"
+    assert messages["shutting down"]["signal"] == 15
     assert messages["table created"]["table"] == "logged"
     denial = messages["refused a hello"]
-    assert denial["code"] == "unauthorized" and denial["client"] == "intruder" and "connection" in denial
+    assert denial["code"] == "unauthorized" and denial["client"] == "intruder" and isinstance(denial["connection"], int)
     assert messages["stopped"]["level"] == "info"
     for token in (READER, ADMIN, WRONG):
         assert token not in text, f"the log shows a token: {token}"
+
+
+def test_the_start_up_line_on_postgresql_names_no_sqlite_synchronous_setting(postgres):
+    server = Server("--db", postgres.create_database(), "--log-format", "json").start()
+    server.stop()
+    serving = [json.loads(line) for line in server.read_log().splitlines() if '"serving"' in line]
+    assert len(serving) == 1 and "synchronous" not in serving[0] and serving[0]["database"].startswith("postgresql://")

@@ -1,13 +1,15 @@
 """/metrics: every series is documented in the README (and every documented one is served), per-table counters
-only behind --per-table-metrics, and /healthz and /metrics restricted to loopback or a token on request."""
+only behind --per-table-metrics, /metrics restricted to loopback or a token on request (/healthz open), process_* and build-info series."""
+import os
 import re
 import socket
+import subprocess
 import urllib.error
 import urllib.request
 
 import pytest
 
-from conftest import ROOT, Server
+from conftest import ROOT, Server, tablecast_binary
 
 PER_TABLE = "tablecast_table_intents_total"
 
@@ -15,7 +17,7 @@ PER_TABLE = "tablecast_table_intents_total"
 def documented_series():
     """(name, type) for each row of the README's metrics table."""
     readme = (ROOT / "README.md").read_text()
-    return {(name, kind) for name, kind in re.findall(r"^\| `((?:tablecast|websocket)_[a-z_]+)` \| (\w+) \|", readme, re.M)}
+    return {(name, kind) for name, kind in re.findall(r"^\| `((?:tablecast|websocket|process)_[a-z_]+)` \| (\w+) \|", readme, re.M)}
 
 
 def served_series(port):
@@ -100,7 +102,7 @@ def status(url, token=None):
 
 
 @pytest.mark.parametrize("mode", ["loopback-only", "token"])
-def test_healthz_and_metrics_can_be_kept_to_loopback_or_a_token(tmp_path, mode):
+def test_metrics_can_be_kept_to_loopback_or_a_token_while_healthz_stays_open(tmp_path, mode):
     token = "m-7c1d0e9f"
     args = ["--host", "0.0.0.0", "--allow-anonymous"]
     if mode == "token":
@@ -111,13 +113,32 @@ def test_healthz_and_metrics_can_be_kept_to_loopback_or_a_token(tmp_path, mode):
     server = Server(*args).start()
     remote = own_address()
     try:
-        for path in ("healthz", "metrics"):
-            assert status(f"http://127.0.0.1:{server.port}/{path}") == 200
-            assert status(f"http://{remote}:{server.port}/{path}") == 403
-            assert status(f"http://{remote}:{server.port}/{path}", token="wrong") == 403
-            expected = 200 if mode == "token" else 403
-            assert status(f"http://{remote}:{server.port}/{path}", token=token) == expected
+        assert status(f"http://127.0.0.1:{server.port}/metrics") == 200
+        assert status(f"http://{remote}:{server.port}/metrics") == 403
+        assert status(f"http://{remote}:{server.port}/metrics", token="wrong") == 403
+        assert status(f"http://{remote}:{server.port}/metrics", token=token) == (200 if mode == "token" else 403)
+        # A load balancer's health check sends no token: /healthz is open to every address.
+        assert status(f"http://{remote}:{server.port}/healthz") == 200
         # The page is not affected.
         assert status(f"http://{remote}:{server.port}/no-such-file") == 404
+    finally:
+        server.stop()
+
+
+def test_process_and_build_info_series_describe_the_running_server():
+    server = Server().start()
+    try:
+        with urllib.request.urlopen(f"{server.http_url}metrics", timeout=10) as response:
+            text = response.read().decode()
+        values = {line.split(" ")[0]: float(line.split(" ")[1]) for line in text.splitlines()
+                  if line.startswith(("process_", "tablecast_build_info"))}
+        version = subprocess.run([tablecast_binary(), "--version"], capture_output=True, text=True).stdout.strip()
+        assert values[f'tablecast_build_info{{version="{version}"}}'] == 1
+        rss = int(open(f"/proc/{server.process.pid}/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        assert 0.5 * rss < values["process_resident_memory_bytes"] < 2 * rss
+        assert values["process_open_fds"] == pytest.approx(len(os.listdir(f"/proc/{server.process.pid}/fd")), abs=4)
+        assert abs(values["process_start_time_seconds"] - os.stat(f"/proc/{server.process.pid}").st_ctime) < 5
+        assert 0 < values["process_cpu_seconds_total"] < 60
+        assert "# TYPE process_cpu_seconds_total counter" in text
     finally:
         server.stop()

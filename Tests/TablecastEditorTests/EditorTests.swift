@@ -219,6 +219,12 @@ final class EditorTests: XCTestCase {
             [.send(.insertSection(at: 2, section: SectionContent(header: "Bakery")), base: 0, label: "new section", requested: nil)])
     }
 
+    func testReconnectingSaysWhyWhenItIsKnown() {
+        XCTAssertEqual(ConnectionDisplay.reconnecting(seconds: 2).text, "reconnecting in 2s")
+        XCTAssertEqual(
+            ConnectionDisplay.reconnecting(seconds: 2, reason: "connection refused").text, "reconnecting in 2s: connection refused")
+    }
+
     func testTheFrameShowsSectionsRowsPresenceAndState() {
         var editor = makeEditor()
         editor.connection = .reconnecting(seconds: 3)

@@ -22,8 +22,10 @@ struct ConnectionOptions: ParsableArguments {
         help: "Stable client id (makes retried intents idempotent). Default: $TABLECAST_CLIENT, else a random one.")
     var clientFlag: String?
 
-    @Option(help: "Name shown to others in presence (without one, a subscriber is only counted among the viewers).")
-    var name: String?
+    @Option(
+        name: .customLong("name"),
+        help: "Name shown to others in presence and history (default: $TABLECAST_NAME; without one, a subscriber is only counted among the viewers).")
+    var nameFlag: String?
 
     @Option(name: .customLong("token"), help: "Token for a server with a tokens file (default: $TABLECAST_TOKEN).")
     var tokenFlag: String?
@@ -38,6 +40,7 @@ struct ConnectionOptions: ParsableArguments {
     var url: String { urlFlag.isEmpty ? Environment.value("TABLECAST_URL") ?? Self.defaultURL : urlFlag.joined(separator: ",") }
     var client: String? { clientFlag ?? Environment.value("TABLECAST_CLIENT") }
     var token: String? { tokenFlag ?? Environment.value("TABLECAST_TOKEN") }
+    var name: String? { nameFlag ?? Environment.value("TABLECAST_NAME") }
 
     /// A client on `transport` (its caller shuts it down), or else on a transport of its own that `close()` shuts
     /// down; `defaultName` is its presence name when `--name` is not given.
@@ -56,8 +59,8 @@ struct ConnectionOptions: ParsableArguments {
             configuration: .init(maxMessageSize: TablecastTransport.defaultMaxMessageSize, maxConnections: 16, tls: tls.clientTLS))
     }
 
-    /// Connects, runs `body`, closes. A refusal prints the error as JSON on stderr and exits 1; no answer within
-    /// the timeout exits 2 with the reason on stderr (connection refused, no such host, no answer).
+    /// Connects, runs `body`, closes. A refusal prints the error as JSON on stderr and exits 1; a refused connection
+    /// (at once), or no answer within the timeout, exits 2 with the reason on stderr (no such host, no answer).
     func withClient<T: Sendable>(_ body: @escaping @Sendable (TablecastClient) async throws -> T) async throws -> T {
         let transport = try makeTransport()
         let client = try makeClient(transport: transport)
@@ -66,7 +69,7 @@ struct ConnectionOptions: ParsableArguments {
         client.connect()
         let outcome = await within(client) { try await body(client) }
         await client.close()
-        if case .failure(let error as TimedOut) = outcome {
+        if case .failure(let error as Unreachable) = outcome {
             Output.error("tablecast: \(error)")
             throw ExitCode(2)
         }
@@ -83,15 +86,18 @@ struct ConnectionOptions: ParsableArguments {
         }
     }
 
-    /// Runs `body`, or fails with ``TimedOut`` once `--timeout` has passed (the client's requests end when
-    /// cancelled). The last part of the time goes to finding out why, while `body` may still finish.
+    /// Runs `body`, or fails with ``Unreachable`` once `--timeout` has passed (the client's requests end when
+    /// cancelled), or at once when every server refuses the connection. The last part of the time goes to finding
+    /// out why, while `body` may still finish.
     func within<T: Sendable>(_ client: TablecastClient, _ body: @escaping @Sendable () async throws -> T) async
         -> Result<T, any Error>
     {
         await Self.within(timeout, diagnosing: client, body)
     }
 
-    /// Runs `body`, or fails with ``TimedOut`` after `seconds`, saying why `client` got no answer.
+    /// Runs `body`, or fails with ``Unreachable`` after `seconds` (saying why `client` got no answer), or as soon as
+    /// every server refuses the connection: waiting will not change that, where a timeout, a reset or a failed
+    /// look-up may pass.
     static func within<T: Sendable>(
         _ seconds: Double, diagnosing client: TablecastClient, _ body: @escaping @Sendable () async throws -> T
     ) async -> Result<T, any Error> {
@@ -104,19 +110,28 @@ struct ConnectionOptions: ParsableArguments {
                 let diagnosis = min(1, seconds / 5)
                 try? await Task.sleep(until: deadline - .milliseconds(Int(diagnosis * 1000)))
                 if Task.isCancelled { return nil }
-                let problem = await TimedOut.problem(of: client, within: diagnosis)
+                let problem = await Unreachable.problem(of: client, within: diagnosis)
                 try? await Task.sleep(until: deadline)
                 if Task.isCancelled { return nil }
-                return .failure(TimedOut(seconds: seconds, url: client.configuration.url, problem: problem))
+                return .failure(Unreachable(seconds: seconds, url: client.configuration.url, problem: problem))
             }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? .failure(CancellationError())
+            group.addTask {
+                guard let refusal = await Unreachable.refusal(of: client.configuration.url, within: min(2, seconds)) else {
+                    return nil
+                }
+                return .failure(Unreachable(url: client.configuration.url, refusal: refusal))
+            }
+            for await result in group {
+                guard let result else { continue }
+                group.cancelAll()
+                return result
+            }
+            return .failure(CancellationError())
         }
     }
 
-    /// No answer in time, and why: the server cannot be reached, refused the connection, or is silent.
-    struct TimedOut: Error, CustomStringConvertible {
+    /// The server cannot be reached (it refused the connection), or gave no answer in time, and why.
+    struct Unreachable: Error, CustomStringConvertible {
         let description: String
 
         init(seconds: Double, url: String, problem: String) {
@@ -124,18 +139,39 @@ struct ConnectionOptions: ParsableArguments {
             description = "no answer from \(url) within \(within)s: \(problem)"
         }
 
+        init(url: String, refusal: String) {
+            description = "cannot connect to \(url): \(refusal)"
+        }
+
         /// Why `client` got no answer: what a fresh look-up and TCP connect find, else how its connection stands.
         static func problem(of client: TablecastClient, within seconds: Double) async -> String {
             let state = client.connectionState
             if case .live = state { return "connected, but the request was not answered" }
-            if let first = client.configuration.url.split(separator: ",").first,
+            let url = client.configuration.url
+            if let first = url.split(separator: ",").first,
                 let endpoint = try? TablecastClient.parse(String(first)),
                 let problem = await ConnectionProbe.problem(host: endpoint.host, port: endpoint.port, within: seconds)
             {
                 return problem
             }
-            if let problem = client.connectionProblem { return "the connection failed: \(problem)" }
+            // TCP connects: a server is there, and the reason (a wrong scheme for the port, say) is in the handshake.
+            if let problem = client.connectionProblem {
+                return "the connection failed: \(await ReconnectReason.text(problem, url: url))"
+            }
             return "the server accepted the connection but did not answer the WebSocket handshake"
+        }
+
+        /// Every server in `url` (comma-separated) refusing the connection, in words; nil if one did not.
+        static func refusal(of url: String, within seconds: Double) async -> String? {
+            var refusals: [String] = []
+            for part in url.split(separator: ",") {
+                guard let endpoint = try? TablecastClient.parse(String(part)),
+                    let problem = await ConnectionProbe.problem(host: endpoint.host, port: endpoint.port, within: seconds),
+                    problem.hasPrefix(ConnectionProbe.refused)
+                else { return nil }
+                refusals.append(problem)
+            }
+            return refusals.isEmpty ? nil : refusals.joined(separator: "; ")
         }
     }
 }

@@ -9,6 +9,9 @@ import Synchronization
 /// libwebsockets reports a failed connect only as "Unable to connect", which does not tell a stopped server from a
 /// mistyped host; a client command that gives up says which it was.
 enum ConnectionProbe {
+    /// How a refused connection's problem starts.
+    static let refused = "connection refused"
+
     /// The problem in words ("no such host", "connection refused", …), or nil when a TCP connection opens (the
     /// server is there but does not answer). Gives up after `seconds` (the lookup or connect is still running).
     static func problem(host: String, port: Int, within seconds: Double) async -> String? {
@@ -59,7 +62,7 @@ enum ConnectionProbe {
         }
         switch error {
         case 0: return nil
-        case ECONNREFUSED: return "connection refused (nothing listens on \(host):\(port))"
+        case ECONNREFUSED: return "\(refused) (nothing listens on \(host):\(port))"
         default: return String(cString: strerror(error))
         }
     }

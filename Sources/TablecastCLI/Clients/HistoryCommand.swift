@@ -15,8 +15,7 @@ struct HistoryCommand: AsyncParsableCommand {
             Asking for a version the server no longer keeps exits 1 with a `pruned` error naming the oldest kept.
             """)
     @OptionGroup var connection: ConnectionOptions
-    @Argument(help: "The table.")
-    var table: String
+    @OptionGroup var selection: TableSelection
     @Option(help: "The first version to print (default: the oldest kept).")
     var from: UInt64?
     @Option(help: "The last version to print (default: the latest).")
@@ -32,7 +31,7 @@ struct HistoryCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let (table, from, to, limit, pretty) = (table, from, to, limit, pretty)
+        let (table, from, to, limit, pretty) = (selection.name, from, to, limit, pretty)
         let (entries, before) = try await connection.withClient { client in
             let entries = try await Self.entries(of: table, from: from, to: to, limit: limit, client)
             // Deleted and moved rows are named by value: the table before the first change says which they were.

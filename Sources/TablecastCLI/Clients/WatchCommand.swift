@@ -13,8 +13,7 @@ struct WatchCommand: AsyncParsableCommand {
             Exits 1 with the server's error when it refuses (no such table, forbidden, …) or drops the table.
             """)
     @OptionGroup var connection: ConnectionOptions
-    @Argument(help: "The table.")
-    var table: String
+    @OptionGroup var selection: TableSelection
     @Flag(help: "Readable output instead of JSON lines.")
     var pretty = false
     @Option(help: "Exit after this many updates.")
@@ -27,12 +26,12 @@ struct WatchCommand: AsyncParsableCommand {
         let tlsWatch = exitOnTLSFailure(of: client, url: connection.url)
         defer { tlsWatch.cancel() }
         client.connect()
-        let table = table
+        let table = selection.name
         // The snapshot (or catch-up) is buffered in `events` meanwhile. Only the first subscribe has a deadline:
         // after it, watch keeps watching across reconnects.
         if case .failure(let error) = await connection.within(client, { try await client.subscribe(table) }) {
             await client.close()
-            let timedOut = error is ConnectionOptions.TimedOut
+            let timedOut = error is ConnectionOptions.Unreachable
             if !timedOut { await transport.shutdown() }  // (see ConnectionOptions.makeTransport)
             let text = (error as? ProtocolError).map { ServerMessage.error($0).json.jsonText } ?? "\(error)"
             Output.error("tablecast watch: \(text)")
@@ -52,19 +51,19 @@ struct WatchCommand: AsyncParsableCommand {
             case .dropped(let name) where name == table:
                 failure = "table '\(table)' was dropped"
                 break loop
-            case .state(let state) where pretty:
-                Output.error("[\(state)]")
+            case .state(let state):
+                // On stderr in both forms: stdout stays the table's JSON lines.
+                guard case .reconnecting = state, let problem = client.connectionProblem else {
+                    Output.error("[\(state)]")
+                    break
+                }
+                Output.error("[\(state): \(await ReconnectReason.text(problem, url: connection.url))]")
             case .rules(_, let rules) where pretty:
                 Output.line("rules: \(rules.json.jsonText)")
             case .rules(let name, let rules):
                 Output.line(ServerMessage.rules(table: name, rules: rules).json.jsonText)
             case .presence(_, let presence) where pretty:
-                Output.line(
-                    "here: "
-                        + presence.clients.map { entry in
-                            "\(entry.name)\(entry.editing ? " (editing)" : "")\(entry.row.map { " on \($0)" } ?? "")"
-                        }
-                        .joined(separator: ", ") + (presence.viewers > 0 ? " and \(presence.viewers) watching" : ""))
+                Output.line("here: " + Self.pretty(presence))
             default:
                 break
             }
@@ -74,6 +73,19 @@ struct WatchCommand: AsyncParsableCommand {
         if let failure {
             Output.error("tablecast watch: \(failure)")
             throw ExitCode(1)
+        }
+    }
+
+    /// `alice (editing) on r3, bob and 2 watching`, `2 watching`, or `nobody`.
+    static func pretty(_ presence: PresenceState) -> String {
+        var parts = presence.clients.map { entry in
+            "\(entry.name)\(entry.editing ? " (editing)" : "")\(entry.row.map { " on \($0)" } ?? "")"
+        }
+        if presence.viewers > 0 { parts.append("\(presence.viewers) watching") }
+        switch parts.count {
+        case 0: return "nobody"
+        case 1: return parts[0]
+        default: return parts.dropLast().joined(separator: ", ") + " and " + parts.last!
         }
     }
 

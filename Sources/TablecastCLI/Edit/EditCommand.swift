@@ -19,9 +19,9 @@ import TablecastProtocol
 struct EditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "edit",
-        abstract: "Edit a table live in the terminal (edit TABLE), or give one row a new value (edit --table T --at S,R VALUE).",
+        abstract: "Edit a table live in the terminal (edit --table T), or give one row a new value (edit --table T --at S,R VALUE).",
         discussion: """
-            edit TABLE [--url ws://127.0.0.1:8080] [--name NAME]: the full-screen editor, shared live with \
+            edit --table T (or edit T) [--url ws://127.0.0.1:8080] [--name NAME]: the full-screen editor, shared live with \
             everyone on the table. Press ? in it for its keys (also listed in the README). Typed values are \
             stored as strings; start a value with = to give JSON instead (=42, =true, ={"a":1}).
 
@@ -32,7 +32,7 @@ struct EditCommand: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "The table to open in the editor; with --at, the row's new value.")
     var arguments: [String] = []
-    @Option(help: "Scripted edit: the table.")
+    @Option(help: "The table (the editor's, or the scripted edit's).")
     var table: String?
     @Option(help: "Scripted edit: the row, section,row.")
     var at: IndexPathArgument?
@@ -49,8 +49,9 @@ struct EditCommand: AsyncParsableCommand {
                 throw ValidationError("a scripted edit takes --table T --at S,R and one VALUE")
             }
         } else {
-            guard arguments.count == 1, table == nil else {
-                throw ValidationError("the editor takes one TABLE (edit TABLE); a scripted edit needs --at")
+            // The editor's table: --table T, or the argument (edit T).
+            guard arguments.count + (table == nil ? 0 : 1) == 1 else {
+                throw ValidationError("the editor takes one table (edit --table T, or edit T); a scripted edit needs --at")
             }
         }
     }
@@ -65,7 +66,7 @@ struct EditCommand: AsyncParsableCommand {
             }
             Output.line(ServerMessage.ack(ack).json.jsonText)
         } else {
-            try await runEditor(table: arguments[0])
+            try await runEditor(table: table ?? arguments[0])
         }
     }
 
@@ -81,6 +82,8 @@ struct EditCommand: AsyncParsableCommand {
         case acked(label: String, ack: ServerMessage.Ack?, requested: RowPath?)
         case failed(label: String, message: String)
         case refreshed(UInt64)
+        /// Why the connection was lost, in words (``ReconnectReason``).
+        case reconnectReason(String)
     }
 
     func runEditor(table: String) async throws {
@@ -123,6 +126,7 @@ struct EditCommand: AsyncParsableCommand {
         var decoder = KeyDecoder()
         var previous: Frame?
         var reconnectAt: ContinuousClock.Instant?
+        var reconnectReason: String?
         var failure: String?
 
         func draw() {
@@ -204,7 +208,7 @@ struct EditCommand: AsyncParsableCommand {
                 if let reconnectAt {
                     let left = reconnectAt - .now
                     let seconds = max(0, Int((Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18).rounded(.up)))
-                    editor.connection = .reconnecting(seconds: seconds)
+                    editor.connection = .reconnecting(seconds: seconds, reason: reconnectReason)
                 }
             case .subscribeFailed(let message):
                 failure = message
@@ -215,6 +219,11 @@ struct EditCommand: AsyncParsableCommand {
                 editor.failed(label: label, message: message)
             case .refreshed(let version):
                 editor.refreshed(version: version)
+            case .reconnectReason(let reason):
+                if case .reconnecting(let seconds, _) = editor.connection {
+                    reconnectReason = reason
+                    editor.connection = .reconnecting(seconds: seconds, reason: reason)
+                }
             case .event(let event):
                 switch event {
                 case .state(let state):
@@ -225,8 +234,15 @@ struct EditCommand: AsyncParsableCommand {
                     case .closed: editor.connection = .closed
                     case .reconnecting(let delay):
                         reconnectAt = .now + delay
+                        reconnectReason = client.connectionProblem
+                        // The look at the server takes up to a second: its answer comes back as an input.
+                        if let problem = reconnectReason {
+                            let url = connection.url
+                            Task { sink.yield(.reconnectReason(await ReconnectReason.text(problem, url: url))) }
+                        }
                         editor.connection = .reconnecting(
-                            seconds: Int((Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18).rounded(.up)))
+                            seconds: Int((Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18).rounded(.up)),
+                            reason: reconnectReason)
                         editor.presence = []
                         editor.viewers = 0
                     }

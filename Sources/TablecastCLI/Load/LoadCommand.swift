@@ -479,7 +479,7 @@ struct LoadCommand: AsyncParsableCommand {
     {
         switch await ConnectionOptions.within(timeout, diagnosing: client, body) {
         case .success(let value): return value
-        case .failure(let error as ConnectionOptions.TimedOut):
+        case .failure(let error as ConnectionOptions.Unreachable):
             // Without shutting the transport down: connections still in their handshake would hold it.
             Output.error("tablecast load: \(error)")
             throw ExitCode(2)

@@ -46,6 +46,9 @@ struct JSONLogHandler: LogHandler {
     private static func json(_ value: Logger.Metadata.Value) -> JSONValue {
         switch value {
         case .string(let text): .string(text)
+        // Counts and ids logged as numbers stay numbers, so collectors can compare them.
+        case .stringConvertible(let value as any BinaryInteger): .number(Double(value))
+        case .stringConvertible(let value as Double): .number(value)
         case .stringConvertible(let value): .string(value.description)
         case .array(let values): .array(values.map(json))
         case .dictionary(let values): .object(values.mapValues(json))

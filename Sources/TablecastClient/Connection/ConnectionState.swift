@@ -17,7 +17,8 @@ public enum ConnectionState: Hashable, Sendable, CustomStringConvertible {
         case .connecting: "connecting"
         case .live: "live"
         case .reconnecting(let delay):
-            "reconnecting in \(Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)s"
+            // Tenths of a second: the backoff's jitter makes more digits noise.
+            "reconnecting in \(Double((delay / .milliseconds(100)).rounded()) / 10)s"
         case .closed: "closed"
         }
     }

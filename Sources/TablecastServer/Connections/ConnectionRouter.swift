@@ -73,7 +73,7 @@ final class ConnectionRouter {
         if !settings.origins.allows(origin: info.origin, host: info.host), let origin = info.origin {
             context.logger.notice(
                 "refused a connection from a foreign origin",
-                metadata: ["origin": "\(origin)", "remote": "\(info.remoteAddress)", "connection": "\(info.id.rawValue)"])
+                metadata: ["origin": "\(origin)", "remote": "\(info.remoteAddress)", "connection": .stringConvertible(info.id.rawValue)])
             context.transport.close(info.id, code: WebSocketCloseCode(rawValue: 1008), reason: "origin \(origin) is not allowed")
             return
         }
@@ -161,7 +161,7 @@ final class ConnectionRouter {
             if session.consecutiveBadMessages >= settings.maxConsecutiveBadMessages {
                 context.logger.notice(
                     "closing a connection after too many bad messages",
-                    metadata: ["client": "\(session.client)", "connection": "\(id.rawValue)"])
+                    metadata: ["client": "\(session.client)", "connection": .stringConvertible(id.rawValue)])
                 context.transport.close(
                     id, code: WebSocketCloseCode(rawValue: 1008),
                     reason: "\(settings.maxConsecutiveBadMessages) bad messages in a row")
@@ -348,7 +348,7 @@ final class ConnectionRouter {
             // Who and why, never the token itself.
             context.logger.notice(
                 "refused a hello",
-                metadata: ["client": "\(hello.client)", "connection": "\(session.id.rawValue)", "code": "\(refusal.code)"])
+                metadata: ["client": "\(hello.client)", "connection": .stringConvertible(session.id.rawValue), "code": "\(refusal.code)"])
             return refuse(session.id, refusal, ref: hello.ref)
         }
         let owner = RefOwner(principal: settings.policy.principal(token: hello.token), client: hello.client)

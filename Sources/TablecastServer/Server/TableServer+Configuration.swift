@@ -39,8 +39,8 @@ extension TableServer {
         /// address the browser used, see `OriginPolicy`); any other origin is refused with 1008, which stops
         /// cross-site WebSocket hijacking.
         public var allowedOrigins: [String]
-        /// Directory served over HTTP (the browser client), or nil.
-        public var staticFilesDirectory: String?
+        /// Files served over HTTP (the browser client), or nil.
+        public var staticFiles: StaticFiles?
         /// Largest message a client may send.
         public var maxMessageBytes: Int
         /// Most entries in one batch.
@@ -84,7 +84,7 @@ extension TableServer {
             host: String = "127.0.0.1", port: Int = 8080, databasePath: String = "tablecast.db",
             synchronous: TableStoreOptions.Synchronous = .full, snapshotInterval: Int = 1000,
             historyLimit: Int = 10_000, policy: AccessPolicy = .open, allowAnonymous: Bool = false, allowedOrigins: [String] = [],
-            staticFilesDirectory: String? = nil, maxMessageBytes: Int = 1 << 20, maxBatchEntries: Int = 1000,
+            staticFiles: StaticFiles? = nil, maxMessageBytes: Int = 1 << 20, maxBatchEntries: Int = 1000,
             intentsPerSecond: Int = 1000, maxConsecutiveBadMessages: Int = 100, maxConnections: Int = 10_000,
             maxQueuedBytes: Int = 8 << 20, maxQueuedMessages: Int = 16_384, refsPerClient: Int = 10_000,
             maxQueuedIntents: Int = 10_000, tls: ServerTLS? = nil,
@@ -106,7 +106,7 @@ extension TableServer {
             self.policy = policy
             self.allowAnonymous = allowAnonymous
             self.allowedOrigins = allowedOrigins
-            self.staticFilesDirectory = staticFilesDirectory
+            self.staticFiles = staticFiles
             self.maxMessageBytes = maxMessageBytes
             self.maxBatchEntries = maxBatchEntries
             self.intentsPerSecond = intentsPerSecond

@@ -106,7 +106,7 @@ public final class TableServer: Sendable {
                     maxUnconsumedBytes: ConnectionRouter.maxUnconsumedBytes,
                     maxConnections: configuration.maxConnections, handshakeTimeout: configuration.handshakeTimeout,
                     maxHandshakesPerAddress: configuration.maxHandshakesPerAddress,
-                    staticFilesDirectory: configuration.staticFilesDirectory,
+                    staticFiles: configuration.staticFiles,
                     metricsFactory: configuration.metricsFactory, metricsPage: metricsPage,
                     endpointAccess: configuration.endpointAccess, tls: configuration.tls, healthStatus: { health.status },
                     memoryBudget: budget),
@@ -150,13 +150,13 @@ public final class TableServer: Sendable {
         let router = Task {
             await ConnectionRouter(context: context, directory: directory, settings: settings, events: continuation).run(stream)
         }
-        logger.info(
-            "serving",
-            metadata: [
-                "url": "\(configuration.tls == nil ? "ws" : "wss")://\(configuration.host):\(port)/", "database": "\(store.location)",
-                "tables": "\(actors.count)", "synchronous": "\(configuration.synchronous.rawValue)",
-                "memory_limit": "\(MemorySize.text(budget.limit))",
-            ])
+        var serving: Logger.Metadata = [
+            "url": "\(configuration.tls == nil ? "ws" : "wss")://\(configuration.host):\(port)/", "database": "\(store.location)",
+            "tables": .stringConvertible(actors.count), "memory_limit": "\(MemorySize.text(budget.limit))",
+        ]
+        // SQLite's PRAGMA synchronous: PostgreSQL's durability is its own server's setting.
+        if !configuration.isPostgres { serving["synchronous"] = "\(configuration.synchronous.rawValue)" }
+        logger.info("serving", metadata: serving)
         return TableServer(
             port: port, context: context, directory: directory, follower: follower, events: continuation, router: router,
             lock: lock)

@@ -472,7 +472,7 @@ actor TableActor {
             let lost = group.entries.count + pending.entries.count
             let incident = context.failures.log(
                 .error, "could not store a group of changes", cause: ProtocolError.reason(error),
-                metadata: ["table": "\(name)", "intents": "\(lost)", "error": "\(error)"])
+                metadata: ["table": "\(name)", "intents": .stringConvertible(lost), "error": "\(error)"])
             let refusal = ProtocolError.notStored(error, incident: incident)
             for entry in group.entries + pending.entries {
                 if let ref = entry.ref, let claim = entry.claim { context.refs.release(entry.requester.refOwner, ref, use: claim) }

@@ -1,4 +1,4 @@
-/// Who may read `/healthz` and `/metrics` (static files and WebSocket upgrades are not affected): a server bound to
+/// Who may read `/metrics` (`/healthz`, static files and WebSocket upgrades are not affected): a server bound to
 /// a public address need not tell the world its load.
 public enum EndpointAccess: Sendable, Hashable {
     /// Anyone who can reach the port (the default).
@@ -8,7 +8,7 @@ public enum EndpointAccess: Sendable, Hashable {
     /// Loopback peers, and others that send `Authorization: Bearer <token>`.
     case loopbackOrToken(String)
 
-    /// Whether a request from `peer` (an IP address) with this `Authorization` header may read the endpoints.
+    /// Whether a request from `peer` (an IP address) with this `Authorization` header may read `/metrics`.
     func allows(peer: String, authorization: String?) -> Bool {
         switch self {
         case .everyone:

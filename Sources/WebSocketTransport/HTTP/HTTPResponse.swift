@@ -4,6 +4,10 @@ import CLibWebSockets
 final class HTTPResponse {
     let status: UInt32
     let contentType: String
+    /// Headers besides type and length, names in lower case.
+    var headers: [(name: String, value: String)] = []
+    /// Headers only (HEAD, 304): `Content-Length` still tells the body's size, the body is not sent.
+    var omitsBody = false
     /// `WebSocketMessage.headroom` zero bytes, then the body: lws_write wants headroom before what it writes.
     private let buffer: [UInt8]
     private var offset = WebSocketMessage.headroom
@@ -24,15 +28,27 @@ final class HTTPResponse {
 
     /// Writes the status line and headers; the body follows from `writeBody`.
     func writeHeaders(_ wsi: OpaquePointer) -> Bool {
-        var headers = [UInt8](repeating: 0, count: WebSocketMessage.headroom + 1024)
-        return headers.withUnsafeMutableBufferPointer { headers in
-            let start = headers.baseAddress! + WebSocketMessage.headroom
-            let end = headers.baseAddress! + headers.count - 1
+        var block = [UInt8](repeating: 0, count: WebSocketMessage.headroom + 4096)
+        return block.withUnsafeMutableBufferPointer { block in
+            let start = block.baseAddress! + WebSocketMessage.headroom
+            let end = block.baseAddress! + block.count - 1
             var cursor: UnsafeMutablePointer<UInt8>? = start
-            return contentType.withCString { contentType in
+            let common = contentType.withCString { contentType in
                 lws_add_http_common_headers(wsi, status, contentType, lws_filepos_t(bodyCount), &cursor, end) == 0
-                    && lws_finalize_write_http_header(wsi, start, &cursor, end) == 0
             }
+            guard common else { return false }
+            for (name, value) in headers {
+                let added = "\(name):".withCString { namePointer in
+                    value.withCString { valuePointer in
+                        lws_add_http_header_by_name(
+                            wsi, UnsafeRawPointer(namePointer).assumingMemoryBound(to: UInt8.self),
+                            UnsafeRawPointer(valuePointer).assumingMemoryBound(to: UInt8.self), Int32(value.utf8.count),
+                            &cursor, end)
+                    }
+                }
+                guard added == 0 else { return false }
+            }
+            return lws_finalize_write_http_header(wsi, start, &cursor, end) == 0
         }
     }
 

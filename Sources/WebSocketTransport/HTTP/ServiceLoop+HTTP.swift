@@ -5,11 +5,13 @@ extension ServiceLoop {
     func serveHTTP(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?) -> Int32 {
         guard case .server(let router) = role, let slot = Self.responseSlot(user) else { return -1 }
         let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
-        let isGet = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0
-        let response = router.respond(
-            isGet: isGet, path: path, peer: Self.peerAddress(wsi), authorization: Self.header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
-            openConnections: connections.count)
+        let request = HTTPRouter.Request(
+            isGet: lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0, isHead: lws_hdr_total_length(wsi, WSI_TOKEN_HEAD_URI) > 0,
+            path: path, peer: Self.peerAddress(wsi), authorization: Self.header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
+            ifNoneMatch: Self.header(wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH), host: Self.header(wsi, WSI_TOKEN_HOST))
+        let response = router.respond(to: request, openConnections: connections.count)
         guard response.writeHeaders(wsi) else { return -1 }
+        if response.omitsBody { return lws_http_transaction_completed(wsi) == 0 ? 0 : -1 }
         releaseHTTPResponse(user)
         slot.pointee = Unmanaged.passRetained(response).toOpaque()
         lws_callback_on_writable(wsi)

@@ -31,12 +31,11 @@ public final class WebSocketServer: Sendable {
         try configuration.tls?.validate()
         tls = configuration.tls
         try ListenProbe.check(host: configuration.host, port: configuration.port)
-        let directory = configuration.staticFilesDirectory.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         loop = try ServiceLoop(
             role: .server(
                 HTTPRouter(
                     metricsPage: configuration.metricsPage, access: configuration.endpointAccess,
-                    staticDirectory: directory, healthStatus: configuration.healthStatus)),
+                    staticFiles: configuration.staticFiles, healthStatus: configuration.healthStatus)),
             settings: ContextSettings(
                 port: configuration.port, host: configuration.host, subprotocols: configuration.subprotocols,
                 handshakeTimeoutSeconds: configuration.handshakeTimeout.wholeSeconds,

@@ -21,7 +21,8 @@ extension WebSocketServer {
         public var hangUpAfterIdle: Duration
         public var shutdownFlushTimeout: Duration
         public var slowConsumerCloseTimeout: Duration
-        public var staticFilesDirectory: String?
+        /// What GET paths other than `/healthz` and `/metrics` serve; `nil` serves none.
+        public var staticFiles: StaticFiles?
         public var metricsFactory: any MetricsFactory
         public var metricsPage: (@Sendable () -> [UInt8])?
         public var endpointAccess: EndpointAccess
@@ -63,12 +64,14 @@ extension WebSocketServer {
         ///   - slowConsumerCloseTimeout: How long a connection closed with 4000 may take to read the rest of the
         ///     frame being written and the close frame before its socket is dropped (it stopped reading). Its queue
         ///     is gone by then, so waiting costs little. Whole seconds. Default 30 s.
-        ///   - staticFilesDirectory: Directory served for other GET paths (`/` → `index.html`); `nil` serves none.
+        ///   - staticFilesDirectory: Directory served for other GET paths (`/` → `index.html`), read on each request.
+        ///   - staticFiles: Files served for other GET paths instead (e.g. embedded in the executable); `nil`: the
+        ///     directory's, if any.
         ///   - metricsFactory: Where the transport records its metrics (swift-metrics). Default: the process'
         ///     `MetricsSystem.factory`, which the application bootstraps with the backend it chose.
         ///   - metricsPage: What `GET /metrics` answers, rendered by that backend (e.g. Prometheus text); `nil`
         ///     (default) answers 404.
-        ///   - endpointAccess: Who may read `/healthz` and `/metrics`. Default: everyone.
+        ///   - endpointAccess: Who may read `/metrics` (`/healthz` is open to all). Default: everyone.
         ///   - tls: Certificate and key to serve TLS with (everything on the port: WebSocket, `/healthz`,
         ///     `/metrics`, files); `nil` (default) serves plain text.
         ///   - healthStatus: The `status` `/healthz` reports (e.g. `degraded`); nil: always `ok`.
@@ -98,6 +101,7 @@ extension WebSocketServer {
             shutdownFlushTimeout: Duration = .seconds(5),
             slowConsumerCloseTimeout: Duration = .seconds(30),
             staticFilesDirectory: String? = nil,
+            staticFiles: StaticFiles? = nil,
             metricsFactory: any MetricsFactory = MetricsSystem.factory,
             metricsPage: (@Sendable () -> [UInt8])? = nil,
             endpointAccess: EndpointAccess = .everyone,
@@ -124,7 +128,7 @@ extension WebSocketServer {
             self.hangUpAfterIdle = hangUpAfterIdle
             self.shutdownFlushTimeout = shutdownFlushTimeout
             self.slowConsumerCloseTimeout = slowConsumerCloseTimeout
-            self.staticFilesDirectory = staticFilesDirectory
+            self.staticFiles = staticFiles ?? staticFilesDirectory.map(StaticFiles.directory)
             self.metricsFactory = metricsFactory
             self.metricsPage = metricsPage
             self.endpointAccess = endpointAccess
