@@ -59,19 +59,14 @@ actor TableActor {
     private var presenceBroadcastScheduled = false
     /// The shortest time between two `presence` messages of a table.
     static let presenceInterval = Duration.milliseconds(100)
-    /// The newest `snapshot` built of the committed table, shared (one buffer, counted once in the memory budget's
-    /// snapshot account) by every catch-up that needs one: it is sent with the updates committed after it while
-    /// those fit the catch-up bound, so joiners of a busy table share one snapshot instead of each landing on a
-    /// version of their own. Let go ``snapshotLifetime`` after it was built, so idle tables do not hold theirs.
-    private var sharedSnapshot: (version: UInt64, rules: TableRules, message: WebSocketMessage)?
+    /// The newest snapshot built and the catch-ups waiting for one: joiners of a busy table share one snapshot (one
+    /// buffer, counted once in the memory budget's snapshot account) with the updates after it, instead of each
+    /// landing on a version of its own. Let go ``snapshotLifetime`` after it was built, so idle tables hold none.
+    private var snapshots = SnapshotSharing()
     /// How long a table keeps its shared snapshot; connections it was queued to keep it until it is written.
     static let snapshotLifetime = Duration.seconds(10)
     /// How soon a snapshot that could not be built (the snapshot account was full) is tried again.
     static let snapshotRetryInterval = Duration.milliseconds(100)
-    /// Catch-ups waiting for the snapshot being built. It is written on another task, so that the table's writers
-    /// do not wait for it; when it is ready the waiters get it, the updates committed since, and their answer.
-    private var snapshotWaiters: [(requester: Requester, ref: String?, subscribing: Bool)] = []
-    private var buildingSnapshot = false
     private var dropped = false
     /// Set when the table could not be reloaded after a failed commit: it then refuses work with `unavailable`.
     private var broken: String?
@@ -487,7 +482,7 @@ actor TableActor {
             // table is read again from the store.
             guard let committed = group.replay.engineBefore else { return await reload() }
             engine = committed
-            sharedSnapshot = nil
+            snapshots.forget()
             publishStatus()
         }
     }
@@ -503,7 +498,7 @@ actor TableActor {
             if let ref = entry.ref, let claim = entry.claim { context.refs.release(entry.requester.refOwner, ref, use: claim) }
         }
         engine = replay.engineBefore!
-        sharedSnapshot = nil
+        snapshots.forget()
         pending = newGroup
         context.metrics.rebases.increment()
         // The store reserved the table for the rebased group: with nothing to commit, other nodes need not wait.
@@ -610,7 +605,7 @@ actor TableActor {
             }
             let previous = self.engine.table.version
             self.engine = engine
-            sharedSnapshot = nil
+            snapshots.forget()
             history = Self.emptyHistory(after: engine.table.version, context: context)
             storedVersion.store(engine.table.version, ordering: .relaxed)
             broken = nil
@@ -622,7 +617,8 @@ actor TableActor {
                 let message = WebSocketMessage(kind: .text, bytes: snapshot.encoded)
                 message.charge(to: context.budget[.snapshots])
                 context.metrics.snapshotsEncoded.increment()
-                sharedSnapshot = (table.version, table.rules, message)
+                snapshots.share(.init(version: table.version, rules: table.rules, message: message))
+                expireSnapshot(version: table.version)
                 context.transport.send(message, to: subscribers.ids)
             }
             publishStatus()
@@ -681,12 +677,11 @@ actor TableActor {
         case .snapshotBuilt(let version, let rules, let message):
             snapshotBuilt(version: version, rules: rules, message)
         case .retrySnapshot:
-            buildingSnapshot = false
-            buildSnapshotUnlessBuilding()
+            if snapshots.retryBuilding() { buildSnapshot() }
         case .snapshotExpired(let version):
-            if sharedSnapshot?.version == version { sharedSnapshot = nil }
+            snapshots.expire(version: version)
         case .unsubscribe(let requester, let ref):
-            snapshotWaiters.removeAll { $0.requester.connection == requester.connection && $0.subscribing }
+            snapshots.cancelSubscribe(of: requester.connection)
             removeSubscriber(requester.connection)
             context.send(.unsubscribed(ref: ref, table: name), to: requester.connection)
         case .disconnected(let connection):
@@ -757,16 +752,15 @@ actor TableActor {
     }
 
     /// Queues a catch-up behind the snapshot of the committed table, starting to build it on another task unless
-    /// that is under way. While the memory budget's snapshot account is over its share (snapshots still queued to
-    /// slow readers), the build waits and is tried again: joiners wait rather than the server grow.
+    /// that is under way.
     private func waitForSnapshot(_ requester: Requester, ref: String?, subscribing: Bool) {
-        snapshotWaiters.append((requester, ref, subscribing))
-        buildSnapshotUnlessBuilding()
+        if snapshots.wait(.init(requester: requester, ref: ref, subscribing: subscribing)) { buildSnapshot() }
     }
 
-    private func buildSnapshotUnlessBuilding() {
-        guard !buildingSnapshot, !snapshotWaiters.isEmpty else { return }
-        buildingSnapshot = true
+    /// Builds a snapshot of the committed table on another task, so that the table's writers do not wait for it.
+    /// While the memory budget's snapshot account is over its share (snapshots still queued to slow readers), the
+    /// build waits and is tried again: joiners wait rather than the server grow.
+    private func buildSnapshot() {
         let account = context.budget[.snapshots]
         guard !account.isOver else {
             account.degraded()
@@ -790,15 +784,9 @@ actor TableActor {
     /// The snapshot at `version` is ready: it becomes the shared one, and each waiter still connected gets it, the
     /// updates committed since (or, when they are too many, waits for a newer snapshot) and its answer.
     private func snapshotBuilt(version: UInt64, rules: TableRules, _ message: WebSocketMessage) {
-        buildingSnapshot = false
         context.metrics.snapshotsEncoded.increment()
-        sharedSnapshot = (version, rules, message)
-        Task {
-            try? await Task.sleep(for: Self.snapshotLifetime)
-            enqueue(.snapshotExpired(version: version))
-        }
-        let waiters = snapshotWaiters
-        snapshotWaiters = []
+        let waiters = snapshots.built(.init(version: version, rules: rules, message: message))
+        expireSnapshot(version: version)
         let catchUp = fromSharedSnapshot()
         for waiter in waiters where isOpen(waiter.requester) {
             if let refusal = unavailability {
@@ -806,24 +794,28 @@ actor TableActor {
                 continue
             }
             guard let catchUp else {
-                snapshotWaiters.append(waiter)
+                snapshots.requeue(waiter)
                 continue
             }
             for message in catchUp { context.transport.send(message, to: waiter.requester.connection) }
             finishCatchUp(waiter.requester, ref: waiter.ref, subscribing: waiter.subscribing)
         }
-        buildSnapshotUnlessBuilding()
+        if snapshots.startBuilding() { buildSnapshot() }
+    }
+
+    /// Lets go of the shared snapshot of `version` after ``snapshotLifetime``.
+    private func expireSnapshot(version: UInt64) {
+        Task {
+            try? await Task.sleep(for: Self.snapshotLifetime)
+            enqueue(.snapshotExpired(version: version))
+        }
     }
 
     /// The shared snapshot followed by the updates committed after it, when they are all kept and fit the catch-up
     /// bound and the rules have not changed since; nil when a newer snapshot is needed.
     private func fromSharedSnapshot() -> [WebSocketMessage]? {
-        guard let shared = sharedSnapshot, shared.rules == engine.table.rules else { return nil }
-        let limit = context.catchUpLimit
-        guard engine.table.version - shared.version <= UInt64(limit.messages),
-            let missed = history.messages(after: shared.version), missed.reduce(0, { $0 + $1.count }) <= limit.bytes
-        else { return nil }
-        return [shared.message] + missed
+        snapshots.catchUp(
+            version: engine.table.version, rules: engine.table.rules, history: history, limit: context.catchUpLimit)
     }
 
     /// Whether `requester`'s connection is still open; a catch-up queued for a closed one is dropped unbuilt.
