@@ -255,18 +255,24 @@ def folded(catch_up):
     return [dict(catch_up[0], version=replica.version, sections=replica.sections)]
 
 
-@pytest.fixture(autouse=True)
-def servers_stop_with_their_test():
-    """A server a test started and left running (a failed assertion before its stop, or none at all) is stopped
-    once the test ends; servers of fixtures that span several tests are left to those fixtures."""
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """Notes the servers the test's own body starts (not its fixtures, which stop theirs)."""
     before = len(started_servers)
     yield
-    for server in started_servers[before:]:
+    item.servers_started = started_servers[before:]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item):
+    """A server the test's body started and left running (a failed assertion before its stop, or none at all) is
+    stopped once the test and its fixtures are done."""
+    yield
+    for server in getattr(item, "servers_started", []):
         if server.process and server.process.poll() is None:
             server.process.kill()
             server.process.wait(timeout=10)
             server.log.close()
-    del started_servers[before:]
 
 
 def processes_left(parent):
