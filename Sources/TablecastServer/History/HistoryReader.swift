@@ -17,17 +17,43 @@ import WebSocketTransport
 /// Replies are counted in the memory budget's history-replies account until they are written; while it is over its
 /// share, no new request starts. A `changes` page holds at most ``maxPageBytes`` of batches (`next` goes on).
 final class HistoryReader: Sendable {
-    /// One reader: a queue and the read-only store and parsed snapshots confined to it.
+    /// One reader: a thread of its own, and the read-only store and parsed snapshots confined to it. The replay
+    /// readers' threads run at a lower priority (nice 10) than everything else, so that a flood of replays gives
+    /// way to commits, the fan-out and the light lane instead of competing with them for the cores.
     private final class Reader: @unchecked Sendable {
-        let queue: DispatchQueue
-        /// The light lane: it takes only payers whose recent reads were cheap (see ``HistoryReadQueue``).
+        /// The light lane: it takes only reads expected to be cheap (see ``HistoryReadQueue``).
         let isLight: Bool
         var store: (any TableStorage)?
         var snapshots = SnapshotCache<Table>(capacity: 4)
+        /// Work for the thread, in order; nil ends it.
+        private let jobs = Mutex<[(@Sendable () -> Void)?]>([])
+        private let ready = DispatchSemaphore(value: 0)
 
         init(_ number: Int, light: Bool) {
-            queue = DispatchQueue(label: "tablecast-history-\(number)")
             isLight = light
+            let thread = Thread { [self] in
+                // On Linux, PRIO_PROCESS with 0 names the calling thread only.
+                if !light { setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10) }
+                while true {
+                    ready.wait()
+                    guard let job = jobs.withLock({ $0.removeFirst() }) else { return }
+                    job()
+                }
+            }
+            thread.name = light ? "tablecast-history-light" : "tablecast-history-\(number)"
+            thread.start()
+        }
+
+        /// Runs `job` on the reader's thread, after what was queued before.
+        func async(_ job: @escaping @Sendable () -> Void) {
+            jobs.withLock { $0.append(job) }
+            ready.signal()
+        }
+
+        /// Ends the thread once what was queued before is done.
+        func stop() {
+            jobs.withLock { $0.append(nil) }
+            ready.signal()
         }
     }
 
@@ -64,6 +90,8 @@ final class HistoryReader: Sendable {
     private let sharedSnapshots = Mutex(SharedSnapshots())
     private let snapshotAccount: MemoryBudget.Account
     private let state: Mutex<State>
+    /// Every reader, to end their threads with the reader.
+    private let readers: [Reader]
     private let clock = ContinuousClock()
     private let origin: ContinuousClock.Instant
 
@@ -83,7 +111,8 @@ final class HistoryReader: Sendable {
         origin = clock.now
         let all = (0...max(1, readers)).map { Reader($0, light: $0 == 0) }
         state = Mutex(State(idle: all))
-        for reader in all { reader.queue.async { reader.store = try? Self.open(database) } }
+        self.readers = all
+        for reader in all { reader.async { reader.store = try? Self.open(database) } }
     }
 
     /// The answer to `history` on `connection`: a `changes` page or an `error`, encoded and counted. When the store
@@ -222,6 +251,10 @@ final class HistoryReader: Sendable {
         WebSocketMessage(kind: .text, bytes: message.encoded)
     }
 
+    deinit {
+        for reader in readers { reader.stop() }
+    }
+
     /// `connection` closed: what it still has waiting is dropped.
     func forget(_ connection: WebSocketConnectionID) {
         state.withLock { $0.queue.remove(connection) }
@@ -272,13 +305,13 @@ final class HistoryReader: Sendable {
                 }
             }
             guard let (reader, request, table, connection, principal) = next else { return }
-            reader.queue.async { [self] in
+            reader.async { [self] in
                 run(request, on: reader, table: table, connection: connection, principal: principal)
             }
         }
     }
 
-    /// Answers `request` on `reader`'s queue, then frees the reader and looks for more work.
+    /// Answers `request` on `reader`'s thread, then frees the reader and looks for more work.
     private func run(
         _ request: Request, on reader: Reader, table: String, connection: WebSocketConnectionID, principal: String
     ) {
