@@ -513,31 +513,31 @@ def test_catch_ups_for_connections_closed_while_they_waited_are_dropped():
 
 
 def test_writers_do_not_wait_while_a_big_snapshot_is_built():
-    """A subscribe that needs a 100,000-row snapshot, and an insert right behind it: the insert commits while the
-    snapshot is being built (it used to wait for it), so the subscriber's catch-up is the snapshot at the version it
-    was built at, then the insert's update, then `subscribed` at the newer version."""
+    """A subscribe that needs a 100,000-row snapshot, and an insert right behind it on the same connection (so the
+    table takes them in that order): the insert is acknowledged before the snapshot is sent (it used to wait for
+    it), and the catch-up is the snapshot at the version it was built at, then the insert's update, then
+    `subscribed` at the newer version."""
     server = Server("--intents-per-second", "100000").start()
-    writer = server.client()
-    writer.ok({"type": "createTable", "table": "big", "sections": rows(), "rules": {"maxRowsPerSection": 200000}})
-    for start in range(0, 100_000, 1000):
-        writer.ok({"type": "batch", "table": "big",
-                   "insertRows": [{"at": [0, start + i], "value": "x" * 40} for i in range(1000)]})
-    reader = server.client()
-    reader.send({"type": "subscribe", "table": "big", "ref": "s"})
-    ack = writer.ok({"type": "insert", "table": "big", "at": [0, 0], "value": "late"})
-    assert ack["version"] == 101
-    catch_up, subscribed = [], None
-    while subscribed is None:
-        message = reader.recv(timeout=60)
-        if message["type"] == "subscribed":
-            subscribed = message
-        elif message["type"] in ("snapshot", "update"):
-            catch_up.append(message)
-    assert [(m["type"], m["version"]) for m in catch_up] == [("snapshot", 100), ("update", 101)]
-    assert subscribed["version"] == 101
-    writer.close()
-    reader.close()
-    server.stop()
+    try:
+        writer = server.client()
+        writer.ok({"type": "createTable", "table": "big", "sections": rows(), "rules": {"maxRowsPerSection": 200000}})
+        for start in range(0, 100_000, 1000):
+            writer.ok({"type": "batch", "table": "big",
+                       "insertRows": [{"at": [0, start + i], "value": "x" * 40} for i in range(1000)]})
+        writer.send({"type": "subscribe", "table": "big", "ref": "s"})
+        writer.send({"type": "insert", "table": "big", "at": [0, 0], "value": "late", "ref": "i"})
+        arrivals, subscribed = [], None
+        while subscribed is None:
+            message = writer.recv(timeout=60)
+            if message["type"] == "subscribed" and message.get("ref") == "s":
+                subscribed = message
+            elif message["type"] in ("snapshot", "update") or message.get("ref") == "i":
+                arrivals.append((message["type"], message.get("version")))
+        assert arrivals == [("ack", 101), ("snapshot", 100), ("update", 101)], arrivals
+        assert subscribed["version"] == 101
+        writer.close()
+    finally:
+        server.stop()
 
 
 def test_stalled_handshakes_do_not_keep_a_client_out():
