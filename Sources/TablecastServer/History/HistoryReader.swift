@@ -24,7 +24,7 @@ final class HistoryReader: Sendable {
         /// The light lane: it takes only reads expected to be cheap (see ``HistoryReadQueue``).
         let isLight: Bool
         var store: (any TableStorage)?
-        var snapshots = SnapshotCache<Table>(capacity: 4)
+        var snapshots = SnapshotCache<ParsedSnapshot>(capacity: 4)
         /// Work for the thread, in order; nil ends it.
         private let jobs = Mutex<[(@Sendable () -> Void)?]>([])
         private let ready = DispatchSemaphore(value: 0)
@@ -57,6 +57,13 @@ final class HistoryReader: Sendable {
         }
     }
 
+    /// A table parsed from a stored snapshot, counted in the budget's snapshot account (at its JSON text's size, an
+    /// estimate) while a reader keeps it.
+    private struct ParsedSnapshot {
+        var table: Table
+        let charge: MemoryCharge
+    }
+
     /// The encoded historical snapshots kept, and those a reader is encoding now (others wait for them).
     private struct SharedSnapshots {
         var cache = SnapshotCache<WebSocketMessage>(capacity: 4)
@@ -66,7 +73,7 @@ final class HistoryReader: Sendable {
     /// A request waiting for a reader: what to answer, and where the answer goes.
     private struct Request: Sendable {
         var ref: String?
-        var body: @Sendable (any TableStorage, inout SnapshotCache<Table>) throws(ProtocolError) -> WebSocketMessage
+        var body: @Sendable (any TableStorage, inout SnapshotCache<ParsedSnapshot>) throws(ProtocolError) -> WebSocketMessage
         var answer: @Sendable (WebSocketMessage) -> Void
     }
 
@@ -214,13 +221,16 @@ final class HistoryReader: Sendable {
             }
             let rebuilt: Table
             do {
-                let parsedKey = SnapshotCache<Table>.Key(table: table, epoch: state.info.epoch, version: snapshot.version)
+                let parsedKey = SnapshotCache<ParsedSnapshot>.Key(
+                    table: table, epoch: state.info.epoch, version: snapshot.version)
                 var past: Table
                 if let parsed = snapshots.value(parsedKey) {
-                    past = parsed
+                    past = parsed.table
                 } else {
                     past = try Table(json: JSONValue(parsing: snapshot.body))
-                    snapshots.insert(past, for: parsedKey)
+                    snapshots.insert(
+                        ParsedSnapshot(table: past, charge: MemoryCharge(snapshot.body.utf8.count, to: snapshotAccount)),
+                        for: parsedKey)
                 }
                 for entry in state.log { try past.apply(Batch(json: JSONValue(parsing: entry.batch))) }
                 past.rules = try TableRules(json: JSONValue(parsing: state.info.rules))
@@ -264,7 +274,7 @@ final class HistoryReader: Sendable {
     /// and charged to the history-replies account until it is written.
     private func answer(
         ref: String?, table: String, connection: WebSocketConnectionID, principal: String,
-        _ body: @escaping @Sendable (any TableStorage, inout SnapshotCache<Table>) throws(ProtocolError) -> WebSocketMessage
+        _ body: @escaping @Sendable (any TableStorage, inout SnapshotCache<ParsedSnapshot>) throws(ProtocolError) -> WebSocketMessage
     ) async -> WebSocketMessage {
         await withCheckedContinuation { continuation in
             let request = Request(ref: ref, body: body) { continuation.resume(returning: $0) }
