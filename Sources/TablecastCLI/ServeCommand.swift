@@ -131,6 +131,9 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Handlers first: a signal that arrives while the server starts is handled once it has started, rather
+        // than killing it with the default action after it has printed its start-up line.
+        let signals = ShutdownSignal.stream(of: [SIGINT, SIGTERM, SIGHUP])
         let (format, level) = (logFormat, logLevel)
         LoggingSystem.bootstrap { label in
             guard format == .text else { return JSONLogHandler(label: label, level: level) }
@@ -220,7 +223,7 @@ struct ServeCommand: AsyncParsableCommand {
         } else {
             logger.info("serving the page built into the executable")
         }
-        for await signal in ShutdownSignal.stream(of: [SIGINT, SIGTERM, SIGHUP]) {
+        for await signal in signals {
             guard signal == SIGHUP else {
                 logger.info("shutting down", metadata: ["signal": .stringConvertible(signal)])
                 break

@@ -28,7 +28,7 @@ func exitOnTLSFailure(of client: TablecastClient, url: String) -> Task<Void, Nev
         for await event in events {
             if case .tlsFailed(let reason) = event {
                 Output.error("tablecast: cannot connect to \(url): \(reason)")
-                exit(1)
+                terminateProcess(1)
             }
         }
     }
