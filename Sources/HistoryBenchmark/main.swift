@@ -157,7 +157,7 @@ await server.shutdown()
 // The same reads inside the process, split into the store's read and the rebuild.
 var options = TableStoreOptions()
 options.readOnly = true
-let store = try TableStore(path: path, options: options)
+let store = try SQLiteTableStore(path: path, options: options)
 for version in [back, worst] {
     var reads: [Duration] = []
     var rebuilds: [Duration] = []

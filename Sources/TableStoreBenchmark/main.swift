@@ -1,4 +1,4 @@
-// store-bench: commit throughput and latency of TableStore on a real file, for group sizes 1, 16 and 64 with
+// store-bench: commit throughput and latency of SQLiteTableStore on a real file, for group sizes 1, 16 and 64 with
 // synchronous FULL and NORMAL. Not a test: it prints figures for a person to read.
 //
 //   swift build -c release --product store-bench && .build/release/store-bench [--seconds S] [--dir DIRECTORY]
@@ -56,7 +56,7 @@ func run(synchronous: TableStoreOptions.Synchronous, groupSize: Int, settings: S
     options.synchronous = synchronous
     options.snapshotInterval = snapshotInterval
     options.backgroundCheckpoint = settings.backgroundCheckpoint
-    let store = try TableStore(path: path, options: options)
+    let store = try SQLiteTableStore(path: path, options: options)
     let tables = (0..<writers).map { "table-\($0)" }
     for table in tables {
         try store.createTable(table, epoch: 1, rules: "{}", snapshot: snapshot, created: 0)
@@ -99,7 +99,7 @@ func microseconds(_ duration: Duration) -> String {
 
 let settings = Settings(arguments: CommandLine.arguments)
 print(
-    "TableStore commit benchmark: \(settings.seconds) s per row, files in \(settings.directory), \(writers) tables, "
+    "SQLiteTableStore commit benchmark: \(settings.seconds) s per row, files in \(settings.directory), \(writers) tables, "
         + (settings.backgroundCheckpoint ? "background" : "inline") + " checkpoints")
 print("sync    group   commits/s   records/s   mean µs    p50 µs    p99 µs")
 for synchronous in [TableStoreOptions.Synchronous.full, .normal] {

@@ -23,17 +23,14 @@ struct BackupCommand: ParsableCommand {
     var to: String
 
     func run() throws {
-        let report: TableStore.BackupReport
-        if let problem = Self.problem(writing: to) ?? (Self.isPostgres(db) ? nil : Self.problem(reading: db)) {
+        let location = StoreLocation(db)
+        let report: BackupReport
+        if let problem = Self.problem(writing: to) ?? (location.isShared ? nil : Self.problem(reading: db)) {
             Output.error("tablecast backup: \(problem)")
             throw ExitCode(1)
         }
         do {
-            if Self.isPostgres(db) {
-                report = try PostgresTableStore(url: db).backup(to: to)
-            } else {
-                report = try TableStore.backup(from: db, to: to)
-            }
+            report = try backupStore(location, to: to)
         } catch let error as StoreError {
             Output.error("tablecast backup: \(error)")
             throw ExitCode([.notADatabase, .foreign, .corrupt].contains(error.kind) ? 3 : 1)
@@ -44,10 +41,6 @@ struct BackupCommand: ParsableCommand {
         Output.line(
             JSONValue.object(["backup": .string(to), "bytes": .number(Double(report.bytes)), "tables": .array(tables)])
                 .jsonText)
-    }
-
-    private static func isPostgres(_ db: String) -> Bool {
-        db.hasPrefix("postgresql://") || db.hasPrefix("postgres://")
     }
 
     /// Why the copy cannot be written at `path`, in the words `serve` uses, before SQLite's "unable to open".

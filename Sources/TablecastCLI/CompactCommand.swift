@@ -41,9 +41,10 @@ struct CompactCommand: ParsableCommand {
         options.history =
             historyRetention == .all
             ? .all : HistoryRetention(versions: max(historyRetention.versions ?? 0, Int64(history)), age: historyRetention.age)
-        if db.hasPrefix("postgresql://") || db.hasPrefix("postgres://") {
+        let location = StoreLocation(db)
+        if location.isShared {
             return try report {
-                let store = try PostgresTableStore(url: db, options: options)
+                let store = try openStore(location, options: options)
                 return (try store.compactAll(), store.location)
             }
         }
@@ -58,16 +59,14 @@ struct CompactCommand: ParsableCommand {
         defer { lock.release() }
         let before = Self.fileSize(db)
         try report {
-            let store = try TableStore(path: db, options: options)
+            let store = try openStore(location, options: options)
             let removed = try store.compactAll()
             try store.close()
             return (removed, db)
         }
         guard vacuum else { return }
         do {
-            let connection = try SQLiteConnection(path: db, flags: [.readWrite])
-            try connection.execute("VACUUM; PRAGMA wal_checkpoint(TRUNCATE)")
-            connection.close()
+            try vacuumStore(location)
         } catch {
             throw fail("VACUUM failed (the log is pruned all the same): \(error)", exit: 1)
         }

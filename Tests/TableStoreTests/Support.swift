@@ -43,14 +43,14 @@ func assertThrows(
     return nil
 }
 
-extension TableStore {
+extension SQLiteTableStore {
     /// Opens a store at `directory/name` with the default options changed by `configure`.
     static func open(in directory: URL, name: String = "tablecast.db", _ configure: (inout TableStoreOptions) -> Void = { _ in })
-        throws -> TableStore
+        throws -> SQLiteTableStore
     {
         var options = TableStoreOptions()
         configure(&options)
-        return try TableStore(path: directory.appendingPathComponent(name).path, options: options)
+        return try SQLiteTableStore(path: directory.appendingPathComponent(name).path, options: options)
     }
 
     /// Creates `name` with a recognizable initial snapshot.

@@ -6,7 +6,7 @@ import XCTest
 final class TableStoreCheckpointTests: XCTestCase {
     func testBackgroundCheckpointsCopyTheWALAndLetItStartOver() throws {
         let directory = try makeTemporaryDirectory(for: self)
-        let store = try TableStore.open(in: directory) { $0.checkpointPages = 20 }
+        let store = try SQLiteTableStore.open(in: directory) { $0.checkpointPages = 20 }
         try store.createTestTable("t")
         let checkpointer = try XCTUnwrap(store.checkpointer)
         let database = directory.appendingPathComponent("tablecast.db").path
@@ -33,7 +33,7 @@ final class TableStoreCheckpointTests: XCTestCase {
     }
 
     func testInlineCheckpointsUseSQLitesAutomaticCheckpoint() throws {
-        let store = try TableStore.open(in: makeTemporaryDirectory(for: self)) {
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self)) {
             $0.backgroundCheckpoint = false
             $0.checkpointPages = 123
         }

@@ -15,7 +15,7 @@ final class TableStoreCrashTests: XCTestCase {
     func testCommitsThatReturnedSurviveSIGKILL() throws {
         let path = try makeTemporaryDirectory(for: self).appendingPathComponent("crash.db").path
         do {
-            let store = try TableStore(path: path)
+            let store = try SQLiteTableStore(path: path)
             try store.createTestTable("a")
             try store.createTestTable("b")
             try store.close()
@@ -48,7 +48,7 @@ final class TableStoreCrashTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(acknowledged.count, 300)
         XCTAssertEqual(acknowledged, Array(1...last))
 
-        let store = try TableStore(path: path)
+        let store = try SQLiteTableStore(path: path)
         for table in ["a", "b"] {
             let loaded = try store.load(table)
             // The child may have committed one more group than it got to print.
@@ -63,7 +63,7 @@ final class TableStoreCrashTests: XCTestCase {
         guard let path = ProcessInfo.processInfo.environment[Self.childDatabaseVariable] else {
             throw XCTSkip("runs only as the child process of testCommitsThatReturnedSurviveSIGKILL")
         }
-        let store = try TableStore(path: path)
+        let store = try SQLiteTableStore(path: path)
         // Bounded so that an orphaned child stops by itself.
         for version in Int64(1)...100_000 {
             try store.commit([

@@ -7,7 +7,7 @@ import XCTest
 /// store serving reads and, once the condition clears, commits.
 final class TableStoreFailureTests: XCTestCase {
     func testAFullDatabaseRejectsTheGroupAndRecoversWhenThereIsRoomAgain() throws {
-        let store = try TableStore.open(in: makeTemporaryDirectory(for: self))
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self))
         try store.createTestTable("a")
         try store.createTestTable("b")
         try store.commit(records("a", 1...5))
@@ -38,14 +38,14 @@ final class TableStoreFailureTests: XCTestCase {
         let directory = try makeTemporaryDirectory(for: self)
         let file = directory.appendingPathComponent("tablecast.db")
         do {
-            let store = try TableStore.open(in: directory)
+            let store = try SQLiteTableStore.open(in: directory)
             try store.createTestTable("t")
             try store.commit([record("t", 1, ref: "r1")])
             try store.close()
         }
         let before = try Data(contentsOf: file)
 
-        let store = try TableStore.open(in: directory) { $0.readOnly = true }
+        let store = try SQLiteTableStore.open(in: directory) { $0.readOnly = true }
         XCTAssertEqual(try store.load("t").info.version, 1)
         XCTAssertEqual(try store.ack(client: "alice", ref: "r1")?.version, 1)
         let error = assertThrows(.readOnly) { try store.commit([record("t", 2)]) }
@@ -59,7 +59,7 @@ final class TableStoreFailureTests: XCTestCase {
 
     func testAnotherWritersLockMakesCommitsBusyUntilReleased() throws {
         let directory = try makeTemporaryDirectory(for: self)
-        let store = try TableStore.open(in: directory) { $0.busyTimeout = .milliseconds(50) }
+        let store = try SQLiteTableStore.open(in: directory) { $0.busyTimeout = .milliseconds(50) }
         try store.createTestTable("t")
         let other = try SQLiteConnection(path: store.path)
         try other.execute("BEGIN IMMEDIATE")
@@ -76,7 +76,7 @@ final class TableStoreFailureTests: XCTestCase {
     /// starts over.
     func testAFailedFallbackCheckpointIsReportedUntilTheWALStartsOver() throws {
         let directory = try makeTemporaryDirectory(for: self)
-        let store = try TableStore.open(in: directory) {
+        let store = try SQLiteTableStore.open(in: directory) {
             $0.checkpointPages = 1
             $0.busyTimeout = .milliseconds(50)
         }

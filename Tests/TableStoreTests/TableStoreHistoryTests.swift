@@ -8,8 +8,8 @@ final class TableStoreHistoryTests: XCTestCase {
     /// A store that snapshots every 10 versions, with `retention`.
     private func store(
         _ directory: URL, _ retention: HistoryRetention?, catchUp: Int64 = 0
-    ) throws -> TableStore {
-        try TableStore.open(in: directory) {
+    ) throws -> SQLiteTableStore {
+        try SQLiteTableStore.open(in: directory) {
             $0.history = retention
             $0.retention = .versionsBeforeSnapshot(catchUp)
         }
@@ -18,7 +18,7 @@ final class TableStoreHistoryTests: XCTestCase {
     /// Commits versions `versions` of `table` with a snapshot body "s<version>" at every multiple of 10 and
     /// commit times `time(version)`.
     private func commit(
-        _ store: TableStore, _ table: String, _ versions: ClosedRange<Int64>, time: (Int64) -> Int64 = { 1_700_000_000_000 + $0 }
+        _ store: SQLiteTableStore, _ table: String, _ versions: ClosedRange<Int64>, time: (Int64) -> Int64 = { 1_700_000_000_000 + $0 }
     ) throws {
         for version in versions {
             var next = record(table, version, client: "c\(version % 3)", snapshot: version % 10 == 0 ? "s\(version)" : nil)
@@ -126,7 +126,7 @@ final class TableStoreHistoryTests: XCTestCase {
             // Versions 21... are within 30 days: the snapshot at 20 (at or below 21's predecessor) stays.
             XCTAssertEqual(try store.history("t", from: 0, to: .max, limit: 1, newestFirst: false).oldest, 20)
         }
-        let both = try TableStore.open(in: makeTemporaryDirectory(for: self)) {
+        let both = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self)) {
             $0.history = HistoryRetention("30,30d")
             $0.retention = .versionsBeforeSnapshot(0)
         }
@@ -152,14 +152,14 @@ final class TableStoreHistoryTests: XCTestCase {
         let directory = try makeTemporaryDirectory(for: self)
         let path = directory.appendingPathComponent("tablecast.db").path
         do {
-            let store = try TableStore.open(in: directory)
+            let store = try SQLiteTableStore.open(in: directory)
             try store.createTestTable("t")
             try store.commit([record("t", 1)])
             try store.close()
         }
         try SQLiteConnection(path: path).execute(
             "ALTER TABLE log DROP COLUMN origin_name; DROP TABLE meta; PRAGMA user_version = 2")
-        let store = try TableStore.open(in: directory)
+        let store = try SQLiteTableStore.open(in: directory)
         XCTAssertEqual(try store.pragma("user_version"), "\(Schema.version)")
         var next = record("t", 2)
         next.originName = "Ana"

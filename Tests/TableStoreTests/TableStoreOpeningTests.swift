@@ -10,7 +10,7 @@ final class TableStoreOpeningTests: XCTestCase {
         let file = directory.appendingPathComponent("tablecast.db")
         for garbage in [Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }), Data("hello, world\n".utf8)] {
             try garbage.write(to: file)
-            let error = assertThrows(.notADatabase) { try TableStore.open(in: directory) }
+            let error = assertThrows(.notADatabase) { try SQLiteTableStore.open(in: directory) }
             XCTAssertTrue(error?.message.contains(file.path) ?? false, "\(String(describing: error))")
             XCTAssertEqual(try Data(contentsOf: file), garbage)
         }
@@ -25,7 +25,7 @@ final class TableStoreOpeningTests: XCTestCase {
             try other.execute("PRAGMA application_id = 1234; CREATE TABLE tables (name TEXT PRIMARY KEY)")
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        let error = assertThrows(.foreign) { try TableStore.open(in: directory) }
+        let error = assertThrows(.foreign) { try SQLiteTableStore.open(in: directory) }
         XCTAssertTrue(error?.message.contains("application_id is 1234") ?? false, "\(String(describing: error))")
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
         XCTAssertEqual(try SQLiteConnection(path: path).firstRow("PRAGMA journal_mode") { $0.text(at: 0) }, "delete")
@@ -35,15 +35,15 @@ final class TableStoreOpeningTests: XCTestCase {
         let directory = try makeTemporaryDirectory(for: self)
         let path = directory.appendingPathComponent("tablecast.db").path
         try SQLiteConnection(path: path).execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
-        let error = assertThrows(.foreign) { try TableStore.open(in: directory) }
+        let error = assertThrows(.foreign) { try SQLiteTableStore.open(in: directory) }
         XCTAssertTrue(error?.message.contains("notes") ?? false, "\(String(describing: error))")
     }
 
     func testAnUnknownSchemaVersionIsForeign() throws {
         let directory = try makeTemporaryDirectory(for: self)
-        try TableStore.open(in: directory).close()
+        try SQLiteTableStore.open(in: directory).close()
         try SQLiteConnection(path: directory.appendingPathComponent("tablecast.db").path).execute("PRAGMA user_version = 99")
-        let error = assertThrows(.foreign) { try TableStore.open(in: directory) }
+        let error = assertThrows(.foreign) { try SQLiteTableStore.open(in: directory) }
         XCTAssertTrue(error?.message.contains("schema version 99") ?? false, "\(String(describing: error))")
     }
 
@@ -53,7 +53,7 @@ final class TableStoreOpeningTests: XCTestCase {
         let directory = try makeTemporaryDirectory(for: self)
         let path = directory.appendingPathComponent("tablecast.db").path
         do {
-            let store = try TableStore.open(in: directory)
+            let store = try SQLiteTableStore.open(in: directory)
             try store.createTestTable("t")
             try store.commit([record("t", 1)])
             try store.close()
@@ -71,10 +71,10 @@ final class TableStoreOpeningTests: XCTestCase {
             DROP TABLE meta;
             PRAGMA user_version = 1;
             """)
-        let readOnly = assertThrows(.foreign) { try TableStore.open(in: directory) { $0.readOnly = true } }
+        let readOnly = assertThrows(.foreign) { try SQLiteTableStore.open(in: directory) { $0.readOnly = true } }
         XCTAssertTrue(readOnly?.message.contains("read-write once to migrate") ?? false, "\(String(describing: readOnly))")
 
-        let store = try TableStore.open(in: directory)
+        let store = try SQLiteTableStore.open(in: directory)
         XCTAssertEqual(try store.pragma("user_version"), "\(Schema.version)")
         XCTAssertEqual(try store.ack(client: "alice", ref: "old"), StoredAck(table: "t", version: 1, ack: #"{"ref":"old"}"#, intent: ""))
         XCTAssertEqual(try store.refs(of: "alice"), ["old": StoredRef(table: "t", intent: "")])
@@ -93,7 +93,7 @@ final class TableStoreOpeningTests: XCTestCase {
     func testACopyOfTheFileGetsNewEpochsOnceAndARestartKeepsThem() throws {
         let directory = try makeTemporaryDirectory(for: self)
         do {
-            let store = try TableStore.open(in: directory)
+            let store = try SQLiteTableStore.open(in: directory)
             try store.createTestTable("t", epoch: 5)
             var retried = record("t", 1, ref: "r1")
             retried.epoch = 5
@@ -102,13 +102,13 @@ final class TableStoreOpeningTests: XCTestCase {
             try store.commit([retried, older])
             try store.close()
         }
-        let reopened = try TableStore.open(in: directory)
+        let reopened = try SQLiteTableStore.open(in: directory)
         XCTAssertEqual(try reopened.table("t")?.epoch, 5, "a restart keeps epochs")
         try reopened.close()
 
         try FileManager.default.copyItem(
             at: directory.appendingPathComponent("tablecast.db"), to: directory.appendingPathComponent("copy.db"))
-        let copy = try TableStore.open(in: directory, name: "copy.db")
+        let copy = try SQLiteTableStore.open(in: directory, name: "copy.db")
         let renewed = try XCTUnwrap(try copy.table("t")?.epoch)
         XCTAssertNotEqual(renewed, 5)
         XCTAssertEqual(try copy.ack(client: "alice", ref: "r1")?.epoch, renewed)
@@ -116,12 +116,12 @@ final class TableStoreOpeningTests: XCTestCase {
             "r1": StoredRef(table: "t", epoch: renewed, intent: ""), "r0": StoredRef(table: "t", epoch: 4, intent: ""),
         ])
         try copy.close()
-        XCTAssertEqual(try TableStore.open(in: directory, name: "copy.db").table("t")?.epoch, renewed)
-        XCTAssertEqual(try TableStore.open(in: directory).table("t")?.epoch, 5)
+        XCTAssertEqual(try SQLiteTableStore.open(in: directory, name: "copy.db").table("t")?.epoch, renewed)
+        XCTAssertEqual(try SQLiteTableStore.open(in: directory).table("t")?.epoch, 5)
         // The README's way to renew by hand (after a snapshot rolled back in place): forget the identity.
         let original = directory.appendingPathComponent("tablecast.db").path
         try SQLiteConnection(path: original).execute("DELETE FROM meta WHERE key = 'identity'")
-        XCTAssertNotEqual(try TableStore.open(in: directory).table("t")?.epoch, 5)
+        XCTAssertNotEqual(try SQLiteTableStore.open(in: directory).table("t")?.epoch, 5)
     }
 
     /// `backup` gives its copy new epochs itself, and the copy keeps them when it is first served (opened).
@@ -130,15 +130,15 @@ final class TableStoreOpeningTests: XCTestCase {
         let source = directory.appendingPathComponent("tablecast.db").path
         let destination = directory.appendingPathComponent("backup.db").path
         do {
-            let store = try TableStore.open(in: directory)
+            let store = try SQLiteTableStore.open(in: directory)
             try store.createTestTable("t", epoch: 5)
             try store.close()
         }
-        let report = try TableStore.backup(from: source, to: destination)
+        let report = try SQLiteTableStore.backup(from: source, to: destination)
         XCTAssertEqual(report.tables.map(\.name), ["t"])
         let backedUp = try XCTUnwrap(report.tables.first?.epoch)
         XCTAssertNotEqual(backedUp, 5)
-        XCTAssertEqual(try TableStore(path: destination).table("t")?.epoch, backedUp)
+        XCTAssertEqual(try SQLiteTableStore(path: destination).table("t")?.epoch, backedUp)
     }
 
     func testOurMarkWithoutOurTablesIsForeign() throws {
@@ -146,7 +146,7 @@ final class TableStoreOpeningTests: XCTestCase {
         let path = directory.appendingPathComponent("tablecast.db").path
         try SQLiteConnection(path: path).execute(
             "PRAGMA application_id = \(Schema.applicationID); PRAGMA user_version = \(Schema.version); CREATE TABLE log (x)")
-        let error = assertThrows(.foreign) { try TableStore.open(in: directory) }
+        let error = assertThrows(.foreign) { try SQLiteTableStore.open(in: directory) }
         XCTAssertTrue(error?.message.contains("lacks tables") ?? false, "\(String(describing: error))")
     }
 
@@ -154,7 +154,7 @@ final class TableStoreOpeningTests: XCTestCase {
         let directory = try makeTemporaryDirectory(for: self)
         let file = directory.appendingPathComponent("tablecast.db")
         do {
-            let store = try TableStore.open(in: directory) { $0.retention = .keepAll }
+            let store = try SQLiteTableStore.open(in: directory) { $0.retention = .keepAll }
             try store.createTestTable("t")
             try store.commit((1...400).map { record("t", Int64($0), ref: "r\($0)") })
             try store.close()
@@ -167,7 +167,7 @@ final class TableStoreOpeningTests: XCTestCase {
         bytes.replaceSubrange(page..<page + 64, with: [UInt8](repeating: 0xA5, count: 64))
         try bytes.write(to: file)
 
-        let error = assertThrows(.corrupt) { try TableStore.open(in: directory) }
+        let error = assertThrows(.corrupt) { try SQLiteTableStore.open(in: directory) }
         XCTAssertTrue(error?.message.contains(file.path) ?? false, "\(String(describing: error))")
         XCTAssertEqual(try Data(contentsOf: file), bytes)
     }
@@ -175,13 +175,13 @@ final class TableStoreOpeningTests: XCTestCase {
     func testAnEmptyFileBecomesAStore() throws {
         let directory = try makeTemporaryDirectory(for: self)
         _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("tablecast.db").path, contents: Data())
-        let store = try TableStore.open(in: directory)
+        let store = try SQLiteTableStore.open(in: directory)
         XCTAssertEqual(try store.pragma("application_id"), "\(Schema.applicationID)")
     }
 
     func testAMissingFileCannotBeOpenedReadOnly() throws {
         let directory = try makeTemporaryDirectory(for: self)
-        assertThrows(.io) { try TableStore.open(in: directory) { $0.readOnly = true } }
+        assertThrows(.io) { try SQLiteTableStore.open(in: directory) { $0.readOnly = true } }
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path), [])
     }
 }

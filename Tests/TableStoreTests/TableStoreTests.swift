@@ -5,7 +5,7 @@ import XCTest
 
 final class TableStoreTests: XCTestCase {
     func testCreatedTablesAreListedAndLoadAtVersionZero() throws {
-        let store = try TableStore.open(in: makeTemporaryDirectory(for: self))
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self))
         try store.createTable("states", epoch: 7, rules: "{\"lock\":[]}", snapshot: "{\"sections\":[]}", created: 42)
         try store.createTestTable("alpha")
 
@@ -19,7 +19,7 @@ final class TableStoreTests: XCTestCase {
     }
 
     func testCreatingAnExistingTableFails() throws {
-        let store = try TableStore.open(in: makeTemporaryDirectory(for: self))
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self))
         try store.createTestTable("states", epoch: 1)
         let error = assertThrows(.tableExists) { try store.createTestTable("states", epoch: 2) }
         XCTAssertTrue(error?.message.contains("states") ?? false)
@@ -27,7 +27,7 @@ final class TableStoreTests: XCTestCase {
     }
 
     func testCommittedRecordsRoundTripThroughLoadAndLogEntries() throws {
-        let store = try TableStore.open(in: makeTemporaryDirectory(for: self))
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self))
         try store.createTestTable("states")
         try store.commit([record("states", 1, client: "alice", ref: "a1"), record("states", 2, client: "bob")])
 
@@ -50,7 +50,7 @@ final class TableStoreTests: XCTestCase {
     }
 
     func testTextsKeepEveryUTF8CharacterAndEmbeddedNUL() throws {
-        let store = try TableStore.open(in: makeTemporaryDirectory(for: self))
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self))
         try store.createTestTable("t")
         let batch = "{\"value\":\"Привет 表 🚀 a\u{0}b\"}"
         var first = record("t", 1, ref: "")
@@ -61,7 +61,7 @@ final class TableStoreTests: XCTestCase {
     }
 
     func testGroupCommitSpansTables() throws {
-        let store = try TableStore.open(in: makeTemporaryDirectory(for: self))
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self))
         try store.createTestTable("a")
         try store.createTestTable("b")
         try store.commit([record("a", 1), record("b", 1), record("a", 2), record("b", 2), record("b", 3)])
@@ -71,7 +71,7 @@ final class TableStoreTests: XCTestCase {
 
     /// A table's consecutive records advance its row once; the rules that take effect are the run's latest.
     func testRulesInsideARunOfRecordsTakeEffectInOrder() throws {
-        let store = try TableStore.open(in: makeTemporaryDirectory(for: self))
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self))
         try store.createTestTable("a")
         var group = records("a", 1...4)
         group[1].rules = "{\"moves\":\"none\"}"
@@ -89,7 +89,7 @@ final class TableStoreTests: XCTestCase {
     }
 
     func testADuplicateVersionRollsTheWholeGroupBack() throws {
-        let store = try TableStore.open(in: makeTemporaryDirectory(for: self))
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self))
         try store.createTestTable("a")
         try store.createTestTable("b")
         try store.commit([record("a", 1)])
@@ -109,7 +109,7 @@ final class TableStoreTests: XCTestCase {
     }
 
     func testAGapOrAMissingTableRollsTheGroupBack() throws {
-        let store = try TableStore.open(in: makeTemporaryDirectory(for: self))
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self))
         try store.createTestTable("a")
         assertThrows(.conflict) { try store.commit([record("a", 1), record("a", 3)]) }
         assertThrows(.noSuchTable) { try store.commit([record("a", 1), record("ghost", 1)]) }
@@ -118,7 +118,7 @@ final class TableStoreTests: XCTestCase {
     }
 
     func testARefStoredTwiceIsAConflict() throws {
-        let store = try TableStore.open(in: makeTemporaryDirectory(for: self))
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self))
         try store.createTestTable("a")
         try store.commit([record("a", 1, ref: "same")])
         assertThrows(.conflict) { try store.commit([record("a", 2, ref: "same")]) }
@@ -130,7 +130,7 @@ final class TableStoreTests: XCTestCase {
     func testRefsSurviveReopeningAndOnlyTheLastNPerClientAreKept() throws {
         let directory = try makeTemporaryDirectory(for: self)
         do {
-            let store = try TableStore.open(in: directory) { $0.refsPerClient = 3 }
+            let store = try SQLiteTableStore.open(in: directory) { $0.refsPerClient = 3 }
             try store.createTestTable("t")
             for version in Int64(1)...5 {
                 try store.commit([record("t", version, client: "alice", ref: "a\(version)")])
@@ -138,7 +138,7 @@ final class TableStoreTests: XCTestCase {
             try store.commit([record("t", 6, client: "bob", ref: "b6")])
             try store.close()
         }
-        let store = try TableStore.open(in: directory) { $0.refsPerClient = 3 }
+        let store = try SQLiteTableStore.open(in: directory) { $0.refsPerClient = 3 }
         XCTAssertNil(try store.ack(client: "alice", ref: "a1"))
         XCTAssertNil(try store.ack(client: "alice", ref: "a2"))
         XCTAssertEqual(
@@ -150,7 +150,7 @@ final class TableStoreTests: XCTestCase {
     }
 
     func testTheDefaultKeepsAtLeastTenThousandRefsPerClientAndBoundsTheRest() throws {
-        let store = try TableStore.open(in: makeTemporaryDirectory(for: self))
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self))
         try store.createTestTable("t")
         try store.commit((1...10_200).map { record("t", Int64($0), ref: "r\($0)") })
         XCTAssertNil(try store.ack(client: "alice", ref: "r1"))
@@ -162,7 +162,7 @@ final class TableStoreTests: XCTestCase {
     }
 
     func testARolledBackCommitDoesNotSkipRefSequenceNumbers() throws {
-        let store = try TableStore.open(in: makeTemporaryDirectory(for: self)) { $0.refsPerClient = 2 }
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self)) { $0.refsPerClient = 2 }
         try store.createTestTable("t")
         try store.commit([record("t", 1, ref: "a")])
         assertThrows(.conflict) { try store.commit([record("t", 2, ref: "b"), record("t", 9, ref: "c")]) }
@@ -174,7 +174,7 @@ final class TableStoreTests: XCTestCase {
     }
 
     func testLoadReturnsTheLatestSnapshotAndTheLogAfterIt() throws {
-        let store = try TableStore.open(in: makeTemporaryDirectory(for: self)) { $0.retention = .keepAll }
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self)) { $0.retention = .keepAll }
         try store.createTestTable("t")
         try store.commit(records("t", 1...3))
         try store.commit([record("t", 4, snapshot: "{\"v\":4}")])
@@ -190,7 +190,7 @@ final class TableStoreTests: XCTestCase {
     }
 
     func testCommitsWithSnapshotsKeepTheLogBounded() throws {
-        let store = try TableStore.open(in: makeTemporaryDirectory(for: self)) { $0.retention = .versionsBeforeSnapshot(5) }
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self)) { $0.retention = .versionsBeforeSnapshot(5) }
         try store.createTestTable("t")
         for version in Int64(1)...100 {
             try store.commit([record("t", version, snapshot: version % 10 == 0 ? "{\"v\":\(version)}" : nil)])
@@ -207,7 +207,7 @@ final class TableStoreTests: XCTestCase {
     func testCompactBoundsTheLogAndLoadStillReconstructs() throws {
         let directory = try makeTemporaryDirectory(for: self)
         do {
-            let store = try TableStore.open(in: directory) { $0.autoCompact = false }
+            let store = try SQLiteTableStore.open(in: directory) { $0.autoCompact = false }
             try store.createTestTable("a")
             try store.createTestTable("b")
             try store.commit(records("a", 1...30))
@@ -217,7 +217,7 @@ final class TableStoreTests: XCTestCase {
             XCTAssertEqual(try store.count("log"), 45)
             XCTAssertEqual(try store.count("snapshots"), 3)
         }
-        let store = try TableStore.open(in: directory) { $0.retention = .versionsBeforeSnapshot(2) }
+        let store = try SQLiteTableStore.open(in: directory) { $0.retention = .versionsBeforeSnapshot(2) }
         XCTAssertEqual(try store.compact("a"), 29)
         XCTAssertEqual(try store.oldestLogVersion("a"), 30)
         let loaded = try store.load("a")
@@ -231,7 +231,7 @@ final class TableStoreTests: XCTestCase {
     }
 
     func testDropTableRemovesLogAndSnapshotsButKeepsRefs() throws {
-        let store = try TableStore.open(in: makeTemporaryDirectory(for: self))
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self))
         try store.createTestTable("t")
         try store.commit([record("t", 1, ref: "r1")])
         try store.dropTable("t")
@@ -248,7 +248,7 @@ final class TableStoreTests: XCTestCase {
     }
 
     func testRulesChangeAloneOrWithAVersion() throws {
-        let store = try TableStore.open(in: makeTemporaryDirectory(for: self))
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self))
         try store.createTestTable("t")
         var seen: String?
         let stored = try store.updateRules(of: "t") { seen = $0; return "{\"a\":1}" }
@@ -264,19 +264,19 @@ final class TableStoreTests: XCTestCase {
 
     func testWALAndTheChosenSynchronousLevelAreInEffect() throws {
         let directory = try makeTemporaryDirectory(for: self)
-        let full = try TableStore.open(in: directory, name: "full.db")
+        let full = try SQLiteTableStore.open(in: directory, name: "full.db")
         XCTAssertEqual(try full.pragma("journal_mode"), "wal")
         XCTAssertEqual(try full.pragma("synchronous"), "2")
         XCTAssertEqual(try full.pragma("application_id"), "\(Schema.applicationID)")
         XCTAssertEqual(try full.pragma("user_version"), "\(Schema.version)")
-        let normal = try TableStore.open(in: directory, name: "normal.db") { $0.synchronous = .normal }
+        let normal = try SQLiteTableStore.open(in: directory, name: "normal.db") { $0.synchronous = .normal }
         XCTAssertEqual(try normal.pragma("journal_mode"), "wal")
         XCTAssertEqual(try normal.pragma("synchronous"), "1")
     }
 
     func testCloseCheckpointsAndTruncatesTheWAL() throws {
         let directory = try makeTemporaryDirectory(for: self)
-        let store = try TableStore.open(in: directory)
+        let store = try SQLiteTableStore.open(in: directory)
         try store.createTestTable("t")
         try store.commit(records("t", 1...50))
         let wal = directory.appendingPathComponent("tablecast.db-wal").path
@@ -285,6 +285,6 @@ final class TableStoreTests: XCTestCase {
         let size = (try? FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0
         XCTAssertEqual(size, 0)
         assertThrows(.internal) { try store.listTables() }
-        XCTAssertEqual(try TableStore.open(in: directory).load("t").info.version, 50)
+        XCTAssertEqual(try SQLiteTableStore.open(in: directory).load("t").info.version, 50)
     }
 }

@@ -16,7 +16,7 @@ final class CommitterTests: XCTestCase {
         let path = directory.appendingPathComponent("tablecast.db").path
         var options = TableStoreOptions()
         options.busyTimeout = .milliseconds(100)
-        let store = try TableStore(path: path, options: options)
+        let store = try SQLiteTableStore(path: path, options: options)
         try store.createTable("t", epoch: 1, rules: "{}", snapshot: "{}", created: 0)
         try store.commit([record(1)])
         let checkpointer = try XCTUnwrap(store.checkpointer)

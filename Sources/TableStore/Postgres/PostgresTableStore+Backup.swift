@@ -10,9 +10,9 @@ extension PostgresTableStore {
     /// Copies the whole store into a new SQLite file at `destination` that `tablecast serve --db FILE` opens as
     /// is: a backup, and a way to move off PostgreSQL. Everything is read in one REPEATABLE READ transaction, so
     /// the copy is the database as of one moment while the nodes keep committing. The file is written beside
-    /// `destination` and installed as ``TableStore/backup(from:to:)`` installs its copies; `destination` must
+    /// `destination` and installed as ``SQLiteTableStore/backup(from:to:)`` installs its copies; `destination` must
     /// not exist. The copy's tables get new epochs: a client of the nodes never resumes on it.
-    public func backup(to destination: String) throws -> TableStore.BackupReport {
+    public func backup(to destination: String) throws -> BackupReport {
         guard !FileManager.default.fileExists(atPath: destination) else {
             throw StoreError(.io, "\(destination) already exists; a backup never replaces a file")
         }
@@ -20,7 +20,7 @@ extension PostgresTableStore {
         try? FileManager.default.removeItem(atPath: partial)
         do {
             // The store creates the schema; the rows go in through one connection in one transaction.
-            try TableStore(path: partial).close()
+            try SQLiteTableStore(path: partial).close()
             let copy = try SQLiteConnection(path: partial)
             defer { copy.close() }
             try copy.execute("PRAGMA journal_mode = DELETE")
@@ -29,13 +29,13 @@ extension PostgresTableStore {
                 connection in try Self.copy(connection, into: copy)
             }
             try copy.execute("COMMIT")
-            try TableStore.renew(copy, at: partial)
+            try SQLiteTableStore.renew(copy, at: partial)
         } catch {
             try? FileManager.default.removeItem(atPath: partial)
             if let error = error as? SQLiteError { throw StoreError(error, while: "writing \(partial)") }
             throw error
         }
-        return try TableStore.install(partial, as: destination)
+        return try SQLiteTableStore.install(partial, as: destination)
     }
 
     /// Rows read per statement from the refs, which have no table to page by.

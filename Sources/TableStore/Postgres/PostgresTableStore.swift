@@ -1,5 +1,5 @@
 /// The store in one PostgreSQL database that several server nodes share: the same tables, log, snapshots and
-/// refs as the SQLite ``TableStore``, written through libpq.
+/// refs as the SQLite ``SQLiteTableStore``, written through libpq.
 ///
 /// A commit advances each table's version only if it is still where the committing node left it (`UPDATE …
 /// WHERE version = v`), so every table keeps one order of versions whichever node commits; a node that lost the

@@ -4,22 +4,22 @@ import CSQLite
 ///
 /// Not `Sendable`: SQLite is opened in multi-thread mode (no per-connection mutex), which is safe as long as one
 /// owner uses the connection at a time, and that is exactly what a non-`Sendable` class guarantees under Swift 6.
-public final class SQLiteConnection {
+package final class SQLiteConnection {
     /// How to open the file (`SQLITE_OPEN_*`).
-    public struct OpenFlags: OptionSet, Sendable {
-        public let rawValue: Int32
-        public init(rawValue: Int32) { self.rawValue = rawValue }
+    package struct OpenFlags: OptionSet, Sendable {
+        package let rawValue: Int32
+        package init(rawValue: Int32) { self.rawValue = rawValue }
 
-        public static let readOnly = OpenFlags(rawValue: SQLITE_OPEN_READONLY)
-        public static let readWrite = OpenFlags(rawValue: SQLITE_OPEN_READWRITE)
+        package static let readOnly = OpenFlags(rawValue: SQLITE_OPEN_READONLY)
+        package static let readWrite = OpenFlags(rawValue: SQLITE_OPEN_READWRITE)
         /// Create the file when it does not exist (with `readWrite`).
-        public static let create = OpenFlags(rawValue: SQLITE_OPEN_CREATE)
+        package static let create = OpenFlags(rawValue: SQLITE_OPEN_CREATE)
         /// Interpret the path as a `file:` URI (e.g. `file:x.db?mode=ro`).
-        public static let uri = OpenFlags(rawValue: SQLITE_OPEN_URI)
+        package static let uri = OpenFlags(rawValue: SQLITE_OPEN_URI)
     }
 
     /// The path (or URI) the connection was opened with.
-    public let path: String
+    package let path: String
     private let handle: OpaquePointer
     private var isClosed = false
     /// Prepared once, reused by SQL text: the store runs the same few statements for every commit.
@@ -31,7 +31,7 @@ public final class SQLiteConnection {
 
     /// Opens `path`. `busyTimeout` is how long a statement waits for another connection's lock before failing with
     /// `SQLITE_BUSY`.
-    public init(path: String, flags: OpenFlags = [.readWrite, .create], busyTimeout: Duration = .seconds(5)) throws {
+    package init(path: String, flags: OpenFlags = [.readWrite, .create], busyTimeout: Duration = .seconds(5)) throws {
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(path, &db, flags.rawValue | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nil)
         guard rc == SQLITE_OK, let db else {
@@ -52,7 +52,7 @@ public final class SQLiteConnection {
     /// Finalizes the cached statements and closes the connection; a no-op when already closed.
     ///
     /// `sqlite3_close_v2` defers the actual close until statements still held elsewhere are finalized.
-    public func close() {
+    package func close() {
         guard !isClosed else { return }
         isClosed = true
         cache.removeAll()
@@ -62,7 +62,7 @@ public final class SQLiteConnection {
     }
 
     /// A WAL checkpoint mode (`SQLITE_CHECKPOINT_*`).
-    public enum CheckpointMode: Sendable {
+    package enum CheckpointMode: Sendable {
         /// Copy what can be copied without waiting for anyone.
         case passive
         /// Wait for the writer, copy everything, and make the next writer restart the WAL from its beginning.
@@ -82,7 +82,7 @@ public final class SQLiteConnection {
     /// Copies WAL frames back into the database file. Returns the frames in the WAL and how many of them are now
     /// in the database file. Callable from within `onWALCommit`.
     @discardableResult
-    public func checkpoint(_ mode: CheckpointMode) throws(SQLiteError) -> (walFrames: Int32, checkpointedFrames: Int32) {
+    package func checkpoint(_ mode: CheckpointMode) throws(SQLiteError) -> (walFrames: Int32, checkpointedFrames: Int32) {
         try use.checked("a SQLite connection") { () throws(SQLiteError) in try checkpointInside(mode) }
     }
 
@@ -97,7 +97,7 @@ public final class SQLiteConnection {
 
     /// Calls `body` with the number of pages in the WAL after every commit, or with nil stops doing so. Replaces
     /// SQLite's automatic checkpoint, so `body` decides when to checkpoint.
-    public func onWALCommit(_ body: ((_ walPages: Int32) -> Void)?) {
+    package func onWALCommit(_ body: ((_ walPages: Int32) -> Void)?) {
         guard !isClosed else { return }
         guard let body else {
             sqlite3_wal_hook(handle, nil, nil)
@@ -116,7 +116,7 @@ public final class SQLiteConnection {
     }
 
     /// Runs one or more `;`-separated statements that take no parameters (schema scripts, pragmas, BEGIN/COMMIT).
-    public func execute(_ script: String) throws {
+    package func execute(_ script: String) throws {
         try use.checked("a SQLite connection") {
             try checkOpen()
             let rc = sqlite3_exec(handle, script, nil, nil, nil)
@@ -125,12 +125,12 @@ public final class SQLiteConnection {
     }
 
     /// Prepares a statement the caller owns.
-    public func prepare(_ sql: String) throws -> SQLiteStatement {
+    package func prepare(_ sql: String) throws -> SQLiteStatement {
         try prepare(sql, flags: 0)
     }
 
     /// Returns the connection's prepared statement for `sql`, preparing it on first use.
-    public func cachedStatement(_ sql: String) throws -> SQLiteStatement {
+    package func cachedStatement(_ sql: String) throws -> SQLiteStatement {
         try use.checked("a SQLite connection") {
             if let statement = cache[sql] { return statement }
             let statement = try prepare(sql, flags: UInt32(SQLITE_PREPARE_PERSISTENT))
@@ -140,41 +140,41 @@ public final class SQLiteConnection {
     }
 
     /// Runs one cached statement with `values`, ignoring any result rows.
-    public func run(_ sql: String, _ values: [SQLiteValue] = []) throws {
+    package func run(_ sql: String, _ values: [SQLiteValue] = []) throws {
         try use.checked("a SQLite connection") { try cachedStatement(sql).run(values) }
     }
 
     /// Runs one cached statement with `values` and maps its rows.
-    public func rows<T>(_ sql: String, _ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> [T] {
+    package func rows<T>(_ sql: String, _ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> [T] {
         try use.checked("a SQLite connection") { try cachedStatement(sql).rows(values, transform) }
     }
 
     /// Runs one cached statement with `values` and maps its rows while `more` says so (see
     /// ``SQLiteStatement/rows(_:while:_:)``).
-    public func rows<T>(
+    package func rows<T>(
         _ sql: String, _ values: [SQLiteValue] = [], while more: ([T]) -> Bool, _ transform: (SQLiteStatement) throws -> T
     ) throws -> [T] {
         try use.checked("a SQLite connection") { try cachedStatement(sql).rows(values, while: more, transform) }
     }
 
     /// Runs one cached statement with `values` and maps its first row, if any.
-    public func firstRow<T>(_ sql: String, _ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> T? {
+    package func firstRow<T>(_ sql: String, _ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> T? {
         try use.checked("a SQLite connection") { try cachedStatement(sql).firstRow(values, transform) }
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
-    public var changes: Int64 { sqlite3_changes64(handle) }
+    package var changes: Int64 { sqlite3_changes64(handle) }
 
     /// Whether a transaction is open (SQLite rolls some back by itself after `SQLITE_FULL`, I/O or busy errors).
-    public var isInTransaction: Bool { !isClosed && sqlite3_get_autocommit(handle) == 0 }
+    package var isInTransaction: Bool { !isClosed && sqlite3_get_autocommit(handle) == 0 }
 
     /// Whether the connection was opened read-only or the file could only be opened for reading.
-    public var isReadOnly: Bool { !isClosed && sqlite3_db_readonly(handle, "main") == 1 }
+    package var isReadOnly: Bool { !isClosed && sqlite3_db_readonly(handle, "main") == 1 }
 
     /// Copies this connection's main database into `destination`'s with SQLite's online backup API, in one step:
     /// one read transaction, so the copy is the database as of one commit, while other connections keep writing
     /// (in WAL mode a reader does not block the writer).
-    public func backup(into destination: SQLiteConnection) throws {
+    package func backup(into destination: SQLiteConnection) throws {
         try checkOpen()
         try destination.checkOpen()
         guard let backup = sqlite3_backup_init(destination.handle, "main", handle, "main") else {

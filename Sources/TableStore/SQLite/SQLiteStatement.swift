@@ -5,9 +5,9 @@ import CSQLite
 /// It keeps the raw connection handle only to read error messages: the connection closes with `sqlite3_close_v2`,
 /// which keeps that handle alive until every statement is finalized, so a statement never dangles and the
 /// connection's statement cache does not form a reference cycle.
-public final class SQLiteStatement {
+package final class SQLiteStatement {
     /// The SQL text it was prepared from.
-    public let sql: String
+    package let sql: String
     private let handle: OpaquePointer
     private let db: OpaquePointer
 
@@ -24,7 +24,7 @@ public final class SQLiteStatement {
     // MARK: Binding (parameter indices start at 1, as in SQLite)
 
     /// Resets the statement, clears its bindings and binds `values` to parameters 1, 2, ….
-    public func bind(_ values: [SQLiteValue]) throws {
+    package func bind(_ values: [SQLiteValue]) throws {
         reset()
         sqlite3_clear_bindings(handle)
         for (offset, value) in values.enumerated() {
@@ -33,7 +33,7 @@ public final class SQLiteStatement {
     }
 
     /// Binds one value to the parameter at `index`.
-    public func bind(_ value: SQLiteValue, at index: Int32) throws {
+    package func bind(_ value: SQLiteValue, at index: Int32) throws {
         switch value {
         case .integer(let integer): try bind(integer, at: index)
         case .real(let real): try bind(real, at: index)
@@ -43,16 +43,16 @@ public final class SQLiteStatement {
         }
     }
 
-    public func bind(_ value: Int64, at index: Int32) throws {
+    package func bind(_ value: Int64, at index: Int32) throws {
         try check(sqlite3_bind_int64(handle, index, value))
     }
 
-    public func bind(_ value: Double, at index: Int32) throws {
+    package func bind(_ value: Double, at index: Int32) throws {
         try check(sqlite3_bind_double(handle, index, value))
     }
 
     /// Binds UTF-8 text; SQLite copies it, so the string need not outlive the call.
-    public func bind(_ value: String, at index: Int32) throws {
+    package func bind(_ value: String, at index: Int32) throws {
         var value = value
         let rc = value.withUTF8 { utf8 in
             utf8.withMemoryRebound(to: CChar.self) { chars in
@@ -67,7 +67,7 @@ public final class SQLiteStatement {
     }
 
     /// Binds a blob; SQLite copies it.
-    public func bind(_ value: [UInt8], at index: Int32) throws {
+    package func bind(_ value: [UInt8], at index: Int32) throws {
         let rc = value.withUnsafeBytes { bytes in
             bytes.isEmpty
                 ? sqlite3_bind_zeroblob(handle, index, 0)
@@ -76,14 +76,14 @@ public final class SQLiteStatement {
         try check(rc)
     }
 
-    public func bindNull(at index: Int32) throws {
+    package func bindNull(at index: Int32) throws {
         try check(sqlite3_bind_null(handle, index))
     }
 
     // MARK: Stepping
 
     /// Advances to the next row: true when a row is available, false when the statement is done.
-    public func step() throws -> Bool {
+    package func step() throws -> Bool {
         switch sqlite3_step(handle) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
@@ -93,20 +93,20 @@ public final class SQLiteStatement {
 
     /// Rewinds the statement so it can run again and releases the read it may hold (which, in WAL mode, would
     /// otherwise keep the checkpointer from recycling the log). Bindings are kept.
-    public func reset() {
+    package func reset() {
         // The result repeats the last step's error, which `step` already reported.
         sqlite3_reset(handle)
     }
 
     /// Binds `values`, runs the statement to completion and resets it.
-    public func run(_ values: [SQLiteValue] = []) throws {
+    package func run(_ values: [SQLiteValue] = []) throws {
         try bind(values)
         defer { reset() }
         while try step() {}
     }
 
     /// Binds `values`, maps every result row through `transform` and resets the statement.
-    public func rows<T>(_ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> [T] {
+    package func rows<T>(_ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> [T] {
         try bind(values)
         defer { reset() }
         var rows: [T] = []
@@ -118,7 +118,7 @@ public final class SQLiteStatement {
 
     /// Binds `values`, maps result rows through `transform` while `more` says so of the rows taken so far (it is
     /// asked before each row after the first), and resets: a read that stops at a size, not only a count.
-    public func rows<T>(
+    package func rows<T>(
         _ values: [SQLiteValue] = [], while more: ([T]) -> Bool, _ transform: (SQLiteStatement) throws -> T
     ) throws -> [T] {
         try bind(values)
@@ -131,7 +131,7 @@ public final class SQLiteStatement {
     }
 
     /// Binds `values`, maps the first result row through `transform` (nil when there is none) and resets.
-    public func firstRow<T>(_ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> T? {
+    package func firstRow<T>(_ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> T? {
         try bind(values)
         defer { reset() }
         return try step() ? transform(self) : nil
@@ -139,44 +139,44 @@ public final class SQLiteStatement {
 
     // MARK: Columns of the current row (indices start at 0, as in SQLite)
 
-    public var columnCount: Int32 { sqlite3_column_count(handle) }
+    package var columnCount: Int32 { sqlite3_column_count(handle) }
 
-    public func columnName(at index: Int32) -> String {
+    package func columnName(at index: Int32) -> String {
         String(cString: sqlite3_column_name(handle, index))
     }
 
-    public func isNull(at index: Int32) -> Bool {
+    package func isNull(at index: Int32) -> Bool {
         sqlite3_column_type(handle, index) == SQLITE_NULL
     }
 
-    public func int64(at index: Int32) -> Int64 {
+    package func int64(at index: Int32) -> Int64 {
         sqlite3_column_int64(handle, index)
     }
 
-    public func double(at index: Int32) -> Double {
+    package func double(at index: Int32) -> Double {
         sqlite3_column_double(handle, index)
     }
 
     /// The column as UTF-8 text ("" for NULL); decoded by length, so embedded NULs survive.
-    public func text(at index: Int32) -> String {
+    package func text(at index: Int32) -> String {
         guard let bytes = sqlite3_column_text(handle, index) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, index))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
     /// The column as text, or nil when it is NULL.
-    public func optionalText(at index: Int32) -> String? {
+    package func optionalText(at index: Int32) -> String? {
         isNull(at: index) ? nil : text(at: index)
     }
 
     /// The column as bytes (empty for NULL).
-    public func blob(at index: Int32) -> [UInt8] {
+    package func blob(at index: Int32) -> [UInt8] {
         guard let bytes = sqlite3_column_blob(handle, index) else { return [] }
         return [UInt8](UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, index))))
     }
 
     /// The column in its own storage class.
-    public func value(at index: Int32) -> SQLiteValue {
+    package func value(at index: Int32) -> SQLiteValue {
         switch sqlite3_column_type(handle, index) {
         case SQLITE_INTEGER: .integer(int64(at: index))
         case SQLITE_FLOAT: .real(double(at: index))

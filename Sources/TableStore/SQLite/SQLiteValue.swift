@@ -1,5 +1,5 @@
 /// A value bound to a statement parameter or read from a result column, in SQLite's five storage classes.
-public enum SQLiteValue: Sendable, Hashable {
+package enum SQLiteValue: Sendable, Hashable {
     case integer(Int64)
     case real(Double)
     case text(String)
@@ -7,7 +7,7 @@ public enum SQLiteValue: Sendable, Hashable {
     case null
 
     /// Text, or NULL when absent.
-    public init(_ text: String?) {
+    package init(_ text: String?) {
         self = text.map(SQLiteValue.text) ?? .null
     }
 }
@@ -15,8 +15,8 @@ public enum SQLiteValue: Sendable, Hashable {
 extension SQLiteValue: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral,
     ExpressibleByNilLiteral
 {
-    public init(integerLiteral value: Int64) { self = .integer(value) }
-    public init(floatLiteral value: Double) { self = .real(value) }
-    public init(stringLiteral value: String) { self = .text(value) }
-    public init(nilLiteral: ()) { self = .null }
+    package init(integerLiteral value: Int64) { self = .integer(value) }
+    package init(floatLiteral value: Double) { self = .real(value) }
+    package init(stringLiteral value: String) { self = .text(value) }
+    package init(nilLiteral: ()) { self = .null }
 }

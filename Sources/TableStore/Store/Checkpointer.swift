@@ -7,7 +7,7 @@ import Synchronization
 /// Passive checkpoints never wait for the writer, and the writer never waits for them: WAL mode lets both
 /// proceed at once. `Sendable` because its only mutable state is in a `Mutex` and an `Atomic`.
 final class Checkpointer: Sendable {
-    private let queue = DispatchQueue(label: "TableStore.Checkpointer")
+    private let queue = DispatchQueue(label: "SQLiteTableStore.Checkpointer")
     /// Used only on `queue` or by `stop`; nil once stopped.
     private let connection: Mutex<SQLiteConnection?>
     /// Requests made while a checkpoint is queued fold into it.

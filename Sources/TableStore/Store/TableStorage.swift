@@ -1,4 +1,4 @@
-/// What the server needs of a store, whichever engine keeps it: ``TableStore`` (an embedded SQLite file, the
+/// What the server needs of a store, whichever engine keeps it: ``SQLiteTableStore`` (an embedded SQLite file, the
 /// default) or ``PostgresTableStore`` (one PostgreSQL database that several server nodes share).
 ///
 /// One owner at a time, like both implementations: the server's committer thread.
@@ -48,6 +48,8 @@ public protocol TableStorage: AnyObject {
     /// `.noSuchTable`.
     func state(_ name: String, at version: Int64) throws -> HistoricalState
     /// Why the latest background checkpoint failed (SQLite's WAL), or nil; commits are unaffected.
+    /// Prunes every table's log down to what the retention options keep; the number of entries removed.
+    func compactAll() throws -> Int64
     var checkpointFailure: StoreError? { get }
     /// Finishes with the store (SQLite checkpoints its WAL); later calls fail.
     func close() throws
@@ -70,7 +72,7 @@ extension TableStorage {
     }
 }
 
-extension TableStore: TableStorage {
+extension SQLiteTableStore: TableStorage {
     public var location: String { path }
     public var isShared: Bool { false }
     /// Nothing is reserved: nobody else commits to the file.

@@ -1,4 +1,4 @@
-/// How a `TableStore` opens its file and bounds what it keeps.
+/// How a `SQLiteTableStore` opens its file and bounds what it keeps.
 public struct TableStoreOptions: Sendable {
     /// `PRAGMA synchronous` in WAL mode.
     public enum Synchronous: String, Sendable {
@@ -27,8 +27,8 @@ public struct TableStoreOptions: Sendable {
     public var snapshotInterval: Int64 = 1000
     /// What `compact` keeps, and what commits carrying a snapshot keep when `autoCompact` is on.
     public var retention: LogRetention = .versionsBeforeSnapshot(1000)
-    /// How much history stays readable (``TableStore/history(_:from:to:limit:newestFirst:)``,
-    /// ``TableStore/state(_:at:)``). Nil: none beyond the latest snapshot, and older snapshots are dropped. With a
+    /// How much history stays readable (``SQLiteTableStore/history(_:from:to:limit:newestFirst:)``,
+    /// ``SQLiteTableStore/state(_:at:)``). Nil: none beyond the latest snapshot, and older snapshots are dropped. With a
     /// retention, pruning keeps what it or `retention` asks for, and every snapshot from the one at or below the
     /// oldest kept version on.
     public var history: HistoryRetention?

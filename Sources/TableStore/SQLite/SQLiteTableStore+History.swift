@@ -21,7 +21,7 @@ public struct HistoricalState: Sendable, Equatable {
     public var log: [LogEntry]
 }
 
-extension TableStore {
+extension SQLiteTableStore {
     /// Up to `limit` log entries of table `name` with versions in `from...to` that are still kept (after
     /// ``HistoryPage/oldest``, at most the table's version), newest first or oldest first, ending one entry after
     /// the entries whose batches reach `byteLimit` bytes (that one tells where the next page starts). Throws

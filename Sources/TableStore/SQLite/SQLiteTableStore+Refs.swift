@@ -1,4 +1,4 @@
-extension TableStore {
+extension SQLiteTableStore {
     /// The refs of `client`'s (of `principal`) committed intents that are still kept, with what each was used for,
     /// so a server can tell a retried intent from a new one without a lookup per intent; fetch the ack itself
     /// with ``ack(client:ref:principal:)`` on a hit.

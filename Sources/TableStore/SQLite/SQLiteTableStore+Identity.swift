@@ -1,6 +1,6 @@
 import Foundation
 
-extension TableStore {
+extension SQLiteTableStore {
     /// What tells the file at `path` from a copy of it: the device and inode it lives at. A copy (`cp`, a restored
     /// backup, a file restored from an archive) is another file; a rename or a restart is not. Not told apart: a
     /// whole file system rolled back in place (a volume or VM snapshot), which keeps the inode, and a copy written

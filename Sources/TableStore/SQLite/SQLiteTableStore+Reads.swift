@@ -1,4 +1,4 @@
-extension TableStore {
+extension SQLiteTableStore {
     /// What a table actor starts from: metadata, the latest snapshot and the log after it, in version order.
     /// Throws `.noSuchTable`, or `.corrupt` when the stored log does not lead from the snapshot to the version.
     public func load(_ name: String, logLimit: Int) throws -> LoadedTable {

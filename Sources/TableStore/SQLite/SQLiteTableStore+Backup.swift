@@ -1,14 +1,14 @@
 import Foundation
 
-extension TableStore {
-    /// What a backup copy holds.
-    public struct BackupReport: Sendable {
-        /// The copy's size in bytes.
-        public var bytes: Int64
-        /// Every table in the copy, with the version it holds.
-        public var tables: [TableInfo]
-    }
+/// What a backup copy holds.
+public struct BackupReport: Sendable {
+    /// The copy's size in bytes.
+    public var bytes: Int64
+    /// Every table in the copy, with the version it holds.
+    public var tables: [TableInfo]
+}
 
+extension SQLiteTableStore {
     /// Copies the store at `source` into a new file at `destination`, consistently, while a server keeps writing
     /// to it: SQLite's online backup API reads the database as of one commit. The copy is written beside
     /// `destination`, synced, checked by opening it as a store, and only then renamed into place, so a failed or
@@ -23,7 +23,7 @@ extension TableStore {
         var options = TableStoreOptions()
         options.readOnly = true
         options.checkIntegrityOnOpen = false
-        let store = try TableStore(path: source, options: options)
+        let store = try SQLiteTableStore(path: source, options: options)
         defer { try? store.close() }
         let partial = destination + ".partial"
         try? FileManager.default.removeItem(atPath: partial)
@@ -63,7 +63,7 @@ extension TableStore {
         do {
             var check = TableStoreOptions()
             check.readOnly = true
-            let copy = try TableStore(path: partial, options: check)
+            let copy = try SQLiteTableStore(path: partial, options: check)
             tables = try copy.listTables()
             try copy.close()
         } catch {

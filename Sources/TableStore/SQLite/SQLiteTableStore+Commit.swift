@@ -1,4 +1,4 @@
-extension TableStore {
+extension SQLiteTableStore {
     /// Writes a group of records, possibly for several tables, in one transaction: all of them or none.
     ///
     /// Records of the same table must follow each other in version order, each the table's current version + 1.

@@ -1,4 +1,4 @@
-extension TableStore {
+extension SQLiteTableStore {
     /// Creates table `name` at version 0 with its initial snapshot `snapshot`. Throws `.tableExists` when it exists.
     ///
     /// - Parameter created: creation time, milliseconds since the Unix epoch.

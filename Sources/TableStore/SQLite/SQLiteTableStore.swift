@@ -7,7 +7,7 @@
 /// One owner at a time: the server drives the store from its single committer (an actor or a thread), which
 /// is what group commit needs anyway. The class is therefore deliberately not `Sendable` (see the unavailable
 /// conformance below); move it into its owner with `sending` or create it there.
-public final class TableStore {
+public final class SQLiteTableStore {
     /// The database file.
     public let path: String
     /// The options it was opened with.
@@ -231,5 +231,5 @@ public final class TableStore {
     }
 }
 
-@available(*, unavailable, message: "TableStore has one owner at a time: keep it inside the committer that drives it")
-extension TableStore: Sendable {}
+@available(*, unavailable, message: "SQLiteTableStore has one owner at a time: keep it inside the committer that drives it")
+extension SQLiteTableStore: Sendable {}
