@@ -20,10 +20,10 @@ final class ClusterFollower: Sendable {
                         if let actor = directory.actor(table) {
                             actor.followCommits(upTo: UInt64(version))
                         } else {
-                            Task { _ = await directory.adopt(table) }
+                            directory.adoptInBackground(table)
                         }
                     case .created(let table):
-                        Task { _ = await directory.adopt(table) }
+                        directory.adoptInBackground(table)
                     case .dropped(let table):
                         directory.forget(table)
                     case .rulesChanged(let table):

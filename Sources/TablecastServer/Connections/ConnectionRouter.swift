@@ -116,16 +116,17 @@ final class ConnectionRouter {
         if case .hello(let hello, let refs) = outcome, sessions[id] != nil {
             completeHello(&sessions[id]!, hello, refs: refs)
         }
-        if case .adopted(let message, let actor) = outcome, sessions[id] != nil, let table = message.table {
-            if let actor {
+        if case .adopted(let message, let found) = outcome, sessions[id] != nil, let table = message.table {
+            switch found {
+            case .success(let actor?):
                 dispatch(message, table: table, to: actor, session: &sessions[id]!)
-            } else if !context.health.isUp {
-                // The store could not be asked: the table may well exist.
-                let refusal = ProtocolError(
-                    .unavailable, "table '\(table)' is not held by this node, and the database cannot be reached")
-                refuse(id, refusal, ref: message.ref)
-            } else {
+            case .success(nil):
                 refuse(id, ProtocolError(.noSuchTable, "no table '\(table)'"), ref: message.ref)
+            case .failure(let error):
+                // The store could not be asked: the table may well exist.
+                let refusal = context.unavailable(
+                    "table '\(table)' is not held by this node, and the database cannot be read", error, table: table)
+                refuse(id, refusal, ref: message.ref)
             }
         }
         while held[id] == nil, sessions[id] != nil, let next = waiting.popFirst() {
@@ -231,7 +232,13 @@ final class ConnectionRouter {
             guard context.isShared else { return refuse(id, ProtocolError(.noSuchTable, "no table '\(table)'"), ref: message.ref) }
             // With a shared store, another node may have created the table a moment ago.
             let directory = directory
-            return detach(id) { .adopted(message, await directory.adopt(table)) }
+            return detach(id) {
+                do {
+                    return .adopted(message, .success(try await directory.adopt(table)))
+                } catch {
+                    return .adopted(message, .failure(error))
+                }
+            }
         }
         dispatch(message, table: table, to: actor, session: &session)
     }
@@ -415,7 +422,7 @@ enum RequestOutcome: Sendable {
     case hello(Hello, [String: RefUse]?)
     /// A request for a table this node did not hold was looked up in the shared store: the table's actor, now
     /// held, or nil when the store has no such table either.
-    case adopted(ClientMessage, TableActor?)
+    case adopted(ClientMessage, Result<TableActor?, any Error>)
 }
 
 extension ProtocolError {

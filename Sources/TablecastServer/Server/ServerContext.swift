@@ -117,8 +117,10 @@ final class ServerContext: Sendable {
         ProtocolError.unavailable(what, error, incident: logFailure(what, error, table: table, level: level))
     }
 
-    /// Logs a store failure once per cause per interval; returns its incident id.
+    /// Counts a store failure and logs it once per cause per interval; returns its incident id.
+    @discardableResult
     func logFailure(_ what: String, _ error: any Error, table: String? = nil, level: Logger.Level = .error) -> String {
+        metrics.storeFailures.increment()
         var metadata: Logger.Metadata = ["error": "\(error)"]
         if let table { metadata["table"] = "\(table)" }
         return failures.log(level, what, cause: ProtocolError.reason(error), metadata: metadata)

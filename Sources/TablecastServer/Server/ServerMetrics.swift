@@ -26,6 +26,8 @@ final class ServerMetrics: Sendable {
     let catchUpsDropped: Counter
     /// Intents held back while the fan-out caught up (see ``FanOutPacing``).
     let fanOutWaits: Counter
+    /// Store operations that failed, whether a client was refused for it or the server worked around it.
+    let storeFailures: Counter
     private let intents: [Outcome: Counter]
     private let factory: any MetricsFactory
     /// Per table and outcome, when per-table counters are on (`nil` otherwise): table names are unbounded label
@@ -44,6 +46,7 @@ final class ServerMetrics: Sendable {
         logReads = Counter(label: "tablecast_log_reads_total", factory: factory)
         catchUpsDropped = Counter(label: "tablecast_catchups_dropped_total", factory: factory)
         fanOutWaits = Counter(label: "tablecast_fanout_waits_total", factory: factory)
+        storeFailures = Counter(label: "tablecast_store_failures_total", factory: factory)
         var intents: [Outcome: Counter] = [:]
         for outcome in Outcome.allCases {
             intents[outcome] = Counter(
@@ -92,5 +95,6 @@ extension TableServer {
         "tablecast_log_reads_total": "Reads of a table's log to follow other nodes' commits.",
         "tablecast_catchups_dropped_total": "Subscribes and refreshes dropped because their connection closed while they waited.",
         "tablecast_fanout_waits_total": "Intents held back until the fan-out caught up.",
+        "tablecast_store_failures_total": "Store operations that failed (each logged with an incident id).",
     ].merging(MemoryMetrics.descriptions) { _, memory in memory }) { _, own in own }
 }

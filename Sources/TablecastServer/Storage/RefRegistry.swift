@@ -15,7 +15,7 @@ struct RefUse: Hashable, Sendable {
     /// The life of the table (its epoch): a table dropped and created again under the same name is another table.
     /// 0 when unknown (refs stored before it was recorded), and then only the name is compared.
     var epoch: Int64
-    /// The fingerprint of the intent (see `TableActor.fingerprint`); empty when unknown (refs stored before schema
+    /// The fingerprint of the intent (see ``IntentRef/fingerprint(_:on:)``); empty when unknown (refs stored before schema
     /// version 2), and then only the table is compared.
     var intent: String
 

@@ -89,18 +89,19 @@ final class TableDirectory: Sendable {
     // MARK: Tables other nodes change (shared stores)
 
     /// The actor of table `name` as the store has it: the one held, or one loaded now for a table another node
-    /// created (replacing one of an older life of the name). Nil when the store has no such table.
-    func adopt(_ name: String) async -> TableActor? {
+    /// created (replacing one of an older life of the name). Nil when the store has no such table; throws when the
+    /// store cannot be read (the table may well exist).
+    func adopt(_ name: String) async throws -> TableActor? {
         let (historyLimit, historyBytes) = (context.historyLimit, context.historyBytes)
         let held = actor(name)
         let heldEpoch = held?.epoch
         // The engine is loaded only for a life of the table this node does not hold yet.
-        let found = try? await context.committer.perform { store -> (epoch: Int64, engine: TableEngine?)? in
+        let found = try await context.committer.perform { store -> (epoch: Int64, engine: TableEngine?)? in
             guard let info = try store.table(name) else { return nil }
             if info.epoch == heldEpoch { return (info.epoch, nil) }
             return (info.epoch, try TableEngine(loading: name, from: store, historyLimit: historyLimit, historyByteLimit: historyBytes))
         }
-        guard let (epoch, loaded) = found ?? nil else { return nil }
+        guard let (epoch, loaded) = found else { return nil }
         guard let engine = loaded else { return held }
         let (actor, replaced, count) = tables.withLock { tables -> (TableActor, TableActor?, Int) in
             if let held = tables[name], held.epoch == epoch { return (held, nil, tables.count) }
@@ -112,6 +113,18 @@ final class TableDirectory: Sendable {
         context.logger.info("table loaded from the shared store", metadata: ["table": "\(name)"])
         context.metrics.tables.record(count)
         return actor
+    }
+
+    /// Adopts `name` on a task of its own, for another node's notification. A store that cannot be read is logged
+    /// and counted; the next request for the table tries again.
+    func adoptInBackground(_ name: String) {
+        Task {
+            do {
+                _ = try await adopt(name)
+            } catch {
+                context.logFailure("could not load a table another node created or changed", error, table: name)
+            }
+        }
     }
 
     /// Another node dropped table `name`.
@@ -136,7 +149,7 @@ final class TableDirectory: Sendable {
             if let held = actor(info.name), held.epoch == info.epoch {
                 held.followCommits(upTo: UInt64(info.version))
             } else {
-                _ = await adopt(info.name)
+                _ = try await adopt(info.name)
             }
         }
     }

@@ -1,0 +1,40 @@
+/// When a table's `presence` deltas go out: at most one per ``interval``; news that come sooner wait for the
+/// interval to be over and go out together. Time is given, never read, so tests step it.
+struct PresencePacer<Instant: InstantProtocol> where Instant.Duration == Duration {
+    /// What to do with the news there are now.
+    enum Decision: Equatable {
+        /// Send the delta now (and report it with ``sent(at:)``).
+        case sendNow
+        /// Wake up after this long and ask again (see ``woke()``).
+        case wait(Duration)
+        /// A wake-up is already scheduled: it will take these news too.
+        case waiting
+    }
+
+    /// The shortest time between two deltas.
+    let interval: Duration
+    private var lastSent: Instant?
+    private var wakeUpScheduled = false
+
+    init(interval: Duration) {
+        self.interval = interval
+    }
+
+    /// There is news at `now`.
+    mutating func news(at now: Instant) -> Decision {
+        guard !wakeUpScheduled else { return .waiting }
+        guard let lastSent, lastSent.duration(to: now) < interval else { return .sendNow }
+        wakeUpScheduled = true
+        return .wait(interval - lastSent.duration(to: now))
+    }
+
+    /// A delta went out at `now`.
+    mutating func sent(at now: Instant) {
+        lastSent = now
+    }
+
+    /// The scheduled wake-up came: ask again with ``news(at:)`` if there is news.
+    mutating func woke() {
+        wakeUpScheduled = false
+    }
+}

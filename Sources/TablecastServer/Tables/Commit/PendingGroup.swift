@@ -1,0 +1,62 @@
+import TableModel
+import TableStore
+import TablecastProtocol
+import WebSocketTransport
+
+/// Intents resolved and applied in memory, waiting for their shared commit: what each one's answer is, and who
+/// else is waiting for it.
+struct PendingGroup {
+    /// One intent that changed the table.
+    struct Entry {
+        var requester: Requester
+        var ref: String?
+        /// What `ref` was claimed for in the registry (stable clients' refs only).
+        var claim: RefUse?
+        var use: RefUse?
+        var update: WebSocketMessage
+        var ack: [UInt8]
+        /// Rows it deletes that someone is editing: their presence is cleared once it is committed.
+        var editedRowsDeleted: [String] = []
+    }
+
+    /// What the group took, kept to resolve it again (see ``GroupReplay``).
+    struct Source {
+        var requester: Requester
+        var ref: String?
+        var base: UInt64?
+        var intent: Intent
+    }
+
+    /// An answer that must not overtake the group's acks (a no-op resolved against its uncommitted state).
+    struct Deferred {
+        var connection: WebSocketConnectionID
+        var ref: String?
+        var message: ServerMessage
+    }
+
+    var records: [CommitRecord] = []
+    var entries: [Entry] = []
+    /// (owner, ref) of the entries, so a retry that arrives before the commit gets the same ack.
+    var refs: [RefKey: Int] = [:]
+    var duplicates: [(connection: WebSocketConnectionID, entry: Int)] = []
+    /// What the group took, to resolve it again if another node beats it to its versions.
+    var replay: GroupReplay<Source>
+    var deferred: [Deferred] = []
+
+    /// Nothing to store and nobody to answer.
+    var isEmpty: Bool { entries.isEmpty && deferred.isEmpty }
+
+    init(recording: Bool) {
+        replay = GroupReplay(recording: recording)
+    }
+
+    /// The entry `key` names, when it is a retry of it: nil when no entry has the ref; `ref_reused` when one has it
+    /// for another intent.
+    func retried(_ key: RefKey, _ use: RefUse) throws(ProtocolError) -> Int? {
+        guard let index = refs[key] else { return nil }
+        guard let prior = entries[index].use, prior == use else {
+            throw IntentRef.reused(key.ref, of: key.owner.client, by: entries[index].use ?? use)
+        }
+        return index
+    }
+}
