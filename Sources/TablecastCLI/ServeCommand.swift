@@ -2,8 +2,10 @@ import ArgumentParser
 import Foundation
 import Logging
 import MemoryBudget
+import ServiceLifecycle
 import TableStore
 import TablecastServer
+import UnixSignals
 import WebSocketTransport
 
 /// `tablecast serve`: runs the server until SIGINT or SIGTERM.
@@ -131,9 +133,6 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        // Handlers first: a signal that arrives while the server starts is handled once it has started, rather
-        // than killing it with the default action after it has printed its start-up line.
-        let signals = ShutdownSignal.stream(of: [SIGINT, SIGTERM, SIGHUP])
         let (format, level) = (logFormat, logLevel)
         LoggingSystem.bootstrap { label in
             guard format == .text else { return JSONLogHandler(label: label, level: level) }
@@ -204,9 +203,25 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.historyBytes = historyBytes.bytes
         if let memoryLimit { configuration.memoryLimit = memoryLimit.bytes }
         configuration.debugCommitDelay = .milliseconds(max(0, debugCommitDelayMs))
-        let server: TableServer
+        // The signals are trapped before anything starts: one that arrives while the server starts is handled
+        // once it has, rather than killing it with the default action.
+        let stops = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        let serve = ServeService(configuration: configuration, staticDir: staticDir, tlsCert: tlsCert, hangups: hangups, logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [serve], logger: logger))
         do {
-            server = try await TableServer.start(configuration, logger: logger)
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                tasks.addTask {
+                    for await signal in stops {
+                        logger.info("shutting down", metadata: ["signal": .stringConvertible(signal.rawValue)])
+                        await group.triggerGracefulShutdown()
+                    }
+                }
+                // The group ends after graceful shutdown, or at once when the server cannot start.
+                try await tasks.next()
+                tasks.cancelAll()
+            }
         } catch let error as StoreError where [.notADatabase, .foreign, .corrupt].contains(error.kind) {
             logger.critical("cannot use the database: \(error)")
             throw ExitCode(3)
@@ -217,29 +232,6 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
         }
-        // Once started: a server that cannot start says only why.
-        if let staticDir {
-            logger.info("serving the page from \(URL(fileURLWithPath: staticDir).standardizedFileURL.path) (--static-dir)")
-        } else {
-            logger.info("serving the page built into the executable")
-        }
-        for await signal in signals {
-            guard signal == SIGHUP else {
-                logger.info("shutting down", metadata: ["signal": .stringConvertible(signal)])
-                break
-            }
-            guard tls != nil else {
-                logger.notice("SIGHUP: nothing to reload (no --tls-cert)")
-                continue
-            }
-            do {
-                try await server.reloadCertificates()
-                logger.notice("reloaded the TLS certificate", metadata: ["certificate": "\(tlsCert ?? "")"])
-            } catch {
-                logger.error("kept the current TLS certificate: \(error)")
-            }
-        }
-        await server.shutdown()
     }
 
     private static func isWorldReadable(_ path: String) -> Bool {

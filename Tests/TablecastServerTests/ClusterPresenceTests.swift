@@ -46,8 +46,8 @@ final class ClusterPresenceTests: XCTestCase {
     func testTheOtherNodesCountsAreReadOncePerLifetimeHoweverManyAsk() async throws {
         let url = try PostgresCluster.shared().createDatabase(prefix: "presence")
         _ = try PostgresTableStore(url: url)  // creates the schema
-        let here = ClusterPresence(url: url, logger: Logger(label: "here"), countsLifetime: .seconds(2))
-        let there = ClusterPresence(url: url, logger: Logger(label: "there"))
+        let here = ClusterPresence(url: url, logger: Logger(label: "here"), tasks: ServerTasks(), countsLifetime: .seconds(2))
+        let there = ClusterPresence(url: url, logger: Logger(label: "there"), tasks: ServerTasks())
         defer {
             here.stop()
             there.stop()

@@ -8,9 +8,9 @@ import TablecastProtocol
 final class ClusterFollower: Sendable {
     private let listener: PostgresListener
 
-    init(url: String, directory: TableDirectory, health: StoreHealth, logger: Logger) {
+    init(url: String, directory: TableDirectory, health: StoreHealth, logger: Logger, tasks: ServerTasks) {
         // Every failed attempt to listen again reports the loss: once per cause per interval is enough.
-        let failures = FailureLog(logger: logger)
+        let failures = FailureLog(logger: logger, tasks: tasks)
         listener = PostgresListener(
             url: url,
             handlers: .init(
@@ -36,7 +36,7 @@ final class ClusterFollower: Sendable {
                     health.listening(true)
                     if !first { logger.notice("listening for other nodes' commits again; catching up") }
                     // Also on the first start: commits between loading the tables and listening would be missed.
-                    Task { await Self.resync(directory) }
+                    tasks.spawn { await Self.resync(directory) }
                 },
                 onLost: { error in
                     health.listening(false)

@@ -44,10 +44,10 @@ final class ClusterPresence: Sendable {
 
     /// - Parameter countsLifetime: How long one read of the other nodes' subscriber counts answers every
     ///   ``subscribersElsewhere()``; by default as long as the nodes take to share a change (coalesced 100 ms).
-    init(url: String, logger: Logger, countsLifetime: Duration = .milliseconds(100)) {
+    init(url: String, logger: Logger, tasks: ServerTasks, countsLifetime: Duration = .milliseconds(100)) {
         self.countsLifetime = countsLifetime
         store = Mutex(PostgresPresence(url: url))
-        failures = FailureLog(logger: logger)
+        failures = FailureLog(logger: logger, tasks: tasks)
         timer = Mutex(DispatchSource.makeTimerSource(queue: queue))
         timer.withLock { timer in
             timer.schedule(deadline: .now(), repeating: Self.heartbeatInterval)

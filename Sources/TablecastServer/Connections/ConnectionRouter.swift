@@ -104,7 +104,7 @@ final class ConnectionRouter {
     private func detach(_ id: WebSocketConnectionID, _ work: @escaping @Sendable () async -> RequestOutcome) {
         held[id] = []
         let events = events
-        Task {
+        context.tasks.spawn {
             events.yield(.finished(id, await work()))
         }
     }

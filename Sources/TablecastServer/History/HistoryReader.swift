@@ -28,12 +28,15 @@ final class HistoryReader: Sendable {
         /// Work for the thread, in order; nil ends it.
         private let jobs = Mutex<[(@Sendable () -> Void)?]>([])
         private let ready = DispatchSemaphore(value: 0)
+        /// Signalled when the thread has ended.
+        let ended = DispatchSemaphore(value: 0)
 
         init(_ number: Int, light: Bool) {
             isLight = light
             let thread = Thread { [self] in
                 // On Linux, PRIO_PROCESS with 0 names the calling thread only.
                 if !light { setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10) }
+                defer { ended.signal() }
                 while true {
                     ready.wait()
                     guard let job = jobs.withLock({ $0.removeFirst() }) else { return }
@@ -265,6 +268,19 @@ final class HistoryReader: Sendable {
         for reader in readers { reader.stop() }
     }
 
+    /// Ends the reader threads once the requests they took are answered; returns when they have ended.
+    func stop() async {
+        for reader in readers { reader.stop() }
+        let readers = readers
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            // Waiting blocks: not on the cooperative pool.
+            Thread {
+                for reader in readers { reader.ended.wait() }
+                done.resume()
+            }.start()
+        }
+    }
+
     /// `connection` closed: what it still has waiting is dropped.
     func forget(_ connection: WebSocketConnectionID) {
         state.withLock { $0.queue.remove(connection) }
@@ -308,8 +324,8 @@ final class HistoryReader: Sendable {
                 return (nil, wake)
             }
             if let wake {
-                Task { [self] in
-                    try? await Task.sleep(for: .seconds(max(0.001, wake - now)))
+                failures.tasks.spawn { [self] in
+                    guard (try? await Task.sleep(for: .seconds(max(0.001, wake - now)))) != nil else { return }
                     state.withLock { $0.wakeScheduled = false }
                     dispatch()
                 }

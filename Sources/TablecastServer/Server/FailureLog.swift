@@ -18,12 +18,15 @@ final class FailureLog: Sendable {
 
     private let logger: Logger
     private let interval: Duration
+    /// Where the summaries' tasks run (the server's, so that shutdown waits for their last lines).
+    let tasks: ServerTasks
     /// Causes logged within the current interval, by message and cause.
     private let open = Mutex<[String: Cause]>([:])
 
-    init(logger: Logger, interval: Duration = .seconds(10)) {
+    init(logger: Logger, interval: Duration = .seconds(10), tasks: ServerTasks) {
         self.logger = logger
         self.interval = interval
+        self.tasks = tasks
     }
 
     /// Logs `message` unless it was logged for the same `cause` (e.g. the kind of error) within the interval; then
@@ -44,7 +47,7 @@ final class FailureLog: Sendable {
         }
         guard first else { return incident }
         logger.log(level: level, "\(message)", metadata: metadata.merging(["incident": "\(incident)"]) { $1 })
-        Task { await summarize(key, message: message) }
+        tasks.spawn { await self.summarize(key, message: message) }
         return incident
     }
 

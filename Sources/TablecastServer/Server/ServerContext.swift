@@ -19,6 +19,8 @@ final class ServerContext: Sendable {
     let health: StoreHealth
     /// Logs failures that repeat (a store outage) once per cause per interval, with a count.
     let failures: FailureLog
+    /// Every unstructured task the server starts, awaited at shutdown.
+    let tasks: ServerTasks
     /// The latest changes of every table, for `history` while the store cannot be read.
     let recentChanges: RecentChanges
     /// A snapshot is stored with every version that is a multiple of this.
@@ -57,7 +59,7 @@ final class ServerContext: Sendable {
 
     init(
         transport: WebSocketServer, committer: Committer, history: HistoryReader, refs: RefRegistry, metrics: ServerMetrics,
-        logger: Logger, failures: FailureLog, health: StoreHealth, snapshotInterval: UInt64, historyLimit: Int,
+        logger: Logger, failures: FailureLog, tasks: ServerTasks, health: StoreHealth, snapshotInterval: UInt64, historyLimit: Int,
         historyBytes: Int,
         budget: MemoryBudget, maxQueuedIntents: Int, catchUpLimit: CatchUpLimit, isShared: Bool = false,
         clusterPresence: ClusterPresence? = nil
@@ -75,6 +77,7 @@ final class ServerContext: Sendable {
         self.logger = logger
         self.health = health
         self.failures = failures
+        self.tasks = tasks
         self.snapshotInterval = snapshotInterval
         self.historyLimit = historyLimit
         self.maxQueuedIntents = maxQueuedIntents
@@ -104,7 +107,8 @@ final class ServerContext: Sendable {
         metrics.fanOutWaits.increment()
         let interval = Duration.milliseconds(1)
         repeat {
-            try? await Task.sleep(for: interval)
+            // The server is shutting down: the intent goes on, its commit is awaited.
+            guard (try? await Task.sleep(for: interval)) != nil else { return }
         } while pacing.keepWaiting(backlog: transport.outboundBacklog, after: interval)
     }
 

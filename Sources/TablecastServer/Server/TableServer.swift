@@ -1,19 +1,23 @@
+import CoreMetrics
 import Logging
 import MemoryBudget
-import CoreMetrics
+import ServiceLifecycle
+import Synchronization
 import TableModel
 import TableStore
 import TablecastProtocol
 import WebSocketTransport
 
-/// The Tablecast server: tables loaded from SQLite, one actor each, served over WebSocket with protocol v1.
+/// The Tablecast server: tables loaded from the store, one actor each, served over WebSocket with protocol v1.
+///
+/// ``start(_:logger:)`` opens the store and starts listening. The server is a `Service`: run it in a
+/// `ServiceGroup`, which stops it gracefully on SIGTERM or SIGINT (see ``run()``), or stop it with ``shutdown()``.
 ///
 /// ```swift
 /// let server = try await TableServer.start(.init(port: 8080, databasePath: "tablecast.db"), logger: logger)
-/// // … on SIGTERM:
-/// await server.shutdown()
+/// try await ServiceGroup(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger).run()
 /// ```
-public final class TableServer: Sendable {
+public final class TableServer: Service {
     /// Why the server refused to start.
     public struct StartError: Error, CustomStringConvertible {
         public let description: String
@@ -32,6 +36,16 @@ public final class TableServer: Sendable {
     private let router: Task<Void, Never>
     /// Keeps a second server (or `compact`) off the database file while this one runs; nil with PostgreSQL.
     private let lock: DatabaseLock?
+    /// The parts already stopped, so that ``run()``'s graceful shutdown and ``shutdown()`` stop each once.
+    private let stopped = Mutex<Set<Part>>([])
+
+    /// The server's parts, in the order they start; they stop in the reverse order.
+    private enum Part: String, CaseIterable {
+        case committer = "committer"
+        case historyReaders = "history readers"
+        case otherNodes = "other nodes"
+        case connections = "connections"
+    }
 
     private init(
         port: Int, context: ServerContext, directory: TableDirectory, follower: ClusterFollower?,
@@ -116,27 +130,31 @@ public final class TableServer: Sendable {
             throw error
         }
         let limits = ProtocolLimits(maxBatchEntries: configuration.maxBatchEntries)
-        let failures = FailureLog(logger: logger)
+        let tasks = ServerTasks()
+        let failures = FailureLog(logger: logger, tasks: tasks)
         let context = ServerContext(
             transport: transport, committer: committer,
             history: HistoryReader(
                 database: configuration.databasePath, limits: limits, account: budget[.historyReplies],
                 snapshotAccount: budget[.snapshots], failures: failures),
             refs: RefRegistry(limit: configuration.refsPerClient), metrics: metrics, logger: logger, failures: failures,
-            health: health,
+            tasks: tasks, health: health,
             snapshotInterval: UInt64(max(1, configuration.snapshotInterval)), historyLimit: configuration.historyLimit,
             historyBytes: configuration.historyBytes, budget: budget, maxQueuedIntents: configuration.maxQueuedIntents,
             catchUpLimit: .init(
                 messages: configuration.maxQueuedMessages / 2, bytes: configuration.maxQueuedBytes / 2),
             isShared: configuration.isPostgres,
-            clusterPresence: configuration.isPostgres ? ClusterPresence(url: configuration.databasePath, logger: logger) : nil)
+            clusterPresence: configuration.isPostgres
+                ? ClusterPresence(url: configuration.databasePath, logger: logger, tasks: tasks) : nil)
         let actors = engines.map { info, engine in
             TableActor(name: info.name, epoch: info.epoch, engine: engine, context: context)
         }
         let directory = TableDirectory(context: context, loaded: actors)
         let follower =
             configuration.isPostgres
-            ? ClusterFollower(url: configuration.databasePath, directory: directory, health: health, logger: logger) : nil
+            ? ClusterFollower(
+                url: configuration.databasePath, directory: directory, health: health, logger: logger, tasks: tasks)
+            : nil
         let port = transport.port
         let settings = ConnectionRouter.Settings(
             policy: configuration.policy,
@@ -168,20 +186,59 @@ public final class TableServer: Sendable {
         try await context.transport.reloadCertificates()
     }
 
-    /// Graceful shutdown: stops taking requests, lets every table finish and acknowledge what it was given,
-    /// flushes every connection's queue and closes it with 1001, then checkpoints the WAL and closes the database.
-    public func shutdown() async {
-        await withCheckedContinuation { events.yield(.stop($0)) }
-        follower?.stop()
-        context.clusterPresence?.stop()
-        for actor in directory.all {
-            await withCheckedContinuation { actor.enqueue(.barrier($0)) }
+    /// Runs until graceful shutdown (SIGTERM or SIGINT, when its `ServiceGroup` traps them), then stops as
+    /// ``shutdown()`` does. Its parts are services of a group of their own, started in order (the committer, the
+    /// history readers, the other nodes' follower and presence, the connections) and stopped in the reverse one.
+    public func run() async throws {
+        let parts = Part.allCases.filter { $0 != .otherNodes || context.isShared }.map { part in
+            ServiceGroupConfiguration.ServiceConfiguration(service: ServerPart(name: part.rawValue) { await self.stop(part) })
         }
-        await context.transport.shutdown()
-        events.finish()
-        await router.value
-        await context.committer.stop()
-        lock?.release()
-        context.logger.info("stopped")
+        try await ServiceGroup(configuration: .init(services: parts, logger: context.logger)).run()
+    }
+
+    /// Graceful shutdown: stops taking requests, lets every table finish and acknowledge what it was given,
+    /// flushes every connection's queue and closes it with 1001, stops following other nodes, ends the history
+    /// readers and every task the server started, then checkpoints the WAL and closes the database.
+    public func shutdown() async {
+        for part in Part.allCases.reversed() { await stop(part) }
+    }
+
+    private func stop(_ part: Part) async {
+        guard stopped.withLock({ $0.insert(part).inserted }) else { return }
+        switch part {
+        case .connections:
+            await withCheckedContinuation { events.yield(.stop($0)) }
+            for actor in directory.all {
+                await withCheckedContinuation { actor.enqueue(.barrier($0)) }
+            }
+            await context.transport.shutdown()
+            events.finish()
+            await router.value
+        case .otherNodes:
+            follower?.stop()
+            context.clusterPresence?.stop()
+        case .historyReaders:
+            await context.history.stop()
+        case .committer:
+            // The tasks may still be using the store: the committer outlives them.
+            await context.tasks.cancelAll()
+            await context.committer.stop()
+            lock?.release()
+            context.logger.info("stopped")
+        }
+    }
+}
+
+/// One part of the server as a service: it runs from the server's start and stops on graceful shutdown.
+private struct ServerPart: Service, CustomStringConvertible {
+    let name: String
+    let stop: @Sendable () async -> Void
+
+    var description: String { name }
+
+    func run() async throws {
+        // Cancelled rather than shut down gracefully (another part failed): it stops all the same.
+        try? await gracefulShutdown()
+        await stop()
     }
 }

@@ -113,15 +113,11 @@ extension TableActor {
         let account = context.budget[.snapshots]
         guard !account.isOver else {
             account.degraded()
-            Task {
-                try? await Task.sleep(for: Self.snapshotRetryInterval)
-                enqueue(.retrySnapshot)
-            }
-            return
+            return enqueue(.retrySnapshot, after: Self.snapshotRetryInterval)
         }
         let table = engine.table
         let (name, epoch) = (name, epochText)
-        Task.detached { [self] in
+        context.tasks.spawn { [self] in
             let snapshot = ServerMessage.snapshot(
                 table: name, version: table.version, epoch: epoch, rules: table.rules, sections: table.sections)
             let message = WebSocketMessage(kind: .text, bytes: snapshot.encoded)
@@ -167,10 +163,7 @@ extension TableActor {
 
     /// Lets go of the shared snapshot of `version` after ``snapshotLifetime``.
     private func expireSnapshot(version: UInt64) {
-        Task {
-            try? await Task.sleep(for: Self.snapshotLifetime)
-            enqueue(.snapshotExpired(version: version))
-        }
+        enqueue(.snapshotExpired(version: version), after: Self.snapshotLifetime)
     }
 
     /// The shared snapshot followed by the updates committed after it, when they are all kept and fit the catch-up
@@ -212,11 +205,10 @@ extension TableActor {
         case .waiting:
             return
         case .wait(let delay):
-            Task {
-                try? await Task.sleep(for: delay)
-                self.presenceWokeUp()
+            return context.tasks.spawn { [self] in
+                guard (try? await Task.sleep(for: delay)) != nil else { return }
+                await presenceWokeUp()
             }
-            return
         case .sendNow:
             break
         }

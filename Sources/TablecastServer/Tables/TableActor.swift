@@ -108,7 +108,15 @@ actor TableActor {
     /// Queues work; starts a drain task only when the table was idle. Intents go through ``enqueueIntent(_:ref:base:_:)``.
     nonisolated func enqueue(_ work: TableWork) {
         if inbox.append(work) {
-            Task { await self.drain() }
+            context.tasks.spawn { await self.drain() }
+        }
+    }
+
+    /// Queues `work` once `delay` has passed, unless the server shuts down first.
+    nonisolated func enqueue(_ work: TableWork, after delay: Duration) {
+        context.tasks.spawn { [self] in
+            guard (try? await Task.sleep(for: delay)) != nil else { return }
+            enqueue(work)
         }
     }
 

@@ -118,7 +118,7 @@ final class TableDirectory: Sendable {
     /// Adopts `name` on a task of its own, for another node's notification. A store that cannot be read is logged
     /// and counted; the next request for the table tries again.
     func adoptInBackground(_ name: String) {
-        Task {
+        context.tasks.spawn { [self] in
             do {
                 _ = try await adopt(name)
             } catch {

@@ -1,0 +1,350 @@
+import CLibWebSockets
+import Dispatch
+import DequeModule
+import Glibc
+
+/// Closing and reading: what a connection does with its peer's bytes and with its end. Like the rest of it, only
+/// the service thread runs this.
+extension Connection {
+    // MARK: Closing, server role
+
+    /// The connection will close: what the peer sends from now on is read and dropped, not delivered (a paused
+    /// connection is read again), so that a peer still sending is not left blocked with our close frame unread
+    /// behind what it sent. Its close frame is still found among what it sends (see `FrameParser.skipsData`).
+    func beginClosing() {
+        guard loop.isServer else { return }
+        parser.skipsData = true
+        inbound = []
+        assembling = false
+        countAssembling()
+        guard receivingPaused, let reader else { return }
+        receivingPaused = false
+        CLibWebSockets_startReader(loop.eventLoop, reader)
+        CLibWebSockets_feedReader(loop.eventLoop, reader)
+    }
+
+    /// Our close frame is out. Closing the socket now would make the kernel answer what the peer is still sending
+    /// with a reset, which destroys the close frame in the peer's receive buffer before the peer read it. So, as
+    /// nginx's lingering close does, the connection keeps reading and dropping what arrives until the peer's close
+    /// frame or the end of its stream, for at most `lingerSeconds` and `lingerBytes`, and then closes.
+    func linger(_ wsi: OpaquePointer) {
+        guard !lingering else { return }
+        lingering = true
+        guard !peerDone, reader != nil else { return endLingering(wsi) }
+        // No idle ping after a close frame.
+        lws_validity_confirmed(wsi)
+        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, Self.lingerSeconds)
+    }
+
+    /// Closes the socket (lws shuts down our side and closes it, sending nothing more: it was given no close reason).
+    private func endLingering(_ wsi: OpaquePointer) {
+        stopReading()
+        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, LWS_TO_KILL_ASYNC)
+    }
+
+    /// The peer's close frame or end of stream after we started closing: the socket closes once our close frame
+    /// is out.
+    private func peerFinished(_ wsi: OpaquePointer) {
+        peerDone = true
+        droppingInbound = true
+        if lingering { endLingering(wsi) }
+    }
+
+    static let lingerSeconds: Int32 = 2
+    static let lingerBytes = 1 << 20
+
+    static let writeBudget = 64 * 1024
+
+    // MARK: Inbound, server role
+
+    /// Takes reading over from lws once the connection is established: lws 4.1 acts on a frame header before any
+    /// callback sees it, accepting unmasked frames and non-minimal lengths and dropping the connection without a
+    /// close frame for an oversized control frame or a length with its top bit set. A libev watcher on the socket
+    /// reads it instead (through OpenSSL on a TLS connection), `FrameParser` applies RFC 6455 §5, and lws keeps the
+    /// handshake, the writing, its idle pings and closing the socket.
+    func startReading(_ wsi: OpaquePointer) {
+        lws_rx_flow_control(wsi, 0)
+        reader = CLibWebSockets_newReader(lws_get_socket_fd(wsi), { context in
+            guard let context else { return }
+            Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().readable()
+        }, Unmanaged.passUnretained(self).toOpaque())
+        guard let reader else { return }
+        CLibWebSockets_startReader(loop.eventLoop, reader)
+        // lws may hold bytes that came with the upgrade request, and OpenSSL decrypted ones: read them at once
+        // (from the next loop iteration: lws keeps the bytes once this ESTABLISHED callback has returned).
+        mayHaveEarlyInput = true
+        CLibWebSockets_feedReader(loop.eventLoop, reader)
+    }
+
+    /// Hands the parser what lws read past the upgrade request: frames a client sent without waiting for the 101
+    /// (RFC 6455 has it wait, but they must not be lost), and half a frame just as well.
+    private func takeEarlyInput(_ wsi: OpaquePointer) {
+        mayHaveEarlyInput = false
+        guard let offset = loop.inputBuflistOffset(wsi) else { return }
+        let buffer = loop.readBuffer
+        while case let count = CLibWebSockets_takeBufferedInput(wsi, offset, buffer.baseAddress, buffer.count), count > 0 {
+            parser.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        }
+    }
+
+    /// A TLS connection whose OpenSSL object holds decrypted bytes is read on the next loop iteration: the socket
+    /// need not become readable again for them.
+    private func feedIfTLSPending(_ wsi: OpaquePointer, _ reader: UnsafeMutableRawPointer) {
+        if let tls = CLibWebSockets_tlsConnection(wsi), CLibWebSockets_tlsPending(tls) > 0 {
+            CLibWebSockets_feedReader(loop.eventLoop, reader)
+        }
+    }
+
+    /// Stops and frees the watcher; the connection is closing.
+    func stopReading() {
+        guard let reader else { return }
+        CLibWebSockets_freeReader(loop.eventLoop, reader)
+        self.reader = nil
+    }
+
+    /// The socket is readable: reads up to `readBudget` bytes (so that one fast sender cannot hold the service
+    /// thread) and handles the whole frames among them.
+    private func readable() {
+        guard let wsi, let reader else { return }
+        if mayHaveEarlyInput { takeEarlyInput(wsi) }
+        // Frames already read: what came with the upgrade request, or what a pause held back before closing.
+        if parser.bufferedBytes > 0 {
+            handleFrames(wsi)
+            guard self.reader != nil else { return }
+            if receivingPaused {
+                CLibWebSockets_stopReader(loop.eventLoop, reader)
+                return
+            }
+        }
+        let fd = lws_get_socket_fd(wsi)
+        let tls = CLibWebSockets_tlsConnection(wsi)
+        let buffer = loop.readBuffer
+        var budget = Self.readBudget
+        while budget > 0 {
+            let count: Int
+            if let tls {
+                count = CLibWebSockets_tlsRead(tls, buffer.baseAddress, Int32(buffer.count))
+                if count == 0 || count == -2 { return peerGone(wsi) }
+                if count < 0 { return }
+            } else {
+                count = recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+                if count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                    return peerGone(wsi)
+                }
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+            }
+            budget -= count
+            if lingering {
+                lingeredBytes += count
+                if lingeredBytes > Self.lingerBytes { return endLingering(wsi) }
+            }
+            // After a violation or the peer's close, what else it sends is dropped unread.
+            guard !droppingInbound, closeReply == nil else { continue }
+            parser.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            handleFrames(wsi)
+            if self.reader == nil { return }
+            if receivingPaused {
+                CLibWebSockets_stopReader(loop.eventLoop, reader)
+                return
+            }
+        }
+        // Out of budget: a plain socket is still readable, but decrypted bytes need a nudge.
+        feedIfTLSPending(wsi, reader)
+    }
+
+    static let readBudget = 256 * 1024
+
+    /// The peer closed its side or the socket failed: lws closes the connection (reported as 1006 unless a close
+    /// frame was exchanged). A peer that sent its close frame and then shut down its side may still read: the
+    /// answer is written first, and the connection closes after it.
+    private func peerGone(_ wsi: OpaquePointer) {
+        stopReading()
+        if closeReply != nil, !closeReplyWritten { return }
+        // Our close frame is still being written: the socket closes once it is out.
+        if closeWritten, !lingering { return peerFinished(wsi) }
+        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, LWS_TO_KILL_ASYNC)
+    }
+
+
+    /// Any frame proves the peer alive, so lws' idle ping can wait. Reported at most once a second: lws reschedules
+    /// the connection's ping timer in a sorted list of every connection's timers, walking past thousands of entries
+    /// with thousands connected, which a busy writer paid for each of its frames.
+    private func confirmAlive(_ wsi: OpaquePointer) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard now &- confirmedAliveAt >= 1_000_000_000 else { return }
+        confirmedAliveAt = now
+        lws_validity_confirmed(wsi)
+    }
+
+    /// Handles the whole frames parsed so far, until reading pauses or the connection starts closing.
+    private func handleFrames(_ wsi: OpaquePointer) {
+        while !receivingPaused, !droppingInbound, closeReply == nil,
+            let output = parser.next(assembled: inbound.count, limit: loop.limits.maxMessageSize)
+        {
+            confirmAlive(wsi)
+            switch output {
+            case .violation(let frame):
+                if pendingClose == nil { _ = refuseInbound(wsi, frame) }
+                // After a bad header nothing more can be read from the stream, the peer's close frame included; an
+                // oversized frame is skipped like any data frame once the connection is closing.
+                if frame.code == .protocolError { droppingInbound = true }
+            case .frame(let frame):
+                switch frame.opcode {
+                case .text, .binary:
+                    assembling = true
+                    inboundKind = frame.opcode == .text ? .text : .binary
+                    frame.payload.withUnsafeBytes { _ = take(wsi, $0, final: frame.fin) }
+                case .continuation:
+                    frame.payload.withUnsafeBytes { _ = take(wsi, $0, final: frame.fin) }
+                case .ping where pendingClose == nil:
+                    pendingPong = frame.payload
+                    lws_callback_on_writable(wsi)
+                case .ping:
+                    break
+                case .pong:
+                    break
+                case .close:
+                    receivedClose(wsi, frame.payload)
+                }
+            }
+        }
+        countAssembling()
+    }
+
+    /// The peer's close frame. When ours was written, this is its answer and the connection ends once ours is out;
+    /// otherwise it is answered (see `Self.answer(toClose:)`) from the next WRITEABLE callback, before anything
+    /// queued.
+    private func receivedClose(_ wsi: OpaquePointer, _ payload: [UInt8]) {
+        if closeWritten { return peerFinished(wsi) }
+        let (peer, reply) = payload.withUnsafeBytes { Self.answer(toClose: $0) }
+        closeFrame = closeFrame ?? peer ?? reply
+        closeReply = reply
+        dropQueue()
+        lws_callback_on_writable(wsi)
+    }
+
+    // MARK: Inbound
+
+    /// A RECEIVE callback (client role): one chunk of a frame. Reassembles fragments, enforces the size limit,
+    /// validates text.
+    func receive(_ wsi: OpaquePointer, _ data: UnsafeRawPointer?, _ length: Int) -> Int32 {
+        if droppingInbound { return 0 }
+        if !assembling {
+            assembling = true
+            inboundKind = lws_frame_is_binary(wsi) != 0 ? .binary : .text
+        }
+        let maxSize = loop.limits.maxMessageSize
+        // What the frame header announced counts at once: a frame claiming more than the limit is refused at its
+        // first bytes, not after the limit's worth of them.
+        if inbound.count + length + lws_remaining_packet_payload(wsi) > maxSize {
+            return refuseInbound(wsi, WebSocketCloseFrame(code: .messageTooBig, reason: "message exceeds \(maxSize) bytes"))
+        }
+        defer { countAssembling() }
+        return take(wsi, UnsafeRawBufferPointer(start: data, count: length), final: lws_is_final_fragment(wsi) != 0)
+    }
+
+    /// Adds a chunk of the message being assembled; once `final`, validates and delivers the message.
+    private func take(_ wsi: OpaquePointer, _ chunk: UnsafeRawBufferPointer, final: Bool) -> Int32 {
+        let bytes: [UInt8]
+        if final {
+            if inbound.isEmpty {
+                bytes = Array(chunk)
+            } else {
+                inbound.append(contentsOf: chunk)
+                bytes = inbound
+                inbound = []
+            }
+            assembling = false
+        } else {
+            inbound.append(contentsOf: chunk)
+            return 0
+        }
+        if inboundKind == .text, !UTF8Validation.isValid(bytes) {
+            return refuseInbound(wsi, WebSocketCloseFrame(code: .invalidPayload, reason: "invalid UTF-8"))
+        }
+        if let metrics = loop.metrics {
+            metrics.messagesReceived.increment()
+            metrics.bytesReceived.increment(by: Int64(bytes.count))
+        }
+        // What was assembled is now delivered: counted as delivered, not twice.
+        countAssembling()
+        if loop.delivering(on: id, size: bytes.count), !receivingPaused {
+            receivingPaused = true
+            // The server's reader stops itself once the frames in hand are handled.
+            if reader == nil { lws_rx_flow_control(wsi, 0) }
+        }
+        loop.handler(.message(id, WebSocketInboundMessage(kind: inboundKind, bytes: bytes)))
+        return 0
+    }
+
+    /// Closes with `frame` because of what the peer sent, from the next WRITEABLE callback rather than from this
+    /// RECEIVE one: lws 4.1's client freed its receive buffer twice when a RECEIVE callback closed the connection.
+    /// What is still queued for the peer is dropped, and so is what it sends meanwhile.
+    private func refuseInbound(_ wsi: OpaquePointer, _ frame: WebSocketCloseFrame) -> Int32 {
+        // The client role reads through lws, which cannot look for the peer's close frame among what is dropped.
+        if !loop.isServer { droppingInbound = true }
+        inbound = []
+        assembling = false
+        countAssembling()
+        dropQueue()
+        pendingClose = frame
+        closeFrame = frame
+        beginClosing()
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    /// Reads the connection again after a pause (see `ServiceLoop.consumed`), starting with the frames already
+    /// read.
+    func resumeReceiving() {
+        guard receivingPaused, let wsi else { return }
+        receivingPaused = false
+        guard let reader else {
+            lws_rx_flow_control(wsi, 1)
+            return
+        }
+        handleFrames(wsi)
+        if !receivingPaused {
+            CLibWebSockets_startReader(loop.eventLoop, reader)
+            feedIfTLSPending(wsi, reader)
+        }
+    }
+
+    /// The peer's close frame as lws hands it over (client role): lws echoes it; a frame the RFC forbids is
+    /// answered instead (see `Self.answer(toClose:)`). lws has already turned most reserved codes into 1002 by
+    /// then, but not codes of 5000 and above. Returns -1 so that lws sends our frame rather than the echo.
+    func peerClosed(_ wsi: OpaquePointer, _ data: UnsafeRawPointer?, _ length: Int) -> Int32 {
+        let (peer, reply) = Self.answer(toClose: UnsafeRawBufferPointer(start: data, count: length))
+        guard let peer, reply == peer else {
+            closeFrame = closeFrame ?? reply
+            return close(wsi, with: reply)
+        }
+        if closeFrame == nil { closeFrame = peer }
+        return 0
+    }
+
+    /// The peer's close frame (2 bytes of code in network order, then a UTF-8 reason), when it is valid, and the
+    /// frame to answer it with: its echo, or (RFC 6455 §5.5.1, §7.4) 1002 for a code no endpoint may send or a
+    /// 1-byte payload, 1007 for a reason that is not UTF-8. An empty payload is valid and reported as 1005.
+    static func answer(toClose payload: UnsafeRawBufferPointer) -> (peer: WebSocketCloseFrame?, reply: WebSocketCloseFrame) {
+        if payload.isEmpty {
+            return (WebSocketCloseFrame(code: .noStatusReceived), WebSocketCloseFrame(code: .noStatusReceived))
+        }
+        guard payload.count >= 2 else {
+            return (nil, WebSocketCloseFrame(code: .protocolError, reason: "a close payload needs a 2-byte code"))
+        }
+        let code = UInt16(payload[0]) << 8 | UInt16(payload[1])
+        guard WebSocketCloseCode(rawValue: code).maySend else {
+            return (nil, WebSocketCloseFrame(code: .protocolError, reason: "close code \(code) is not allowed"))
+        }
+        let reason = Array(payload.dropFirst(2))
+        guard UTF8Validation.isValid(reason) else {
+            return (nil, WebSocketCloseFrame(code: .invalidPayload, reason: "the close reason is not UTF-8"))
+        }
+        let peer = WebSocketCloseFrame(code: WebSocketCloseCode(rawValue: code), reason: String(decoding: reason, as: UTF8.self))
+        return (peer, peer)
+    }
+}
