@@ -5,6 +5,9 @@
 // server put it.
 import { Replica, TablecastClient } from './tablecast.js';
 import { HistoryPanel } from './history.js';
+import {
+  DEFAULT_RULES, canDelete, canEdit, canMove, endOfRows, isPlaceholder, mayMoveInto,
+} from './rules.js';
 
 const $ = (selector, root = document) => root.querySelector(selector);
 const TABLE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -295,21 +298,8 @@ function rowBadges(id) {
 
 // ---------------------------------------------------------------- rendering the table
 
-const rules = () => ui.replica?.rules ?? { moves: 'any', reserveLastRow: false, deleteConfirmationTitle: 'Delete' };
-
-/** An add-item placeholder: the table-wide reserved last row, or a row whose editingStyle is insert. */
-function isPlaceholder(section, r) {
-  return (rules().reserveLastRow && r === section.rows.length - 1) || section.rows[r]?.editingStyle === 'insert';
-}
-
-function canMove(row, section, r) {
-  return rules().moves !== 'none' && row.movable !== false && !isPlaceholder(section, r);
-}
-
-/** Whether the server lets this row be deleted: editable, with the delete editing style, not a placeholder. */
-function canDelete(row, section, r) {
-  return row.editable !== false && (row.editingStyle ?? 'delete') === 'delete' && !isPlaceholder(section, r);
-}
+/** The open table's rules, as the view shows them. */
+const rules = () => ui.replica?.rules ?? DEFAULT_RULES;
 
 function render() {
   if (ui.drag) {
@@ -348,7 +338,7 @@ function render() {
   const sections = replica.sections;
   const ids = new Set(sections.flatMap((s) => s.rows.map((row) => row.id)));
   // Selected rows that are gone, or can no longer be deleted (an admin locked them), leave the selection.
-  const deletable = new Set(sections.flatMap((section) => section.rows.filter((row, r) => canDelete(row, section, r)).map((row) => row.id)));
+  const deletable = new Set(sections.flatMap((section) => section.rows.filter((row, r) => canDelete(rules(), section, r)).map((row) => row.id)));
   for (const id of [...ui.selected]) if (!deletable.has(id)) ui.selected.delete(id);
   if (ui.revealed && !ids.has(ui.revealed)) ui.revealed = null;
   if (ui.inline?.kind === 'row' && !ids.has(ui.inline.id)) {
@@ -392,7 +382,7 @@ function renderSection(section, s) {
   const before = newHere && section.rows.some((row) => row.id === ui.inline.before) ? ui.inline.before : null;
   section.rows.forEach((row, r) => {
     if (before === row.id) list.append(newRowEditor(section));
-    list.append(isPlaceholder(section, r) ? placeholderRow(section, row, s, r) : renderRow(section, row, s, r));
+    list.append(isPlaceholder(rules(), section, r) ? placeholderRow(section, row, s, r) : renderRow(section, row, s, r));
   });
   if (!section.rows.length && !newHere && !(ui.editing && !rules().reserveLastRow)) { // editing mode has 'Add row' there
     list.append(el('li', { class: 'empty-section', role: 'listitem', text: 'No rows' }));
@@ -488,8 +478,8 @@ function renderRow(section, row, s, r) {
   const text = valueText(row.value);
   const revealed = ui.revealed === row.id;
   const editingInline = ui.inline?.kind === 'row' && ui.inline.id === row.id;
-  const editable = row.editable !== false;
-  const deletable = canDelete(row, section, r);
+  const editable = canEdit(row);
+  const deletable = canDelete(rules(), section, r);
   const selected = ui.selected.has(row.id);
   const content = el('div', { class: 'row-content', style: revealed ? `transform: translateX(-${SWIPE_WIDTH}px)` : '' },
     ui.editing && deletable ? el('input', {
@@ -504,7 +494,7 @@ function renderRow(section, row, s, r) {
       ? el('input', { class: 'inline', value: ui.inline.draft, 'data-inline': 'row', 'data-focus': `edit:${row.id}`, 'aria-label': `Edit ${text}` })
       : el('span', { class: 'value', text }),
     el('span', { class: 'badges' }, rowBadges(row.id)),
-    ui.editing && canMove(row, section, r) ? el('button', {
+    ui.editing && canMove(rules(), section, r) ? el('button', {
       type: 'button', class: 'handle', 'data-action': 'handle', 'data-focus': `handle:${row.id}`,
       'aria-label': `Reorder ${text}: drag it, or press Alt with the up or down arrow on the row`, tabIndex: -1,
     }, el('span', { 'aria-hidden': 'true', text: '≡' })) : null);
@@ -561,9 +551,9 @@ function deleteRow(id) {
 
 function startInline(kind, id, draft, before = null) {
   finishInline(true); // moving to another editor commits the open one, as leaving it does
-  if (kind === 'new' && !before && id !== null && rules().reserveLastRow) {
+  if (kind === 'new' && !before && id !== null) {
     const rows = ui.replica.sectionById(id)?.rows ?? [];
-    before = rows[rows.length - 1]?.id ?? null; // new rows go before the reserved last row
+    before = rows[endOfRows(rules(), rows.length)]?.id ?? null; // new rows go before the reserved last row
   }
   ui.inline = { kind, id, draft, before };
   if (kind === 'row') client.beginEditingRow(ui.table, id);
@@ -597,7 +587,7 @@ function finishInline(commit) {
     } else {
       const count = ui.replica.rowCount(s);
       const before = inline.before && ui.replica.indexPathOfRow(inline.before);
-      const at = before ?? [s, rules().reserveLastRow && count > 0 ? count - 1 : count];
+      const at = before ?? [s, endOfRows(rules(), count)];
       act(optimistic('insert', { at, value }).then((ack) => ack && flash(ack.created?.[0])));
       // Stay in the editor for the next row, as a list app does.
       ui.inline = { kind: 'new', id: inline.id, draft: '', before: inline.before };
@@ -636,16 +626,13 @@ function neighbourDestination(id, step) {
   const info = rowInfo(id);
   if (!info) return null;
   const [s, r] = info.path;
-  const count = ui.replica.rowCount(s);
-  const last = rules().reserveLastRow ? count - 2 : count - 1; // the last place a moved row may take
+  const last = endOfRows(rules(), ui.replica.rowCount(s)) - 1; // the last place a moved row may take
   if (step < 0 && r > 0) return [s, r - 1];
   if (step > 0 && r < last) return [s, r + 1];
-  if (rules().moves !== 'any') return null;
   const next = s + step;
-  if (next < 0 || next >= ui.replica.sectionCount) return null;
+  if (!mayMoveInto(rules(), s, next) || next < 0 || next >= ui.replica.sectionCount) return null;
   if (step > 0) return [next, 0];
-  const nextCount = ui.replica.rowCount(next);
-  return [next, rules().reserveLastRow && nextCount > 0 ? nextCount - 1 : nextCount];
+  return [next, endOfRows(rules(), ui.replica.rowCount(next))];
 }
 
 /** Moves a row; `from` defaults to where the view has it now. */
@@ -730,7 +717,7 @@ function pasteAfter(id) {
   const info = rowInfo(id);
   if (!info || !ui.clipboard) return;
   const [s, r] = info.path;
-  const at = [s, isPlaceholder(info.section, r) ? r : r + 1];
+  const at = [s, isPlaceholder(rules(), info.section, r) ? r : r + 1];
   act(optimistic('insert', { at, value: ui.clipboard.value }).then((ack) => {
     if (!ack) return;
     flash(ack.created?.[0]);
@@ -831,7 +818,7 @@ sections.addEventListener('click', (event) => {
     if (ui.revealed && !event.target.closest('input')) reveal(null);
     else if (event.target.closest('.value') && id) {
       const info = rowInfo(id);
-      if (info && info.row.editable !== false) startInline('row', id, valueText(info.row.value));
+      if (info && canEdit(info.row)) startInline('row', id, valueText(info.row.value));
     }
     return;
   }
@@ -920,7 +907,7 @@ sections.addEventListener('keydown', (event) => {
   const moveKey = (event.key === 'ArrowUp' || event.key === 'ArrowDown') && (event.altKey || handle);
   if (moveKey) {
     event.preventDefault();
-    if (canMove(info.row, info.section, info.path[1])) moveRow(id, neighbourDestination(id, event.key === 'ArrowUp' ? -1 : 1));
+    if (canMove(rules(), info.section, info.path[1])) moveRow(id, neighbourDestination(id, event.key === 'ArrowUp' ? -1 : 1));
     return;
   }
   if (!onRow) {
@@ -940,12 +927,12 @@ sections.addEventListener('keydown', (event) => {
     case 'Enter':
     case 'F2':
       event.preventDefault();
-      if (info.row.editable !== false) startInline('row', id, valueText(info.row.value));
+      if (canEdit(info.row)) startInline('row', id, valueText(info.row.value));
       break;
     case 'Delete':
     case 'Backspace':
       event.preventDefault();
-      if (!canDelete(info.row, info.section, info.path[1])) break;
+      if (!canDelete(rules(), info.section, info.path[1])) break;
       reveal(id);
       $(`[data-focus="delete:${CSS.escape(id)}"]`)?.focus();
       break;
@@ -953,7 +940,7 @@ sections.addEventListener('keydown', (event) => {
       if (ui.revealed) reveal(null);
       break;
     case ' ':
-      if (ui.editing && canDelete(info.row, info.section, info.path[1])) {
+      if (ui.editing && canDelete(rules(), info.section, info.path[1])) {
         event.preventDefault();
         toggleSelect(id);
       }
@@ -1120,8 +1107,7 @@ function dropGap(y) {
   let best = null;
   for (const list of lists) {
     const s = Number(list.dataset.s);
-    if (rules().moves === 'withinSection' && s !== drag.from[0]) continue;
-    if (rules().moves === 'none') continue;
+    if (!mayMoveInto(rules(), drag.from[0], s)) continue;
     const rect = list.getBoundingClientRect();
     const distance = y < rect.top ? rect.top - y : y > rect.bottom ? y - rect.bottom : 0;
     if (!best || distance < best.distance) best = { list, s, distance };
