@@ -160,7 +160,7 @@ public struct Editor: Sendable {
         if !selection.isEmpty {
             for (s, section) in table.sections.enumerated() {
                 for (r, row) in section.rows.enumerated()
-                where selection.contains(row.id) && deleteRefusal(row, at: RowPath(section: s, row: r)) != nil {
+                where selection.contains(row.id) && table.deleteRefusal(at: RowPath(section: s, row: r)) != nil {
                     selection.remove(row.id)
                 }
             }
@@ -298,12 +298,12 @@ public struct Editor: Sendable {
             switch cursor {
             case .row(let id):
                 guard let path = path(ofRow: id), let row = table.row(at: path) else { return [] }
-                if row.editingStyle == .insert || isReserved(path) {
+                if table.isPlaceholder(path) {
                     // The insertion control: a new row goes just above the placeholder.
                     mode = .input(Input(purpose: .addRow(after: cursor), text: "", prompt: "New row"))
                     return []
                 }
-                if !row.editable {
+                if table.reloadRefusal(at: path) != nil {
                     status = Status(text: "this row is not editable", isError: true)
                     return []
                 }
@@ -412,9 +412,8 @@ public struct Editor: Sendable {
     func insertionPath(after item: CursorItem?) -> RowPath? {
         switch item {
         case .row(let id):
-            guard let path = path(ofRow: id), let row = table.row(at: path) else { return nil }
-            let placeholder = row.editingStyle == .insert || isReserved(path)
-            return RowPath(section: path.section, row: placeholder ? path.row : path.row + 1)
+            guard let path = path(ofRow: id) else { return nil }
+            return RowPath(section: path.section, row: table.isPlaceholder(path) ? path.row : path.row + 1)
         case .section(let id):
             return index(ofSection: id).map { RowPath(section: $0, row: 0) }
         case nil:
@@ -427,11 +426,11 @@ public struct Editor: Sendable {
     /// The reorder control: proposes a destination; the server may retarget it, and the row shows up where the
     /// server put it.
     private mutating func move(_ direction: Direction) -> [EditorCommand] {
-        guard let id = cursorRow, let from = path(ofRow: id), let row = table.row(at: from) else {
+        guard let id = cursorRow, let from = path(ofRow: id) else {
             status = Status(text: "put the cursor on a row to move it", isError: true)
             return []
         }
-        if let refusal = moveRefusal(row, at: from) {
+        if let refusal = moveRefusal(at: from) {
             status = Status(text: refusal, isError: true)
             return []
         }
@@ -468,31 +467,31 @@ public struct Editor: Sendable {
         return [.send(.moveSection(from: SectionRef(from, id: id), to: to), base: table.version, label: "move section", requested: nil)]
     }
 
-    /// Why the row with this id cannot be deleted, as the server would refuse it, or nil when it can.
+    // MARK: - Rules
+
+    // Refusals in the status line's words. The decisions are the table's own (``Table/deleteRefusal(at:)``,
+    // ``Table/moveRefusal(at:)``), the ones the server's engine enforces, so the editor refuses at once, without a
+    // round trip, exactly what the server would.
+
+    /// Why the row with this id cannot be deleted, or nil when it can (or it is not in the table).
     func deleteRefusal(_ id: String) -> String? {
-        guard let path = path(ofRow: id), let row = table.row(at: path) else { return nil }
-        return deleteRefusal(row, at: path)
+        guard let path = path(ofRow: id) else { return nil }
+        return table.deleteRefusal(at: path).map { Self.text($0, "deleted") }
     }
 
-    /// Why `row`, at `path`, cannot be deleted, or nil when it can.
-    func deleteRefusal(_ row: Row, at path: RowPath) -> String? {
-        if !row.editable { return "this row is locked: it cannot be deleted" }
-        if row.editingStyle == .insert || isReserved(path) { return "this row is an add-item placeholder: it cannot be deleted" }
-        if row.editingStyle == .none { return "this row cannot be deleted" }
-        return nil
+    /// Why the row at `path` cannot be moved, or nil when it can.
+    func moveRefusal(at path: RowPath) -> String? {
+        table.moveRefusal(at: path).map { Self.text($0, "moved") }
     }
 
-    /// Why the row cannot be moved, as the server would refuse it, or nil when it can.
-    func moveRefusal(_ row: Row, at path: RowPath) -> String? {
-        if table.rules.moves == .none { return "rows cannot be moved in this table" }
-        if !row.movable { return "this row cannot be moved" }
-        if row.editingStyle == .insert || isReserved(path) { return "this row is an add-item placeholder: it cannot be moved" }
-        return nil
-    }
-
-    /// The table-wide placeholder: the last row of its section when the rules reserve it.
-    func isReserved(_ path: RowPath) -> Bool {
-        table.rules.reserveLastRow && path.row == table.sections[path.section].rows.count - 1
+    /// A refusal to delete or move a row (`verb`: "deleted" or "moved") as the status line says it.
+    private static func text(_ refusal: RowRefusal, _ verb: String) -> String {
+        switch refusal {
+        case .notEditable: "this row is locked: it cannot be \(verb)"
+        case .insertionControl, .reservedLastRow: "this row is an add-item placeholder: it cannot be \(verb)"
+        case .noDeleteControl, .notMovable: "this row cannot be \(verb)"
+        case .noMoves: "rows cannot be moved in this table"
+        }
     }
 
     private mutating func handleInput(_ key: Key, _ input: Input) -> [EditorCommand] {
