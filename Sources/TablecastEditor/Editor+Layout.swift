@@ -75,10 +75,10 @@ extension Editor {
                     if here { cursorLine = body.count }
                     var left = here ? "▶   " : "    "
                     let path = RowPath(section: s, row: r)
-                    let placeholder = row.editingStyle == .insert || isReserved(path)
+                    let placeholder = table.isPlaceholder(path)
                     if editing {
                         // The row's editing control: ⊖ delete, ⊕ insertion (add-item placeholder), none.
-                        let deletable = deleteRefusal(row, at: path) == nil
+                        let deletable = table.deleteRefusal(at: path) == nil
                         left += deletable ? (selection.contains(row.id) ? "[x] ⊖ " : "[ ] ⊖ ") : placeholder ? "    ⊕ " : "      "
                     } else if placeholder {
                         left += "⊕ "
@@ -88,7 +88,7 @@ extension Editor {
                     // Inserted here and not yet committed by the server (a provisional id).
                     if OptimisticTable.isProvisional(row.id) { left += "  (sending…)" }
                     var right = editors[row.id].map { "✎ " + $0.joined(separator: ", ") } ?? ""
-                    if editing && moveRefusal(row, at: path) == nil { right += right.isEmpty ? "≡" : "  ≡" }
+                    if editing && table.moveRefusal(at: path) == nil { right += right.isEmpty ? "≡" : "  ≡" }
                     body.append(Self.join(left, right, width: width))
                 }
                 if let footer = section.footer { body.append("    └ " + footer) }

@@ -1,104 +1,92 @@
 import TableModel
 import TablecastProtocol
 
-/// What the editor asks the outside world to do after a key or an event (the terminal edge carries it out).
-public enum EditorCommand: Hashable, Sendable {
-    /// Send an intent whose index paths refer to version `base` (the table as shown).
-    case send(Intent, base: UInt64, label: String, requested: RowPath?)
-    case beginEditingRow(String)
-    case endEditingRow(String)
-    case setEditing(Bool)
-    /// Pull-to-refresh: resync and report `refreshed`.
-    case refresh
-    /// Undo / redo this person's last change (the client computes the inverse and sends it like any intent).
-    case undo
-    case redo
-    case quit
-}
-
-/// How the connection looks to the person at the keyboard.
-public enum ConnectionDisplay: Hashable, Sendable {
-    case connecting
-    case live
-    /// In `seconds`, after losing the connection for `reason` (nil: not known).
-    case reconnecting(seconds: Int, reason: String? = nil)
-    case closed
-
-    public var text: String {
-        switch self {
-        case .connecting: "connecting…"
-        case .live: "● live"
-        case .reconnecting(let seconds, let reason): "reconnecting in \(seconds)s" + (reason.map { ": \($0)" } ?? "")
-        case .closed: "closed"
-        }
-    }
-}
-
-/// The line the cursor is on: a section's header line or a row, named by id so that it stays put when others
-/// change the table.
-public enum CursorItem: Hashable, Sendable {
-    case section(String)
-    case row(String)
-}
-
 /// The editor's whole state as a value: the table as shown, the cursor, the mode, presence and the status line.
 /// Keys and server events go in (``handle(_:)``, ``replaceTable(_:)``, …), commands and frames come out. Nothing
 /// here touches a terminal or a socket.
 public struct Editor: Sendable {
+    /// What keys do now.
     public enum Mode: Hashable, Sendable {
+        /// Moving the cursor and acting on its line.
         case browse
+        /// Typing into the input line.
         case input(Input)
         /// Waiting for the one-key confirmation of deleting these rows (in this order).
         case confirmDelete([String])
         /// Waiting for the one-key confirmation of deleting this section and its rows.
         case confirmDeleteSection(String)
+        /// The help screen; any key closes it.
         case help
     }
 
+    /// The input line: what it is for, the text typed so far and its prompt.
     public struct Input: Hashable, Sendable {
+        /// What Enter does with the text.
         public enum Purpose: Hashable, Sendable {
+            /// Replaces the value of the row with this id.
             case editRow(String)
             /// A new row after this item (a row: after it; a section line: first in it; nil: first section).
             case addRow(after: CursorItem?)
             /// A new section after this section (nil: first).
             case addSection(after: String?)
+            /// Sets the header of the section with this id (empty text removes it).
             case header(String)
+            /// Sets the footer of the section with this id (empty text removes it).
             case footer(String)
         }
+        /// What Enter does with the text.
         public var purpose: Purpose
+        /// The text typed so far.
         public var text: String
+        /// The words before it.
         public var prompt: String
     }
 
+    /// The status line: what the last key or answer did, and whether it is a refusal or failure.
     public struct Status: Hashable, Sendable {
+        /// The line's words.
         public var text: String
+        /// Whether it is shown as an error.
         public var isError: Bool
     }
 
+    /// The table being edited.
     public let tableName: String
     /// This connection's presence key (`presence.you` of the catch-up), so that "here" leaves it out.
     public var me: String
+    /// The name shown to others.
     public var myName: String
+    /// The table as shown: the replica with this editor's changes not yet answered.
     public var table = Table()
+    /// Whether a first snapshot has come.
     public var loaded = false
+    /// The connection's state, for the status bar.
     public var connection = ConnectionDisplay.connecting
     /// Who is listed on the table (this connection included), and how many more only watch.
     public var presence: [PresenceEntry] = []
     public var viewers = 0
+    /// The line the cursor is on; nil in an empty table.
     public private(set) var cursor: CursorItem?
     /// The cursor's line number, kept so a deleted cursor row hands the cursor to its neighbour.
     private var cursorIndex = 0
     /// A row or section created by this editor that the cursor goes to once it shows up.
     private var pendingCursor: CursorItem?
+    /// What keys do now.
     public var mode = Mode.browse
     /// Editing mode (`setEditing:`): delete and reorder controls, multi-select.
-    public private(set) var editing = false
-    public private(set) var selection: Set<String> = []
-    public private(set) var clipboard: RowContent?
+    public internal(set) var editing = false
+    /// The rows ticked in editing mode, for `D`.
+    public internal(set) var selection: Set<String> = []
+    /// The row content `c` copied (its value only), for `p`.
+    public internal(set) var clipboard: RowContent?
+    /// The status line, if anything is to be said.
     public var status: Status?
-    public private(set) var refreshing = false
+    /// Waiting for `refreshed` after `r`.
+    public internal(set) var refreshing = false
+    /// The first body line shown (the frame scrolls to keep the cursor in view).
     var scroll = 0
 
+    /// An editor of table `tableName` for this connection (presence key `me`) and person (`myName`), loading.
     public init(tableName: String, me: String, myName: String) {
         self.tableName = tableName
         self.me = me
@@ -112,6 +100,7 @@ public struct Editor: Sendable {
         table.sections.flatMap { section in [CursorItem.section(section.id)] + section.rows.map { .row($0.id) } }
     }
 
+    /// Where the row with this id is in the table as shown, or nil.
     public func path(ofRow id: String) -> RowPath? {
         for (s, section) in table.sections.enumerated() {
             if let r = section.rows.firstIndex(where: { $0.id == id }) { return RowPath(section: s, row: r) }
@@ -119,6 +108,7 @@ public struct Editor: Sendable {
         return nil
     }
 
+    /// Where the section with this id is in the table as shown, or nil.
     public func index(ofSection id: String) -> Int? { table.sections.firstIndex { $0.id == id } }
 
     /// The section the cursor is in.
@@ -130,6 +120,7 @@ public struct Editor: Sendable {
         }
     }
 
+    /// The id of the row the cursor is on, if it is on a row.
     var cursorRow: String? { if case .row(let id) = cursor { id } else { nil } }
 
     /// Shows a new version of the table (a snapshot or a live update): the cursor stays on its row by id (or
@@ -160,7 +151,7 @@ public struct Editor: Sendable {
         if !selection.isEmpty {
             for (s, section) in table.sections.enumerated() {
                 for (r, row) in section.rows.enumerated()
-                where selection.contains(row.id) && deleteRefusal(row, at: RowPath(section: s, row: r)) != nil {
+                where selection.contains(row.id) && table.deleteRefusal(at: RowPath(section: s, row: r)) != nil {
                     selection.remove(row.id)
                 }
             }
@@ -188,10 +179,19 @@ public struct Editor: Sendable {
         }
     }
 
+    /// Puts the cursor on `item` if it is in the table.
     public mutating func setCursor(_ item: CursorItem) {
         guard let i = items.firstIndex(of: item) else { return }
         cursor = item
         cursorIndex = i
+    }
+
+    /// Moves the cursor `delta` lines in `items` (the current ``items``), stopping at the first and last.
+    mutating func moveCursor(by delta: Int, _ items: [CursorItem]) {
+        guard !items.isEmpty else { return }
+        let current = cursor.flatMap { items.firstIndex(of: $0) } ?? 0
+        cursorIndex = max(0, min(items.count - 1, current + delta))
+        cursor = items[cursorIndex]
     }
 
     /// The presence to announce again after a (re)subscribe: a new connection starts with none.
@@ -248,356 +248,10 @@ public struct Editor: Sendable {
         status = Status(text: "\(label) failed: \(message)", isError: true)
     }
 
+    /// The refresh `r` asked for is done: the table is in step at `version`.
     public mutating func refreshed(version: UInt64) {
         refreshing = false
         status = Status(text: "refreshed at v\(version)", isError: false)
     }
 
-    // MARK: - Keys
-
-    /// Handles one key and returns what to send.
-    public mutating func handle(_ key: Key) -> [EditorCommand] {
-        switch mode {
-        case .help:
-            mode = .browse
-            if key == .character("q") { return [.quit] }
-            return []
-        case .input(let input):
-            return handleInput(key, input)
-        case .confirmDelete(let ids):
-            return handleConfirm(key, ids)
-        case .confirmDeleteSection(let id):
-            return handleConfirmSection(key, id)
-        case .browse:
-            return handleBrowse(key)
-        }
-    }
-
-    private mutating func handleBrowse(_ key: Key) -> [EditorCommand] {
-        let items = self.items
-        switch key {
-        case .up, .character("k"): moveCursor(by: -1, items)
-        case .down, .character("j"): moveCursor(by: 1, items)
-        case .pageUp: moveCursor(by: -10, items)
-        case .pageDown: moveCursor(by: 10, items)
-        case .home, .character("g"): moveCursor(by: -items.count, items)
-        case .end, .character("G"): moveCursor(by: items.count, items)
-        case .character("q"), .ctrl("c"), .ctrl("d"): return [.quit]
-        case .character("?"): mode = .help
-        case .escape: status = nil
-        case .character("a"), .character("+"), .character("i"):
-            guard !table.sections.isEmpty else {
-                status = Status(text: "no section yet: press A to add one", isError: true)
-                return []
-            }
-            mode = .input(Input(purpose: .addRow(after: cursor), text: "", prompt: "New row"))
-        case .character("A"):
-            let after = cursorSection.map { table.sections[$0].id }
-            mode = .input(Input(purpose: .addSection(after: after), text: "", prompt: "New section header"))
-        case .enter, .character("e"):
-            switch cursor {
-            case .row(let id):
-                guard let path = path(ofRow: id), let row = table.row(at: path) else { return [] }
-                if row.editingStyle == .insert || isReserved(path) {
-                    // The insertion control: a new row goes just above the placeholder.
-                    mode = .input(Input(purpose: .addRow(after: cursor), text: "", prompt: "New row"))
-                    return []
-                }
-                if !row.editable {
-                    status = Status(text: "this row is not editable", isError: true)
-                    return []
-                }
-                mode = .input(Input(purpose: .editRow(id), text: Self.inputText(row.value), prompt: "Edit"))
-                return [.beginEditingRow(id)]
-            case .section(let id):
-                return startHeaderFooter(header: true, id)
-            case nil: break
-            }
-        case .character("h"):
-            if let s = cursorSection { return startHeaderFooter(header: true, table.sections[s].id) }
-        case .character("f"):
-            if let s = cursorSection { return startHeaderFooter(header: false, table.sections[s].id) }
-        case .character("d"), .delete:
-            switch cursor {
-            case .row(let id):
-                if let refusal = deleteRefusal(id) {
-                    status = Status(text: refusal, isError: true)
-                    return []
-                }
-                mode = .confirmDelete([id])
-                return [.beginEditingRow(id)]
-            case .section(let id):
-                mode = .confirmDeleteSection(id)
-            case nil:
-                status = Status(text: "nothing to delete", isError: true)
-            }
-        case .character("D"):
-            guard editing, !selection.isEmpty else {
-                status = Status(text: "select rows with space in editing mode (E) first", isError: true)
-                return []
-            }
-            let ids = items.compactMap { item -> String? in
-                if case .row(let id) = item, selection.contains(id) { id } else { nil }
-            }
-            mode = .confirmDelete(ids)
-            if ids.count == 1 { return [.beginEditingRow(ids[0])] }
-        case .character("K"):
-            if case .section(let id) = cursor { return moveSection(id, by: -1) }
-            return move(.up)
-        case .character("J"):
-            if case .section(let id) = cursor { return moveSection(id, by: 1) }
-            return move(.down)
-        case .character("["): return move(.previousSection)
-        case .character("]"): return move(.nextSection)
-        case .character("E"):
-            editing.toggle()
-            if !editing { selection = [] }
-            status = Status(text: editing ? "editing mode: space selects, D deletes the selected rows" : "done editing", isError: false)
-            return [.setEditing(editing)]
-        case .character(" "):
-            // Selects in place, as a tap on a row's checkbox does: the cursor stays on the row.
-            guard editing, let id = cursorRow else { return [] }
-            if selection.contains(id) {
-                selection.remove(id)
-            } else if let refusal = deleteRefusal(id) {
-                status = Status(text: refusal, isError: true)
-            } else {
-                selection.insert(id)
-            }
-        case .character("c"), .character("y"):
-            guard let id = cursorRow, let path = path(ofRow: id), let row = table.row(at: path) else {
-                status = Status(text: "put the cursor on a row to copy it", isError: true)
-                return []
-            }
-            // The value only: the row's flags are an admin's decision, and a paste makes an ordinary row.
-            clipboard = RowContent(value: row.value)
-            status = Status(text: "copied “\(Self.display(row.value))”: p pastes it after the cursor", isError: false)
-        case .character("p"), .character("v"):
-            guard let clipboard else {
-                status = Status(text: "nothing copied yet (c copies a row)", isError: true)
-                return []
-            }
-            guard let at = insertionPath(after: cursor) else { return [] }
-            return [.send(.insert(at: at, row: clipboard), base: table.version, label: "paste", requested: at)]
-        case .character("u"):
-            return [.undo]
-        case .character("U"), .ctrl("r"):
-            return [.redo]
-        case .character("r"):
-            refreshing = true
-            return [.refresh]
-        default: break
-        }
-        return []
-    }
-
-    private mutating func startHeaderFooter(header: Bool, _ id: String) -> [EditorCommand] {
-        guard let s = index(ofSection: id) else { return [] }
-        let section = table.sections[s]
-        let text = (header ? section.header : section.footer) ?? ""
-        mode = .input(
-            Input(purpose: header ? .header(id) : .footer(id), text: text, prompt: header ? "Section header" : "Section footer"))
-        return []
-    }
-
-    private mutating func moveCursor(by delta: Int, _ items: [CursorItem]) {
-        guard !items.isEmpty else { return }
-        let current = cursor.flatMap { items.firstIndex(of: $0) } ?? 0
-        cursorIndex = max(0, min(items.count - 1, current + delta))
-        cursor = items[cursorIndex]
-    }
-
-    /// Where a new row goes: after the cursor's row (before it when it is an add-item placeholder, whose
-    /// insertion control adds above it), or first in the cursor's section.
-    func insertionPath(after item: CursorItem?) -> RowPath? {
-        switch item {
-        case .row(let id):
-            guard let path = path(ofRow: id), let row = table.row(at: path) else { return nil }
-            let placeholder = row.editingStyle == .insert || isReserved(path)
-            return RowPath(section: path.section, row: placeholder ? path.row : path.row + 1)
-        case .section(let id):
-            return index(ofSection: id).map { RowPath(section: $0, row: 0) }
-        case nil:
-            return table.sections.isEmpty ? nil : RowPath(section: 0, row: 0)
-        }
-    }
-
-    enum Direction { case up, down, previousSection, nextSection }
-
-    /// The reorder control: proposes a destination; the server may retarget it, and the row shows up where the
-    /// server put it.
-    private mutating func move(_ direction: Direction) -> [EditorCommand] {
-        guard let id = cursorRow, let from = path(ofRow: id), let row = table.row(at: from) else {
-            status = Status(text: "put the cursor on a row to move it", isError: true)
-            return []
-        }
-        if let refusal = moveRefusal(row, at: from) {
-            status = Status(text: refusal, isError: true)
-            return []
-        }
-        let count = table.sections[from.section].rows.count
-        let to: RowPath
-        switch direction {
-        case .up:
-            guard from.row > 0 else {
-                if from.section > 0 { return move(.previousSection) }
-                return []
-            }
-            to = RowPath(section: from.section, row: from.row - 1)
-        case .down:
-            guard from.row + 1 < count else {
-                if from.section + 1 < table.sections.count { return move(.nextSection) }
-                return []
-            }
-            to = RowPath(section: from.section, row: from.row + 1)
-        case .previousSection:
-            guard from.section > 0 else { return [] }
-            to = RowPath(section: from.section - 1, row: table.sections[from.section - 1].rows.count)
-        case .nextSection:
-            guard from.section + 1 < table.sections.count else { return [] }
-            to = RowPath(section: from.section + 1, row: 0)
-        }
-        return [.send(.move(from: RowRef(from, id: id), to: to), base: table.version, label: "move", requested: to)]
-    }
-
-    /// The section control: moves the section one place up (-1) or down (+1), as `moveSection:toSection:`.
-    private mutating func moveSection(_ id: String, by step: Int) -> [EditorCommand] {
-        guard let from = index(ofSection: id) else { return [] }
-        let to = from + step
-        guard table.sections.indices.contains(to) else { return [] }
-        return [.send(.moveSection(from: SectionRef(from, id: id), to: to), base: table.version, label: "move section", requested: nil)]
-    }
-
-    /// Why the row with this id cannot be deleted, as the server would refuse it, or nil when it can.
-    func deleteRefusal(_ id: String) -> String? {
-        guard let path = path(ofRow: id), let row = table.row(at: path) else { return nil }
-        return deleteRefusal(row, at: path)
-    }
-
-    /// Why `row`, at `path`, cannot be deleted, or nil when it can.
-    func deleteRefusal(_ row: Row, at path: RowPath) -> String? {
-        if !row.editable { return "this row is locked: it cannot be deleted" }
-        if row.editingStyle == .insert || isReserved(path) { return "this row is an add-item placeholder: it cannot be deleted" }
-        if row.editingStyle == .none { return "this row cannot be deleted" }
-        return nil
-    }
-
-    /// Why the row cannot be moved, as the server would refuse it, or nil when it can.
-    func moveRefusal(_ row: Row, at path: RowPath) -> String? {
-        if table.rules.moves == .none { return "rows cannot be moved in this table" }
-        if !row.movable { return "this row cannot be moved" }
-        if row.editingStyle == .insert || isReserved(path) { return "this row is an add-item placeholder: it cannot be moved" }
-        return nil
-    }
-
-    /// The table-wide placeholder: the last row of its section when the rules reserve it.
-    func isReserved(_ path: RowPath) -> Bool {
-        table.rules.reserveLastRow && path.row == table.sections[path.section].rows.count - 1
-    }
-
-    private mutating func handleInput(_ key: Key, _ input: Input) -> [EditorCommand] {
-        var input = input
-        switch key {
-        case .character(let c):
-            input.text.append(c)
-            mode = .input(input)
-        case .backspace:
-            if !input.text.isEmpty { input.text.removeLast() }
-            mode = .input(input)
-        case .ctrl("u"):
-            input.text = ""
-            mode = .input(input)
-        case .escape, .ctrl("c"):
-            mode = .browse
-            if case .editRow(let id) = input.purpose { return [.endEditingRow(id)] }
-        case .enter:
-            return commit(input)
-        default: break
-        }
-        return []
-    }
-
-    private mutating func commit(_ input: Input) -> [EditorCommand] {
-        let base = table.version
-        switch input.purpose {
-        case .editRow(let id):
-            guard let value = parseValue(input.text) else { return [] }
-            mode = .browse
-            guard let path = path(ofRow: id) else { return [.endEditingRow(id)] }
-            return [.send(.edit(RowRef(path, id: id), value: value), base: base, label: "edit", requested: path), .endEditingRow(id)]
-        case .addRow(let after):
-            guard let value = parseValue(input.text) else { return [] }
-            mode = .browse
-            guard let at = insertionPath(after: after) ?? insertionPath(after: cursor) else { return [] }
-            return [.send(.insert(at: at, row: RowContent(value: value)), base: base, label: "insert", requested: at)]
-        case .addSection(let after):
-            mode = .browse
-            let at = after.flatMap { index(ofSection: $0) }.map { $0 + 1 } ?? 0
-            let header = input.text.isEmpty ? nil : input.text
-            return [.send(.insertSection(at: at, section: SectionContent(header: header)), base: base, label: "new section", requested: nil)]
-        case .header(let id), .footer(let id):
-            mode = .browse
-            guard let s = index(ofSection: id) else { return [] }
-            let text: String? = input.text.isEmpty ? nil : input.text
-            let intent: Intent
-            if case .header = input.purpose {
-                intent = .editSection(SectionRef(s, id: id), header: .some(text))
-            } else {
-                intent = .editSection(SectionRef(s, id: id), footer: .some(text))
-            }
-            return [.send(intent, base: base, label: "section", requested: nil)]
-        }
-    }
-
-    private mutating func handleConfirm(_ key: Key, _ ids: [String]) -> [EditorCommand] {
-        mode = .browse
-        var commands: [EditorCommand] = []
-        if key == .character("y") || key == .character("Y") {
-            let refs = ids.compactMap { id in path(ofRow: id).map { RowRef($0, id: id) } }
-            if refs.count == 1 {
-                commands.append(.send(.delete(refs[0]), base: table.version, label: "delete", requested: nil))
-            } else if !refs.isEmpty {
-                commands.append(
-                    .send(.batch(ClientBatch(deleteRows: refs)), base: table.version, label: "delete \(refs.count) rows", requested: nil))
-                selection = []
-            }
-        } else {
-            status = Status(text: "delete cancelled", isError: false)
-        }
-        if ids.count == 1 { commands.append(.endEditingRow(ids[0])) }
-        return commands
-    }
-
-    private mutating func handleConfirmSection(_ key: Key, _ id: String) -> [EditorCommand] {
-        mode = .browse
-        guard key == .character("y") || key == .character("Y") else {
-            status = Status(text: "delete cancelled", isError: false)
-            return []
-        }
-        guard let s = index(ofSection: id) else { return [] }
-        return [.send(.deleteSection(SectionRef(s, id: id)), base: table.version, label: "delete section", requested: nil)]
-    }
-
-    /// Typed text is a string; text starting with `=` is JSON (`=42`, `=true`, `={"a":1}`, `="=x"`).
-    mutating func parseValue(_ text: String) -> JSONValue? {
-        guard text.hasPrefix("=") else { return .string(text) }
-        do {
-            return try JSONValue(parsing: String(text.dropFirst()))
-        } catch {
-            status = Status(text: "not JSON after '=': \(error)", isError: true)
-            return nil
-        }
-    }
-
-    /// A value as shown: strings plainly, anything else as compact JSON.
-    public static func display(_ value: JSONValue) -> String {
-        if case .string(let text) = value { return text }
-        return value.jsonText
-    }
-
-    /// A value as put in the input line for editing (the inverse of ``parseValue(_:)``).
-    public static func inputText(_ value: JSONValue) -> String {
-        if case .string(let text) = value, !text.hasPrefix("=") { return text }
-        return "=" + value.jsonText
-    }
 }

@@ -13,6 +13,7 @@
 // - a section reload that replaces rows (`editSection` with `rows`) is not predicted: submit() throws
 //   `unsupported`, and the caller sends it as a plain request and waits for the ack.
 import { Replica, ReplicaError } from './replica.js';
+import { ROW_DEFAULTS, flagOf, rowContent } from './rules.js';
 
 const LISTS = ['deleteSections', 'insertSections', 'reloadSections', 'moveSections', 'deleteRows', 'insertRows', 'reloadRows', 'moveRows'];
 const SINGLE = {
@@ -20,6 +21,7 @@ const SINGLE = {
   insertSection: 'insertSections', deleteSection: 'deleteSections', moveSection: 'moveSections', editSection: 'reloadSections',
 };
 const NAME_OF_LIST = Object.fromEntries(Object.entries(SINGLE).map(([name, list]) => [list, name]));
+const FLAGS = Object.keys(ROW_DEFAULTS);
 
 /** Thrown (and reported for refusals) like a server error: `code` is a wire error code. */
 export class OptimisticError extends Error {
@@ -33,17 +35,8 @@ export class OptimisticError extends Error {
 const clone = (value) => structuredClone(value);
 const isProvisional = (id) => typeof id === 'string' && id.startsWith('~');
 
-/** A row's content: its value and the flags that differ from the defaults (the wire's shape). */
-function content(row) {
-  const out = { value: clone(row.value) };
-  if (row.editable === false) out.editable = false;
-  if (row.movable === false) out.movable = false;
-  if (row.editingStyle !== undefined && row.editingStyle !== 'delete') out.editingStyle = row.editingStyle;
-  return out;
-}
-
 function sectionContent(section) {
-  return { header: section.header ?? null, footer: section.footer ?? null, rows: section.rows.map(content) };
+  return { header: section.header ?? null, footer: section.footer ?? null, rows: section.rows.map(rowContent) };
 }
 
 /** A wire intent (`{type, ...}`) as the eight lists of a client batch. */
@@ -141,12 +134,10 @@ function resolve(table, intent, ids) {
   lists.reloadRows.forEach((e, i) => {
     const current = row(e.at, e.row, label('reloadRows', i));
     const same = JSON.stringify(current.value) === JSON.stringify(e.value)
-      && (e.editable ?? current.editable ?? true) === (current.editable ?? true)
-      && (e.movable ?? current.movable ?? true) === (current.movable ?? true)
-      && (e.editingStyle ?? current.editingStyle ?? 'delete') === (current.editingStyle ?? 'delete');
+      && FLAGS.every((flag) => (e[flag] ?? flagOf(current, flag)) === flagOf(current, flag));
     if (same) return;
     const reload = { at: e.at, value: clone(e.value) };
-    for (const flag of ['editable', 'movable', 'editingStyle']) if (e[flag] !== undefined) reload[flag] = e[flag];
+    for (const flag of FLAGS) if (e[flag] !== undefined) reload[flag] = e[flag];
     batch.reloadRows.push(reload);
   });
   lists.moveRows.forEach((e, i) => {
@@ -157,10 +148,10 @@ function resolve(table, intent, ids) {
     const id = next();
     batch.insertSections.push({
       at: e.at,
-      section: { id, header: e.header ?? null, footer: e.footer ?? null, rows: (e.rows ?? []).map((r) => ({ id: next(), ...content(r) })) },
+      section: { id, header: e.header ?? null, footer: e.footer ?? null, rows: (e.rows ?? []).map((r) => ({ id: next(), ...rowContent(r) })) },
     });
   }
-  for (const e of lists.insertRows) batch.insertRows.push({ at: e.at, row: { id: next(), ...content(e) } });
+  for (const e of lists.insertRows) batch.insertRows.push({ at: e.at, row: { id: next(), ...rowContent(e) } });
   const changes = batch.deleteSections.length + batch.insertSections.length + batch.reloadSections.length + batch.deleteRows.length
     + batch.insertRows.length + batch.reloadRows.length;
   const moves = batch.moveSections.some((m) => m.from !== m.to)
@@ -194,7 +185,7 @@ function forward(batch, before, after) {
   a.deleteRows = batch.deleteRows.map(([s, r]) => before.sections[s].rows[r].id);
   a.insertRows = batch.insertRows.map(({ at }) => {
     const row = after.sections[at[0]].rows[at[1]];
-    return { id: row.id, content: content(row), placement: rowPlacement(after, at) };
+    return { id: row.id, content: rowContent(row), placement: rowPlacement(after, at) };
   });
   a.reloadRows = batch.reloadRows.map(({ at, ...rest }) => ({ id: before.sections[at[0]].rows[at[1]].id, ...clone(rest) }));
   a.moveRows = batch.moveRows.map((e) => ({ id: before.sections[e.from[0]].rows[e.from[1]].id, placement: rowPlacement(after, e.to) }));
@@ -235,14 +226,12 @@ function inverse(batch, before, provisional) {
   a.deleteRows = batch.insertRows.filter((e) => !insertedSections.has(e.at[0])).map((e) => e.row.id);
   a.insertRows = deletedRows.map((path) => {
     const row = before.sections[path[0]].rows[path[1]];
-    return { id: name(row.id), content: content(row), placement: rPlace(path) };
+    return { id: name(row.id), content: rowContent(row), placement: rPlace(path) };
   });
   a.reloadRows = batch.reloadRows.map((e) => {
     const row = before.sections[e.at[0]].rows[e.at[1]];
     const reload = { id: row.id, value: clone(row.value) };
-    if (e.editable !== undefined) reload.editable = row.editable ?? true;
-    if (e.movable !== undefined) reload.movable = row.movable ?? true;
-    if (e.editingStyle !== undefined) reload.editingStyle = row.editingStyle ?? 'delete';
+    for (const flag of FLAGS) if (e[flag] !== undefined) reload[flag] = flagOf(row, flag);
     return reload;
   });
   a.moveRows = batch.moveRows.map((e) => ({ id: before.sections[e.from[0]].rows[e.from[1]].id, placement: rPlace(e.from) }));

@@ -1,6 +1,7 @@
 // Tablecast protocol v1: a local replica of one table, applying snapshots and updates with UIKit's index
-// semantics (beginUpdates/endUpdates). No dependencies; the client (tablecast.js) and the optimistic layer
-// (optimistic.js) both build on it. The contract is ../README.md.
+// semantics (beginUpdates/endUpdates). It imports only the rows' flag defaults (rules.js); the client
+// (tablecast.js) and the optimistic layer (optimistic.js) both build on it. The contract is ../README.md.
+import { ROW_DEFAULTS } from './rules.js';
 
 const clone = (value) => (value === undefined ? undefined : structuredClone(value));
 
@@ -181,14 +182,11 @@ export class Replica {
     list('reloadRows').forEach((entry, i) => {
       const at = `reloadRows[${i}]`;
       const row = { ...oldRow(entry.at, at), value: clone(entry.value) };
-      for (const flag of ['editable', 'movable']) {
-        // A flag that is absent is true; keep rows in that canonical shape.
-        if (entry[flag] === false) row[flag] = false;
-        else if (entry[flag] === true) delete row[flag];
+      // A flag that is absent has its default; keep rows in that canonical shape (a flag set to it is removed).
+      for (const [flag, byDefault] of Object.entries(ROW_DEFAULTS)) {
+        if (entry[flag] === byDefault) delete row[flag];
+        else if (entry[flag] !== undefined) row[flag] = entry[flag];
       }
-      // An absent editingStyle is 'delete'; keep rows in that canonical shape too.
-      if (entry.editingStyle === 'delete') delete row.editingStyle;
-      else if (entry.editingStyle) row.editingStyle = entry.editingStyle;
       old[entry.at[0]].rows[entry.at[1]] = row;
     });
 

@@ -53,49 +53,37 @@ extension TableEngine {
             movedSections: draft.moveSections.map(\.to), movedRows: draft.moveRows.map(\.to))
     }
 
-    /// The delegate decisions: canEditRow, canMoveRow, editingStyleForRow, the `moves` rule and the reserved last
-    /// row. Deleting a whole section is not a row deletion: it takes its rows whatever their flags.
+    /// The delegate decisions (``Table/deleteRefusal(at:)``, ``Table/reloadRefusal(at:setsFlags:)``,
+    /// ``Table/moveRefusal(at:)``) as the errors clients get. Deleting a whole section is not a row deletion: it
+    /// takes its rows whatever their flags.
     private func checkRules(_ draft: Draft, label: (BatchList, Int) -> String) throws(TableError) {
-        let rules = table.rules
-        func isReserved(_ path: RowPath) -> Bool {
-            rules.reserveLastRow && path.row == table.sections[path.section].rows.count - 1
-        }
         for (index, delete) in draft.deleteRows.enumerated() {
-            let row = table.sections[delete.path.section].rows[delete.path.row]
-            if !row.editable {
-                throw .notEditable(label(.deleteRows, index), "row \(delete.path) is not editable")
-            }
-            switch row.editingStyle {
-            case .delete: break
-            case .insert:
-                throw .notEditable(label(.deleteRows, index), "row \(delete.path) is an add-item placeholder (editingStyle insert)")
-            case .none:
-                throw .notEditable(label(.deleteRows, index), "row \(delete.path) cannot be deleted (editingStyle none)")
-            }
-            if isReserved(delete.path) {
-                throw .notEditable(label(.deleteRows, index), "row \(delete.path) is the reserved last row of section \(delete.path.section)")
+            if let refusal = table.deleteRefusal(at: delete.path) {
+                throw .notEditable(label(.deleteRows, index), Self.fact(refusal, delete.path))
             }
         }
-        // A reload that sets flags is how a row is unlocked (the server lets only admins send flags), so it may
-        // touch a row that is not editable; a plain reload may not.
-        for (index, reload) in draft.reloadRows.enumerated()
-        where !table.sections[reload.at.section].rows[reload.at.row].editable && reload.editable == nil && reload.movable == nil
-            && reload.editingStyle == nil
-        {
-            throw .notEditable(label(.reloadRows, index), "row \(reload.at) is not editable")
+        for (index, reload) in draft.reloadRows.enumerated() {
+            let setsFlags = reload.editable != nil || reload.movable != nil || reload.editingStyle != nil
+            if let refusal = table.reloadRefusal(at: reload.at, setsFlags: setsFlags) {
+                throw .notEditable(label(.reloadRows, index), Self.fact(refusal, reload.at))
+            }
         }
         for (index, move) in draft.moveRows.enumerated() {
-            if rules.moves == .none { throw .notMovable(label(.moveRows, index), "rows cannot be moved in this table (moves: none)") }
-            let row = table.sections[move.from.section].rows[move.from.row]
-            if !row.movable {
-                throw .notMovable(label(.moveRows, index), "row \(move.from) is not movable")
+            if let refusal = table.moveRefusal(at: move.from) {
+                throw .notMovable(label(.moveRows, index), Self.fact(refusal, move.from))
             }
-            if row.editingStyle == .insert {
-                throw .notMovable(label(.moveRows, index), "row \(move.from) is an add-item placeholder (editingStyle insert)")
-            }
-            if isReserved(move.from) {
-                throw .notMovable(label(.moveRows, index), "row \(move.from) is the reserved last row of section \(move.from.section)")
-            }
+        }
+    }
+
+    /// A refusal of the row at `path` in the words of the wire's error messages.
+    private static func fact(_ refusal: RowRefusal, _ path: RowPath) -> String {
+        switch refusal {
+        case .notEditable: "row \(path) is not editable"
+        case .notMovable: "row \(path) is not movable"
+        case .noMoves: "rows cannot be moved in this table (moves: none)"
+        case .insertionControl: "row \(path) is an add-item placeholder (editingStyle insert)"
+        case .noDeleteControl: "row \(path) cannot be deleted (editingStyle none)"
+        case .reservedLastRow: "row \(path) is the reserved last row of section \(path.section)"
         }
     }
 
