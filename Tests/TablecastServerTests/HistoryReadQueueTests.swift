@@ -95,10 +95,14 @@ final class HistoryReadQueueTests: XCTestCase {
         XCTAssertEqual(queue.next(now: 60)?.request, "flood 2")
     }
 
-    func testAClosedConnectionsRequestIsDropped() {
+    func testAClosedConnectionsRequestsAreDroppedAndHandedBackToBeAnswered() {
         var queue = HistoryReadQueue<String>()
         queue.add("a", table: "big", connection: flooder, principal: "")
-        queue.remove(flooder)
+        queue.add("b", table: "big", connection: flooder, principal: "")
+        queue.add("c", table: "big", connection: WebSocketConnectionID(rawValue: 99), principal: "")
+        XCTAssertEqual(queue.remove(flooder), ["a", "b"])
+        XCTAssertEqual(queue.count, 1)
+        XCTAssertEqual(queue.removeAll(), ["c"], "at shutdown, everything still waiting")
         XCTAssertEqual(queue.count, 0)
         XCTAssertNil(queue.next(now: 0))
     }

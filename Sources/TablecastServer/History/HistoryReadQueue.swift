@@ -71,6 +71,12 @@ struct HistoryReadQueue<Request> {
     /// Requests waiting for a reader.
     var count: Int { waiting.count }
 
+    /// Takes every waiting request out (the server shuts down).
+    mutating func removeAll() -> [Request] {
+        defer { waiting.removeAll() }
+        return waiting.map(\.request)
+    }
+
     /// Queues `connection`'s read of `table`.
     mutating func add(_ request: Request, table: String, connection: WebSocketConnectionID, principal: String) {
         arrivals += 1
@@ -132,11 +138,15 @@ struct HistoryReadQueue<Request> {
     }
 
     /// `connection` closed: its waiting request is dropped and its cost forgotten.
-    mutating func remove(_ connection: WebSocketConnectionID) {
+    /// `connection` closed: its waiting requests, which it returns, are dropped (their callers still wait for an
+    /// answer), and what it cost is forgotten.
+    mutating func remove(_ connection: WebSocketConnectionID) -> [Request] {
+        let dropped = waiting.filter { $0.connection == connection }.map(\.request)
         waiting.removeAll { $0.connection == connection }
         busy.remove(connection)
         costs[.connection(connection)] = nil
         connectionAverages[connection] = nil
+        return dropped
     }
 
     private func averaged(_ average: Double?, _ seconds: Double) -> Double {

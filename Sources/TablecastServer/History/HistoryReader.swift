@@ -270,6 +270,9 @@ final class HistoryReader: Sendable {
 
     /// Ends the reader threads once the requests they took are answered; returns when they have ended.
     func stop() async {
+        for request in state.withLock({ $0.queue.removeAll() }) {
+            request.answer(Self.encoded(.error(ProtocolError(.unavailable, "the server is shutting down", ref: request.ref))))
+        }
         for reader in readers { reader.stop() }
         let readers = readers
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -281,9 +284,12 @@ final class HistoryReader: Sendable {
         }
     }
 
-    /// `connection` closed: what it still has waiting is dropped.
+    /// `connection` closed: what it still has waiting is dropped, and its callers answered with a refusal nobody
+    /// will read (each waits for an answer: a dropped request must not leave its task suspended).
     func forget(_ connection: WebSocketConnectionID) {
-        state.withLock { $0.queue.remove(connection) }
+        for request in state.withLock({ $0.queue.remove(connection) }) {
+            request.answer(Self.encoded(.error(ProtocolError(.unavailable, "the connection closed", ref: request.ref))))
+        }
     }
 
     /// Queues `body` for a reader and returns its answer (a refusal becomes an `error` answering `ref`), encoded
