@@ -93,8 +93,6 @@ final class TablecastClientTests: XCTestCase {
         await server.tearDown()
     }
 
-    /// Intents in flight when the connection drops are re-sent with their refs after the reconnect: every one is
-    /// applied exactly once, and the replica resumes from its version to equal the server's table.
     /// A table whose snapshot is larger than the server's outbound queue bound (here 256 KiB) and than the
     /// WebSocket layer's 1 MiB message default reaches a new subscriber, as one snapshot, without a close.
     func testASnapshotLargerThanTheQueueBoundAndOneMiBArrives() async throws {
@@ -112,6 +110,8 @@ final class TablecastClientTests: XCTestCase {
         await server.tearDown()
     }
 
+    /// Intents in flight when the connection drops are re-sent with their refs after the reconnect: every one is
+    /// applied exactly once, and the replica resumes from its version to equal the server's table.
     func testReconnectResendsInFlightIntentsExactlyOnce() async throws {
         let server = try await TestServer()
         let client = try TablecastClient(
