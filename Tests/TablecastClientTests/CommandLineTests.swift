@@ -187,13 +187,7 @@ final class CommandLineTests: XCTestCase {
         // watch runs until it has seen 3 updates; the writer makes them while it waits.
         let arguments = ["watch", "w", "--updates", "3"] + url
         let watching = Self.runInBackground(arguments)
-        var tables: [String] = []
-        for _ in 0..<100 {
-            tables = try await writer.listTables().filter { $0.subscribers >= 2 }.map(\.table)
-            if !tables.isEmpty { break }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        XCTAssertEqual(tables, ["w"])
+        try await eventually("watch subscribed") { try await writer.listTables().contains { $0.table == "w" && $0.subscribers >= 2 } }
         try await writer.insert("w", at: RowPath(section: 0, row: 1), value: "b")
         try await writer.edit("w", at: RowPath(section: 0, row: 0), value: "A")
         try await writer.delete("w", at: RowPath(section: 0, row: 1))

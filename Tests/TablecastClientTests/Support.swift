@@ -82,10 +82,10 @@ final class TestServer: @unchecked Sendable {
 /// Waits until `condition` holds, polling; fails after `timeout`.
 func eventually(
     timeout: Duration = .seconds(10), _ message: @autoclosure () -> String = "condition",
-    file: StaticString = #filePath, line: UInt = #line, _ condition: () -> Bool
+    file: StaticString = #filePath, line: UInt = #line, _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout
-    while !condition() {
+    while try await !condition() {
         if ContinuousClock.now > deadline {
             XCTFail("timed out waiting for \(message())", file: file, line: line)
             return

@@ -93,8 +93,6 @@ final class TablecastClientTests: XCTestCase {
         await server.tearDown()
     }
 
-    /// Intents in flight when the connection drops are re-sent with their refs after the reconnect: every one is
-    /// applied exactly once, and the replica resumes from its version to equal the server's table.
     /// A table whose snapshot is larger than the server's outbound queue bound (here 256 KiB) and than the
     /// WebSocket layer's 1 MiB message default reaches a new subscriber, as one snapshot, without a close.
     func testASnapshotLargerThanTheQueueBoundAndOneMiBArrives() async throws {
@@ -112,6 +110,8 @@ final class TablecastClientTests: XCTestCase {
         await server.tearDown()
     }
 
+    /// Intents in flight when the connection drops are re-sent with their refs after the reconnect: every one is
+    /// applied exactly once, and the replica resumes from its version to equal the server's table.
     func testReconnectResendsInFlightIntentsExactlyOnce() async throws {
         let server = try await TestServer()
         let client = try TablecastClient(
@@ -127,7 +127,9 @@ final class TablecastClientTests: XCTestCase {
                     try await client.insert("log", at: RowPath(section: 0, row: 0), value: .number(Double(i)), base: .current)
                 }
                 if i == 70 || i == 140 {
-                    try await Task.sleep(for: .milliseconds(2))
+                    // Dropped while under way: more than i - 70 inserts committed (a version each), the others in
+                    // flight or not sent yet.
+                    try await eventually("inserts committed") { client.replica(of: "log")!.version > UInt64(i - 70) }
                     client.dropConnection()
                     try await eventually { client.connectionState != .live }
                     try await eventually { client.connectionState == .live }
@@ -171,7 +173,8 @@ final class TablecastClientTests: XCTestCase {
                     try await client.insert("t", at: RowPath(section: 0, row: 1), value: .number(Double(i)), base: .current)
                 }
             }
-            try await Task.sleep(for: .milliseconds(2))
+            // Stopped while under way: some inserts committed (a version each), others in flight.
+            try await eventually("an insert committed") { client.replica(of: "t")!.version > 0 }
             await server.stop()
             try await server.start()
             try await group.waitForAll()

@@ -16,7 +16,17 @@ public struct Backoff: Hashable, Sendable {
 
     /// The delay before retry number `attempt` (0 for the first retry).
     public func delay(attempt: Int) -> Duration {
-        let ceiling = min(maximum, initial * (1 << min(attempt, 30)))
-        return ceiling * Double.random(in: 0.5...1.0)
+        var random = SystemRandomNumberGenerator()
+        return delay(attempt: attempt, using: &random)
+    }
+
+    /// The delay before retry number `attempt`, its jitter drawn from `random` (a seeded one replays a run).
+    func delay(attempt: Int, using random: inout some RandomNumberGenerator) -> Duration {
+        ceiling(attempt: attempt) * Double.random(in: 0.5...1.0, using: &random)
+    }
+
+    /// The longest delay before retry number `attempt`.
+    func ceiling(attempt: Int) -> Duration {
+        min(maximum, initial * (1 << min(attempt, 30)))
     }
 }
