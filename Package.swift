@@ -46,7 +46,8 @@ let package = Package(
         .target(
             name: "TableModel", swiftSettings: swiftSettings,
             linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
-        .testTarget(name: "TableModelTests", dependencies: ["TableModel", "TablecastTesting"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "TableModelTests", dependencies: ["TableModel", "TablecastTesting"], swiftSettings: swiftSettings),
         // Prints the model's timings (swift run -c release table-model-bench); a figure, not a pass/fail test. Its
         // `json` group times the protocol's messages, hence TablecastProtocol.
         .executableTarget(
@@ -62,7 +63,8 @@ let package = Package(
         // Layer 3: the store of tables, log, snapshots and refs.
         .target(name: "TableStore", dependencies: ["CSQLite", "CLibPQ"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "TableStoreTests", dependencies: ["TableStore", "CSQLite", "TablecastTesting"], swiftSettings: swiftSettings),
+            name: "TableStoreTests", dependencies: ["TableStore", "CSQLite", "TablecastTesting"],
+            swiftSettings: swiftSettings),
         .executableTarget(name: "TableStoreBenchmark", dependencies: ["TableStore"], swiftSettings: swiftSettings),
 
         // Layer 3: WebSocket and HTTP transport over libwebsockets, server and client roles.
@@ -78,7 +80,9 @@ let package = Package(
         ),
         .testTarget(
             name: "WebSocketTransportTests",
-            dependencies: ["WebSocketTransport", "TablecastTesting", .product(name: "Prometheus", package: "swift-prometheus")],
+            dependencies: [
+                "WebSocketTransport", "TablecastTesting", .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -111,7 +115,9 @@ let package = Package(
         ),
         .testTarget(
             name: "TablecastServerTests",
-            dependencies: ["TablecastServer", "TableStore", "TablecastTesting", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "TablecastServer", "TableStore", "TablecastTesting", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings),
 
         // Layer 4: the Swift client library: replicas, intents as async calls, reconnect and resume.
@@ -126,13 +132,15 @@ let package = Package(
         .testTarget(
             name: "TablecastClientTests",
             dependencies: [
-                "TablecastClient", "TablecastServer", "TablecastTesting", .product(name: "Prometheus", package: "swift-prometheus"),
+                "TablecastClient", "TablecastServer", "TablecastTesting",
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: swiftSettings
         ),
 
         // Layer 5: the live terminal editor's pure logic (screen model, keys, layout, widths), tested without a terminal.
-        .target(name: "TablecastEditor", dependencies: ["TableModel", "TablecastProtocol"], swiftSettings: swiftSettings),
+        .target(
+            name: "TablecastEditor", dependencies: ["TableModel", "TablecastProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "TablecastEditorTests", dependencies: ["TablecastEditor"], swiftSettings: swiftSettings),
 
         // Prints how fast the table at a past version is answered, and history's disk cost (swift run -c release
@@ -152,7 +160,8 @@ let package = Package(
         .executableTarget(
             name: "TablecastCLI",
             dependencies: [
-                "TablecastServer", "TableStore", "TableModel", "TablecastClient", "TablecastProtocol", "WebSocketTransport",
+                "TablecastServer", "TableStore", "TableModel", "TablecastClient", "TablecastProtocol",
+                "WebSocketTransport",
                 "TablecastEditor", "MemoryBudget",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -7,9 +7,11 @@ import PackagePlugin
 struct EmbedPage: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: any Target) throws -> [Command] {
         let page = context.package.directoryURL.appending(path: "web-client-protocol/client")
-        let files = try FileManager.default.contentsOfDirectory(at: page, includingPropertiesForKeys: [.isRegularFileKey])
-            .filter { try $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile == true }
-            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+        let files = try FileManager.default.contentsOfDirectory(
+            at: page, includingPropertiesForKeys: [.isRegularFileKey]
+        )
+        .filter { try $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile == true }
+        .sorted { $0.lastPathComponent < $1.lastPathComponent }
         let output = context.pluginWorkDirectoryURL.appending(path: "EmbeddedPage.swift")
         return [
             .buildCommand(

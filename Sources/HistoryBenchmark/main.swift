@@ -59,7 +59,9 @@ func summary(_ samples: [Duration]) -> String {
 func pageBytes(_ path: String) throws -> [String: Int64] {
     let connection = try SQLiteConnection(path: path, flags: [.readOnly])
     defer { connection.close() }
-    let rows = try connection.rows("SELECT name, sum(pgsize) FROM dbstat GROUP BY name") { ($0.text(at: 0), $0.int64(at: 1)) }
+    let rows = try connection.rows("SELECT name, sum(pgsize) FROM dbstat GROUP BY name") {
+        ($0.text(at: 0), $0.int64(at: 1))
+    }
     return Dictionary(rows, uniquingKeysWith: +)
 }
 
@@ -89,7 +91,8 @@ func populate(_ path: String, table: String, rows: Int, changes: Int) async thro
     try await withThrowingTaskGroup(of: Void.self) { group in
         for writer in 0..<writers {
             group.addTask {
-                let client = try TablecastClient(configuration: .init(url: url, clientID: "writer-\(writer)", name: "Writer \(writer)"))
+                let client = try TablecastClient(
+                    configuration: .init(url: url, clientID: "writer-\(writer)", name: "Writer \(writer)"))
                 client.connect()
                 var n = writer
                 while n < changes {
@@ -148,7 +151,8 @@ for (label, version) in [("\(settings.back) back", back), ("\(latest - worst) ba
     }
     // The first read parses the snapshot; the server keeps it parsed for the reads after it.
     print(
-        String(format: "table at v\(version) of v\(latest) (\(label), \(rows) rows) over the wire: first %.1f ms, then ",
+        String(
+            format: "table at v\(version) of v\(latest) (\(label), \(rows) rows) over the wire: first %.1f ms, then ",
             milliseconds(samples[0])) + summary(Array(samples.dropFirst())))
 }
 await client.close()

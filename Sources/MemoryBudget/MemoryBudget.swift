@@ -105,7 +105,9 @@ public final class MemoryBudget: Sendable {
     public init(limit: Int) {
         precondition(limit > 0, "a memory limit must be positive")
         self.limit = limit
-        accounts = Consumer.allCases.map { Account($0, share: Int((Double(limit) * Double($0.percent) / 100).rounded())) }
+        accounts = Consumer.allCases.map {
+            Account($0, share: Int((Double(limit) * Double($0.percent) / 100).rounded()))
+        }
     }
 
     /// A budget no server reaches, for libraries and tests that do not set one.

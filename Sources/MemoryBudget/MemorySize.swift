@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Sizes as people write them on a command line, and the machine's memory the default budget is a share of.
@@ -76,7 +76,9 @@ extension StringProtocol {
     /// The text without leading and trailing spaces, tabs and line feeds.
     fileprivate func trimmingSpaces() -> String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\n" || $0 == "\t" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
         return String(self[first...last])
     }
 }

@@ -11,8 +11,14 @@ import TablecastProtocol
 extension Benchmark {
     static func json() throws {
         let decodes: [(String, String)] = [
-            ("edit intent", #"{"type":"edit","table":"groceries","base":41,"ref":"w3.17","at":[0,5],"row":"r42","value":{"item":"milk","qty":2}}"#),
-            ("insert intent", #"{"type":"insert","table":"groceries","base":41,"ref":"w3.18","at":[1,0],"value":"figs"}"#),
+            (
+                "edit intent",
+                #"{"type":"edit","table":"groceries","base":41,"ref":"w3.17","at":[0,5],"row":"r42","value":{"item":"milk","qty":2}}"#
+            ),
+            (
+                "insert intent",
+                #"{"type":"insert","table":"groceries","base":41,"ref":"w3.18","at":[1,0],"value":"figs"}"#
+            ),
             ("20-entry batch intent", batchIntent(entries: 20)),
         ]
         for (name, text) in decodes {
@@ -25,7 +31,8 @@ extension Benchmark {
             else { fatalError("\(name): the two decoders disagree") }
             compare(
                 "decode \(name) (\(bytes.count) bytes)",
-                ours: { _ = try ClientMessage.decode(bytes) }, foundation: { _ = try decoder.decode(WireIntent.self, from: data) })
+                ours: { _ = try ClientMessage.decode(bytes) },
+                foundation: { _ = try decoder.decode(WireIntent.self, from: data) })
         }
 
         let rowCount = 100
@@ -34,7 +41,15 @@ extension Benchmark {
                 "ack",
                 .ack(.init(ref: "w3.18", table: "groceries", version: 42, created: ["r97"], resolved: [[1, 0]]))
             ),
-            ("single-row update", .update(.init(table: "groceries", version: 42, originClient: "laptop-7f3a", originRef: "w3.17", batch: Batch(reloadRows: [.init(at: RowPath(section: 0, row: 5), value: ["item": "milk", "qty": 2])])))),
+            (
+                "single-row update",
+                .update(
+                    .init(
+                        table: "groceries", version: 42, originClient: "laptop-7f3a", originRef: "w3.17",
+                        batch: Batch(reloadRows: [
+                            .init(at: RowPath(section: 0, row: 5), value: ["item": "milk", "qty": 2])
+                        ])))
+            ),
             (
                 "\(rowCount)-entry update",
                 .update(
@@ -43,7 +58,11 @@ extension Benchmark {
                         batch: Batch(
                             deleteRows: (0..<rowCount / 2).map { RowPath(section: 0, row: $0 * 2) },
                             insertRows: (0..<rowCount / 2).map {
-                                .init(at: RowPath(section: 1, row: $0), row: Row(id: "r\(1000 + $0)", value: ["item": .string("item \($0)"), "qty": .number(Double($0))]))
+                                .init(
+                                    at: RowPath(section: 1, row: $0),
+                                    row: Row(
+                                        id: "r\(1000 + $0)",
+                                        value: ["item": .string("item \($0)"), "qty": .number(Double($0))]))
                             })))
             ),
         ]
@@ -53,7 +72,9 @@ extension Benchmark {
             let ours = message.encoded
             let theirs = try encoder.encode(mirror)
             guard try JSONValue(parsing: ours) == JSONValue(parsing: Array(theirs)) else {
-                fatalError("\(name): the two encoders disagree:\n\(String(decoding: ours, as: UTF8.self))\n\(String(decoding: theirs, as: UTF8.self))")
+                fatalError(
+                    "\(name): the two encoders disagree:\n\(String(decoding: ours, as: UTF8.self))\n\(String(decoding: theirs, as: UTF8.self))"
+                )
             }
             compare(
                 "encode \(name) (\(ours.count) bytes)", ours: { _ = message.encoded },
@@ -64,7 +85,8 @@ extension Benchmark {
         let batch = Array(batchIntent(entries: 20).utf8)
         let batchData = Data(batch)
         compare(
-            "parse the 20-entry batch to a tree (JSONValue vs JSONSerialization)", ours: { _ = try JSONValue(parsing: batch) },
+            "parse the 20-entry batch to a tree (JSONValue vs JSONSerialization)",
+            ours: { _ = try JSONValue(parsing: batch) },
             foundation: { _ = try JSONSerialization.jsonObject(with: batchData) })
     }
 
@@ -96,7 +118,9 @@ extension Benchmark {
                 let elapsed = clock.measure {
                     for _ in 0..<count { try? body() }
                 }
-                samples.append((Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12) / Double(count))
+                samples.append(
+                    (Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12)
+                        / Double(count))
             }
             return samples.sorted()[samples.count / 2]
         }
@@ -104,7 +128,8 @@ extension Benchmark {
         let theirs = perMessage(foundation)
         print(
             String(
-                format: "%@: ours %.2f µs, Foundation %.2f µs per message (Foundation takes %.1f× as long)", name, mine, theirs,
+                format: "%@: ours %.2f µs, Foundation %.2f µs per message (Foundation takes %.1f× as long)", name, mine,
+                theirs,
                 theirs / mine))
     }
 }
@@ -113,7 +138,12 @@ extension Benchmark {
 
 /// Any JSON value, as a Codable type (what a Foundation user writes for the free-form `value` of a row).
 enum AnyJSON: Codable, Equatable {
-    case null, bool(Bool), number(Double), string(String), array([AnyJSON]), object([String: AnyJSON])
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([AnyJSON])
+    case object([String: AnyJSON])
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
@@ -270,7 +300,8 @@ enum WireServerMessage: Encodable {
         case .ack(let ack):
             self = .ack(
                 Ack(
-                    ref: ack.ref, table: ack.table, version: ack.version, created: ack.created.isEmpty ? nil : ack.created,
+                    ref: ack.ref, table: ack.table, version: ack.version,
+                    created: ack.created.isEmpty ? nil : ack.created,
                     resolved: ack.resolved.isEmpty ? nil : ack.resolved.map(AnyJSON.init), noop: ack.noop ? true : nil))
         default:
             fatalError("only updates and acks are mirrored")

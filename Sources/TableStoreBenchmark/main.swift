@@ -44,7 +44,8 @@ struct Result {
 
 let writers = 16
 let snapshotInterval: Int64 = 1000
-let batch = "{\"type\":\"update\",\"insertRows\":[{\"at\":[0,3],\"row\":{\"id\":\"r-0001\",\"value\":\"Arizona\"}}],"
+let batch =
+    "{\"type\":\"update\",\"insertRows\":[{\"at\":[0,3],\"row\":{\"id\":\"r-0001\",\"value\":\"Arizona\"}}],"
     + "\"deleteRows\":[],\"moveRows\":[],\"reloadRows\":[]}"
 let ack = "{\"type\":\"ack\",\"ref\":\"r-000000\",\"table\":\"t\",\"version\":1,\"created\":[\"r-0001\"]}"
 let snapshot = String(repeating: "{\"id\":\"r-0001\",\"value\":\"Arizona\"},", count: 200)

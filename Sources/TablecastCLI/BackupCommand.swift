@@ -16,7 +16,10 @@ struct BackupCommand: ParsableCommand {
             off PostgreSQL.
             """)
 
-    @Option(help: "The server's SQLite database file, or postgresql://USER@HOST:PORT/DB. Default: $TABLECAST_DB, else tablecast.db.")
+    @Option(
+        help:
+            "The server's SQLite database file, or postgresql://USER@HOST:PORT/DB. Default: $TABLECAST_DB, else tablecast.db."
+    )
     var db = ProcessInfo.processInfo.environment["TABLECAST_DB"] ?? "tablecast.db"
 
     @Option(help: "The new file to write (must not exist).")
@@ -47,12 +50,16 @@ struct BackupCommand: ParsableCommand {
     private static func problem(writing path: String) -> String? {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path) { return "\(path) already exists; a backup never replaces a file" }
+        if FileManager.default.fileExists(atPath: path) {
+            return "\(path) already exists; a backup never replaces a file"
+        }
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) else {
             return "the folder \(folder) does not exist"
         }
         guard isDirectory.boolValue else { return "\(folder) is not a folder" }
-        guard access(folder, W_OK) == 0 else { return "cannot write in the folder \(folder): \(String(cString: strerror(errno)))" }
+        guard access(folder, W_OK) == 0 else {
+            return "cannot write in the folder \(folder): \(String(cString: strerror(errno)))"
+        }
         return nil
     }
 

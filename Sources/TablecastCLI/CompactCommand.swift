@@ -15,7 +15,8 @@ struct CompactCommand: ParsableCommand {
             (postgresql://USER@HOST:PORT/DB): safe while the nodes run; VACUUM there makes the space reusable.
             """)
 
-    @Option(help: "The SQLite database file, or postgresql://USER@HOST:PORT/DB. Default: $TABLECAST_DB, else tablecast.db.")
+    @Option(
+        help: "The SQLite database file, or postgresql://USER@HOST:PORT/DB. Default: $TABLECAST_DB, else tablecast.db.")
     var db = ProcessInfo.processInfo.environment["TABLECAST_DB"] ?? "tablecast.db"
 
     @Option(help: "Versions to keep behind each table's latest version, as `serve --history` counts them.")
@@ -40,7 +41,8 @@ struct CompactCommand: ParsableCommand {
         options.retention = .versionsBeforeSnapshot(0)
         options.history =
             historyRetention == .all
-            ? .all : HistoryRetention(versions: max(historyRetention.versions ?? 0, Int64(history)), age: historyRetention.age)
+            ? .all
+            : HistoryRetention(versions: max(historyRetention.versions ?? 0, Int64(history)), age: historyRetention.age)
         let location = StoreLocation(db)
         if location.isShared {
             return try report {

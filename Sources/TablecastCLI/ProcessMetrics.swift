@@ -21,7 +21,9 @@ enum ProcessMetrics {
         gauge(
             "process_cpu_seconds_total", "User and system CPU time spent in seconds.",
             stat.map { Double($0.userTicks + $0.systemTicks) / ticks }, type: "counter")
-        gauge("process_resident_memory_bytes", "Resident memory size in bytes.", ProcessMemory.residentBytes(of: getpid()).map(Double.init))
+        gauge(
+            "process_resident_memory_bytes", "Resident memory size in bytes.",
+            ProcessMemory.residentBytes(of: getpid()).map(Double.init))
         gauge("process_virtual_memory_bytes", "Virtual memory size in bytes.", stat.map { Double($0.virtualBytes) })
         gauge(
             "process_start_time_seconds", "Start time of the process since unix epoch in seconds.",

@@ -33,7 +33,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "TCP port (0 picks a free one).")
     var port = 8080
 
-    @Option(help: "The SQLite database file (created if missing), or postgresql://USER@HOST:PORT/DB. Default: $TABLECAST_DB, else tablecast.db.")
+    @Option(
+        help:
+            "The SQLite database file (created if missing), or postgresql://USER@HOST:PORT/DB. Default: $TABLECAST_DB, else tablecast.db."
+    )
     var db = ProcessInfo.processInfo.environment["TABLECAST_DB"] ?? "tablecast.db"
 
     @Option(help: "Commit durability: full (fsync every commit) or normal (survives a crash, not a power loss).")
@@ -45,7 +48,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Updates kept per table for stale bases and resuming clients (older base: 'stale').")
     var history = 10_000
 
-    @Option(help: "Bytes of updates kept per table in memory for resuming clients, e.g. 16M (older ones are read from the store).")
+    @Option(
+        help:
+            "Bytes of updates kept per table in memory for resuming clients, e.g. 16M (older ones are read from the store)."
+    )
     var historyBytes = ByteSize(16 << 20)
 
     @Option(
@@ -60,7 +66,10 @@ struct ServeCommand: AsyncParsableCommand {
             valueName: "retention"))
     var historyRetention = HistoryRetention(versions: 10_000)
 
-    @Option(help: "JSON file of tokens with roles per table pattern; without it only loopback is served and everyone is admin.")
+    @Option(
+        help:
+            "JSON file of tokens with roles per table pattern; without it only loopback is served and everyone is admin."
+    )
     var tokens: String?
 
     @Flag(help: "Serve a non-loopback address without a tokens file (everyone admin).")
@@ -69,7 +78,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Another Origin browsers may connect from (repeatable), besides the server's own pages.")
     var allowOrigin: [String] = []
 
-    @Option(help: "Serve the browser page from this folder, read on each request (development). Default: the page built into the executable.")
+    @Option(
+        help:
+            "Serve the browser page from this folder, read on each request (development). Default: the page built into the executable."
+    )
     var staticDir: String?
 
     @Option(help: "Largest message a client may send, in bytes.")
@@ -87,10 +99,16 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Most open WebSocket connections.")
     var maxConnections = 10_000
 
-    @Option(help: "Seconds a connection has for its HTTP request and WebSocket upgrade; stalled ones (slowloris) are dropped after it.")
+    @Option(
+        help:
+            "Seconds a connection has for its HTTP request and WebSocket upgrade; stalled ones (slowloris) are dropped after it."
+    )
     var handshakeTimeout = 5
 
-    @Option(help: "Stalled handshakes one address may have (connections without a completed upgrade a second after accept; 0: no cap); more are closed on accept.")
+    @Option(
+        help:
+            "Stalled handshakes one address may have (connections without a completed upgrade a second after accept; 0: no cap); more are closed on accept."
+    )
     var maxHandshakesPerAddress = 256
 
     @Option(help: "Outbound messages queued per connection before a slow reader is closed (4000).")
@@ -102,7 +120,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Serve /metrics only to loopback peers (see --metrics-token-file); /healthz stays open.")
     var metricsLoopbackOnly = false
 
-    @Option(help: "File holding a token: /metrics is served to loopback, and to others sending 'Authorization: Bearer TOKEN' (/healthz is open).")
+    @Option(
+        help:
+            "File holding a token: /metrics is served to loopback, and to others sending 'Authorization: Bearer TOKEN' (/healthz is open)."
+    )
     var metricsTokenFile: String?
 
     @Option(help: "PEM certificate chain: serve https/wss (needs --tls-key). Reloaded on SIGHUP.")
@@ -163,7 +184,8 @@ struct ServeCommand: AsyncParsableCommand {
         let endpointAccess: EndpointAccess
         do {
             policy = try tokens.map(TokensFile.load) ?? .open
-            endpointAccess = try metricsTokenFile.map { .loopbackOrToken(try Self.readToken($0)) }
+            endpointAccess =
+                try metricsTokenFile.map { .loopbackOrToken(try Self.readToken($0)) }
                 ?? (metricsLoopbackOnly ? .loopback : .everyone)
         } catch {
             logger.critical("\(error)")
@@ -180,7 +202,8 @@ struct ServeCommand: AsyncParsableCommand {
         let staticFiles: StaticFiles
         if let staticDir {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: staticDir, isDirectory: &isDirectory), isDirectory.boolValue else {
+            guard FileManager.default.fileExists(atPath: staticDir, isDirectory: &isDirectory), isDirectory.boolValue
+            else {
                 logger.critical("cannot start: --static-dir \(staticDir) is not a folder")
                 throw ExitCode(1)
             }
@@ -196,7 +219,8 @@ struct ServeCommand: AsyncParsableCommand {
             staticFiles: staticFiles, maxMessageBytes: maxMessageBytes,
             maxBatchEntries: maxBatchEntries, intentsPerSecond: intentsPerSecond, maxConnections: maxConnections,
             maxQueuedMessages: maxQueuedMessages, maxQueuedIntents: maxQueuedIntents, tls: tls,
-            metricsPage: { prometheusPage() + [UInt8(ascii: "\n")] + ProcessMetrics.exposition() }, perTableMetrics: perTableMetrics, endpointAccess: endpointAccess,
+            metricsPage: { prometheusPage() + [UInt8(ascii: "\n")] + ProcessMetrics.exposition() },
+            perTableMetrics: perTableMetrics, endpointAccess: endpointAccess,
             handshakeTimeout: .seconds(max(1, handshakeTimeout)),
             maxHandshakesPerAddress: maxHandshakesPerAddress > 0 ? maxHandshakesPerAddress : nil)
         configuration.historyRetention = historyRetention
@@ -207,7 +231,8 @@ struct ServeCommand: AsyncParsableCommand {
         // once it has, rather than killing it with the default action.
         let stops = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         let hangups = await UnixSignalsSequence(trapping: .sighup)
-        let serve = ServeService(configuration: configuration, staticDir: staticDir, tlsCert: tlsCert, hangups: hangups, logger: logger)
+        let serve = ServeService(
+            configuration: configuration, staticDir: staticDir, tlsCert: tlsCert, hangups: hangups, logger: logger)
         let group = ServiceGroup(configuration: .init(services: [serve], logger: logger))
         do {
             try await withThrowingTaskGroup(of: Void.self) { tasks in

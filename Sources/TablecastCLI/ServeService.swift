@@ -20,7 +20,8 @@ struct ServeService: Service, CustomStringConvertible {
     func run() async throws {
         let server = try await TableServer.start(configuration, logger: logger)
         if let staticDir {
-            logger.info("serving the page from \(URL(fileURLWithPath: staticDir).standardizedFileURL.path) (--static-dir)")
+            logger.info(
+                "serving the page from \(URL(fileURLWithPath: staticDir).standardizedFileURL.path) (--static-dir)")
         } else {
             logger.info("serving the page built into the executable")
         }

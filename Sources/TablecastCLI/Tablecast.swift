@@ -9,7 +9,8 @@ struct Tablecast: AsyncParsableCommand {
         abstract: "A server for shared, live-edited tables that behave like iOS table views.",
         version: TablecastVersion.current,
         subcommands: [
-            ServeCommand.self, CompactCommand.self, BackupCommand.self, WatchCommand.self, InsertCommand.self, DeleteCommand.self,
+            ServeCommand.self, CompactCommand.self, BackupCommand.self, WatchCommand.self, InsertCommand.self,
+            DeleteCommand.self,
             MoveCommand.self, EditCommand.self, BatchCommand.self, TablesCommand.self, ExportCommand.self,
             ImportCommand.self, SectionCommand.self, LoadCommand.self, HistoryCommand.self,
         ])
@@ -34,12 +35,14 @@ struct Tablecast: AsyncParsableCommand {
         } catch let error as ValidationError {
             let type = Swift.type(of: command)
             let name = commandPath(to: type, from: self)?.joined(separator: " ") ?? "tablecast"
-            FileHandle.standardError.write(Data("""
-                Error: \(error.message)
-                Usage: \(usageString(for: type))
-                  See '\(name) --help' for more information.
+            FileHandle.standardError.write(
+                Data(
+                    """
+                    Error: \(error.message)
+                    Usage: \(usageString(for: type))
+                      See '\(name) --help' for more information.
 
-                """.utf8))
+                    """.utf8))
             terminateProcess(ExitCode.validationFailure.rawValue)
         } catch {
             terminate(reporting: error)
@@ -69,7 +72,8 @@ func terminateProcess(_ code: Int32) -> Never {
 
 extension Tablecast {
     /// The command names from `root` down to `type`, e.g. `["tablecast", "tables", "create"]`.
-    private static func commandPath(to type: any ParsableCommand.Type, from root: any ParsableCommand.Type) -> [String]? {
+    private static func commandPath(to type: any ParsableCommand.Type, from root: any ParsableCommand.Type) -> [String]?
+    {
         let name = root.configuration.commandName ?? "\(root)"
         if root == type { return [name] }
         for subcommand in root.configuration.subcommands {

@@ -8,23 +8,25 @@ public enum DisplayWidth {
         // Emoji shown as pictures: presentation by default, or asked for with VS16 (U+FE0F), or a ZWJ sequence.
         if first.properties.isEmojiPresentation { return 2 }
         if scalars.count > 1, first.properties.isEmoji,
-            scalars.contains(where: { $0.value == 0xFE0F || $0.value == 0x200D || (0x1F3FB...0x1F3FF).contains($0.value) })
+            scalars.contains(where: {
+                $0.value == 0xFE0F || $0.value == 0x200D || (0x1F3FB...0x1F3FF).contains($0.value)
+            })
         {
             return 2
         }
-        if scalars.count > 1, (0x1F1E6...0x1F1FF).contains(first.value) { return 2 }  // flag
+        if scalars.count > 1, (0x1F1E6...0x1F1FF).contains(first.value) { return 2 } // flag
         return of(first)
     }
 
     /// The columns one scalar takes on its own.
     public static func of(_ scalar: Unicode.Scalar) -> Int {
         let value = scalar.value
-        if value < 0x20 || (0x7F..<0xA0).contains(value) { return 1 }  // shown as `?` by `sanitized`
+        if value < 0x20 || (0x7F..<0xA0).contains(value) { return 1 } // shown as `?` by `sanitized`
         switch scalar.properties.generalCategory {
         case .nonspacingMark, .enclosingMark, .format: return 0
         default: break
         }
-        if (0x1160...0x11FF).contains(value) || value == 0x200B { return 0 }  // Hangul jamo medials, ZWSP
+        if (0x1160...0x11FF).contains(value) || value == 0x200B { return 0 } // Hangul jamo medials, ZWSP
         return isWide(value) ? 2 : 1
     }
 
@@ -54,7 +56,9 @@ public enum DisplayWidth {
     /// `text` with control characters (newlines, tabs, escapes) replaced by `?`, so a value never moves the
     /// terminal's cursor.
     public static func sanitized(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) }) else { return text }
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) }) else {
+            return text
+        }
         return String(
             String.UnicodeScalarView(
                 text.unicodeScalars.map { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) ? "?" : $0 }))

@@ -32,7 +32,10 @@ extension Editor {
             guard let value = parseValue(input.text) else { return [] }
             mode = .browse
             guard let path = path(ofRow: id) else { return [.endEditingRow(id)] }
-            return [.send(.edit(RowRef(path, id: id), value: value), base: base, label: "edit", requested: path), .endEditingRow(id)]
+            return [
+                .send(.edit(RowRef(path, id: id), value: value), base: base, label: "edit", requested: path),
+                .endEditingRow(id),
+            ]
         case .addRow(let after):
             guard let value = parseValue(input.text) else { return [] }
             mode = .browse
@@ -42,7 +45,11 @@ extension Editor {
             mode = .browse
             let at = after.flatMap { index(ofSection: $0) }.map { $0 + 1 } ?? 0
             let header = input.text.isEmpty ? nil : input.text
-            return [.send(.insertSection(at: at, section: SectionContent(header: header)), base: base, label: "new section", requested: nil)]
+            return [
+                .send(
+                    .insertSection(at: at, section: SectionContent(header: header)), base: base, label: "new section",
+                    requested: nil)
+            ]
         case .header(let id), .footer(let id):
             mode = .browse
             guard let s = index(ofSection: id) else { return [] }
@@ -67,7 +74,9 @@ extension Editor {
                 commands.append(.send(.delete(refs[0]), base: table.version, label: "delete", requested: nil))
             } else if !refs.isEmpty {
                 commands.append(
-                    .send(.batch(ClientBatch(deleteRows: refs)), base: table.version, label: "delete \(refs.count) rows", requested: nil))
+                    .send(
+                        .batch(ClientBatch(deleteRows: refs)), base: table.version, label: "delete \(refs.count) rows",
+                        requested: nil))
                 selection = []
             }
         } else {
@@ -85,7 +94,9 @@ extension Editor {
             return []
         }
         guard let s = index(ofSection: id) else { return [] }
-        return [.send(.deleteSection(SectionRef(s, id: id)), base: table.version, label: "delete section", requested: nil)]
+        return [
+            .send(.deleteSection(SectionRef(s, id: id)), base: table.version, label: "delete section", requested: nil)
+        ]
     }
 
     /// Typed text is a string; text starting with `=` is JSON (`=42`, `=true`, `={"a":1}`, `="=x"`).

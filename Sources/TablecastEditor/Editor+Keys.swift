@@ -100,7 +100,9 @@ extension Editor {
         case .character("E"):
             editing.toggle()
             if !editing { selection = [] }
-            status = Status(text: editing ? "editing mode: space selects, D deletes the selected rows" : "done editing", isError: false)
+            status = Status(
+                text: editing ? "editing mode: space selects, D deletes the selected rows" : "done editing",
+                isError: false)
             return [.setEditing(editing)]
         case .character(" "):
             // Selects in place, as a tap on a row's checkbox does: the cursor stays on the row.
@@ -144,7 +146,9 @@ extension Editor {
         let section = table.sections[s]
         let text = (header ? section.header : section.footer) ?? ""
         mode = .input(
-            Input(purpose: header ? .header(id) : .footer(id), text: text, prompt: header ? "Section header" : "Section footer"))
+            Input(
+                purpose: header ? .header(id) : .footer(id), text: text,
+                prompt: header ? "Section header" : "Section footer"))
         return []
     }
 
@@ -205,6 +209,10 @@ extension Editor {
         guard let from = index(ofSection: id) else { return [] }
         let to = from + step
         guard table.sections.indices.contains(to) else { return [] }
-        return [.send(.moveSection(from: SectionRef(from, id: id), to: to), base: table.version, label: "move section", requested: nil)]
+        return [
+            .send(
+                .moveSection(from: SectionRef(from, id: id), to: to), base: table.version, label: "move section",
+                requested: nil)
+        ]
     }
 }

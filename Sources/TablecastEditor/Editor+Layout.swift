@@ -30,7 +30,9 @@ extension Editor {
         let others = presence.filter { $0.key != me }
         let watching = viewers > 0 ? " · \(viewers) watching" : ""
         let version = loaded ? "v\(table.version)" : "v–"
-        lines.append(" \(tableName) · \(version) · \(connection.text)\(refreshing ? " · refreshing…" : "")\(editing ? " · EDITING" : "") · you: \(myName)")
+        lines.append(
+            " \(tableName) · \(version) · \(connection.text)\(refreshing ? " · refreshing…" : "")\(editing ? " · EDITING" : "") · you: \(myName)"
+        )
         if others.isEmpty {
             lines.append(" here: only you" + watching)
         } else {
@@ -40,7 +42,8 @@ extension Editor {
                         var text = entry.name
                         if entry.editing { text += " (editing mode)" }
                         if let row = entry.row {
-                            let value = path(ofRow: row).flatMap { table.row(at: $0) }.map { Self.display($0.value) } ?? row
+                            let value =
+                                path(ofRow: row).flatMap { table.row(at: $0) }.map { Self.display($0.value) } ?? row
                             text += " ✎ \(value)"
                         }
                         return text
@@ -55,7 +58,9 @@ extension Editor {
             body.append(" Keys")
             let keyWidth = Self.keyTable.map { DisplayWidth.of($0.keys) }.max() ?? 0
             for entry in Self.keyTable {
-                body.append("  " + entry.keys + String(repeating: " ", count: keyWidth - DisplayWidth.of(entry.keys)) + "  " + entry.action)
+                body.append(
+                    "  " + entry.keys + String(repeating: " ", count: keyWidth - DisplayWidth.of(entry.keys)) + "  "
+                        + entry.action)
             }
             scroll = 0
         } else if !loaded {
@@ -79,7 +84,9 @@ extension Editor {
                     if editing {
                         // The row's editing control: ⊖ delete, ⊕ insertion (add-item placeholder), none.
                         let deletable = table.deleteRefusal(at: path) == nil
-                        left += deletable ? (selection.contains(row.id) ? "[x] ⊖ " : "[ ] ⊖ ") : placeholder ? "    ⊕ " : "      "
+                        left +=
+                            deletable
+                            ? (selection.contains(row.id) ? "[x] ⊖ " : "[ ] ⊖ ") : placeholder ? "    ⊕ " : "      "
                     } else if placeholder {
                         left += "⊕ "
                     }
@@ -109,12 +116,16 @@ extension Editor {
         lines.append(" " + statusText)
         switch mode {
         case .input(let input):
-            lines.append(" \(input.prompt): " + Self.tail(input.text, width: max(1, width - DisplayWidth.of(input.prompt) - 5)) + "█")
+            lines.append(
+                " \(input.prompt): " + Self.tail(input.text, width: max(1, width - DisplayWidth.of(input.prompt) - 5))
+                    + "█")
         case .confirmDeleteSection(let id):
             let section = index(ofSection: id).map { table.sections[$0] }
             let name = section.map { $0.header.map { "“\($0)”" } ?? "this section" } ?? "this section"
             let count = section?.rows.count ?? 0
-            lines.append(" Section \(name) and its \(count) row\(count == 1 ? "" : "s"): [y] \(table.rules.deleteConfirmationTitle)   [any other key] Cancel")
+            lines.append(
+                " Section \(name) and its \(count) row\(count == 1 ? "" : "s"): [y] \(table.rules.deleteConfirmationTitle)   [any other key] Cancel"
+            )
         case .confirmDelete(let ids):
             let title = table.rules.deleteConfirmationTitle
             let what: String
@@ -125,7 +136,9 @@ extension Editor {
             }
             lines.append(" \(what): [y] \(title)   [any other key] Cancel")
         default:
-            lines.append(" ? help · a add · e edit · d delete · K/J move · E editing · c/p copy/paste · u/U undo/redo · r refresh · q quit")
+            lines.append(
+                " ? help · a add · e edit · d delete · K/J move · E editing · c/p copy/paste · u/U undo/redo · r refresh · q quit"
+            )
         }
         return Frame(width: width, height: height, lines: lines)
     }

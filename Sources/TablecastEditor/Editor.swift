@@ -231,7 +231,10 @@ public struct Editor: Sendable {
             parts.count == 2, case .number(let s) = parts[0], case .number(let r) = parts[1]
         {
             let landed = RowPath(section: Int(s), row: Int(r))
-            text = landed == requested ? "moved to \(landed) (v\(ack.version))" : "moved: the server put it at \(landed), not \(requested) (v\(ack.version))"
+            text =
+                landed == requested
+                ? "moved to \(landed) (v\(ack.version))"
+                : "moved: the server put it at \(landed), not \(requested) (v\(ack.version))"
         }
         status = Status(text: text, isError: false)
     }

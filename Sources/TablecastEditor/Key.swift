@@ -67,7 +67,7 @@ public struct KeyDecoder: Sendable {
                     }
                     i = j + 1
                 } else {
-                    keys.append(.escape)  // ESC then a key (Alt+key) reads as two keys
+                    keys.append(.escape) // ESC then a key (Alt+key) reads as two keys
                     i += 1
                 }
             case 0x0D, 0x0A:

@@ -31,7 +31,8 @@ public final class PostgresCluster: @unchecked Sendable {
     /// Creates and starts a cluster. `settings` are extra server settings (`-c name=value`).
     public init(settings: [String: String] = [:]) throws {
         binaries = try Self.findBinaries()
-        directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("tablecast-pg-\(UUID().uuidString)")
+        directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "tablecast-pg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = try FreePort.find()
         if getuid() == 0 {
@@ -59,12 +60,14 @@ public final class PostgresCluster: @unchecked Sendable {
     /// Runs `sql` with psql on `database`.
     public func psql(_ sql: String, database: String = "postgres") throws {
         try runAsPostgres(
-            "psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", directory.path, "-p", "\(port)", "-d", database, "-c", sql])
+            "psql",
+            ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", directory.path, "-p", "\(port)", "-d", database, "-c", sql])
     }
 
     /// Stops the server with `pg_ctl -m immediate stop` (as after a crash) and leaves the files.
     public func kill() throws {
-        try runAsPostgres("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"])
+        try runAsPostgres(
+            "pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"])
     }
 
     /// Starts the server again after ``kill()``, on the same port.
@@ -124,7 +127,8 @@ public final class PostgresCluster: @unchecked Sendable {
         let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         guard status == 0 else {
             throw Failure(
-                description: "\(executable) \(arguments.joined(separator: " ")) failed (wait status \(status)): \(output)")
+                description:
+                    "\(executable) \(arguments.joined(separator: " ")) failed (wait status \(status)): \(output)")
         }
     }
 

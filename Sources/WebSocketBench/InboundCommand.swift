@@ -19,7 +19,9 @@ struct InboundCommand: AsyncParsableCommand {
         for round in 1...rounds {
             for delivery in MirrorServerCommand.Delivery.allCases {
                 let seconds = try await measure(delivery)
-                print(String(format: "round %d %-8@ %10.0f messages/s", round, delivery.rawValue, Double(total) / seconds))
+                print(
+                    String(format: "round %d %-8@ %10.0f messages/s", round, delivery.rawValue, Double(total) / seconds)
+                )
             }
         }
     }

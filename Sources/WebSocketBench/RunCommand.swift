@@ -27,7 +27,8 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         let parameters = FanOutClient.Parameters(
             subscribers: subscribers, messages: messages, size: size, window: window)
-        print("fan-out: 1 publisher, \(subscribers) subscribers, \(messages) messages of \(size) bytes, window \(window)")
+        print(
+            "fan-out: 1 publisher, \(subscribers) subscribers, \(messages) messages of \(size) bytes, window \(window)")
         var best: [String: Double] = [:]
         for round in 1...rounds {
             for server in servers() {
@@ -39,7 +40,8 @@ struct RunCommand: AsyncParsableCommand {
                 let latency = result.latencyMicroseconds
                 print(
                     String(
-                        format: "round %d %-26@ %10.0f deliveries/s  latency µs p50 %llu p90 %llu p99 %llu p99.9 %llu max %llu%@",
+                        format:
+                            "round %d %-26@ %10.0f deliveries/s  latency µs p50 %llu p90 %llu p99 %llu p99.9 %llu max %llu%@",
                         round, server.name as NSString, result.deliveriesPerSecond,
                         latency.valueAtPercentile(50), latency.valueAtPercentile(90), latency.valueAtPercentile(99),
                         latency.valueAtPercentile(99.9), latency.max,

@@ -14,13 +14,18 @@ import TablecastTesting
 struct VersusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "versus",
-        abstract: "Tablecast (serve + load) vs the lws C mirror server at 1,000 / 5,000 / 10,000 subscribers of one table.")
+        abstract:
+            "Tablecast (serve + load) vs the lws C mirror server at 1,000 / 5,000 / 10,000 subscribers of one table.")
 
     @Option(help: "Subscriber counts, comma-separated.") var sizes = "1000,5000,10000"
     @Option(help: "Messages published to the mirror, and edits sent to Tablecast, per size.") var messages = 2000
     @Option(help: "Messages (edits) in flight.") var window = 16
-    @Option(help: "Mirror message size in bytes (122: one client frame per 128-byte read of the C server).") var size = 122
-    @Option(help: "Tablecast's window rules, comma-separated: delivery (in flight until every subscriber has it, as the mirror's publisher), ack (until acked).")
+    @Option(help: "Mirror message size in bytes (122: one client frame per 128-byte read of the C server).") var size =
+        122
+    @Option(
+        help:
+            "Tablecast's window rules, comma-separated: delivery (in flight until every subscriber has it, as the mirror's publisher), ack (until acked)."
+    )
     var tablecastWindows = "delivery,ack"
     @Option(help: "libwebsockets' test server (Debian package libwebsockets-test-server).")
     var lwsServer = "/usr/bin/libwebsockets-test-server"
@@ -33,15 +38,18 @@ struct VersusCommand: AsyncParsableCommand {
         let counts = sizes.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         print("1 publisher / 1 raw writer, \(messages) messages per size, window \(window)")
         let rules = tablecastWindows.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        print("subscribers | lws mirror deliveries/s, p50, p99 | Tablecast (window until) deliveries/s, p50, p99 | ratio")
+        print(
+            "subscribers | lws mirror deliveries/s, p50, p99 | Tablecast (window until) deliveries/s, p50, p99 | ratio")
         for subscribers in counts {
             let mirror = try await runMirror(subscribers: subscribers)
             for rule in rules {
                 let ours = try runTablecast(tablecast, subscribers: subscribers, windowUntil: rule)
                 print(
                     String(
-                        format: "%6d | %9.0f/s  p50 %6.0f ms  p99 %6.0f ms | (%@) %9.0f/s  p50 %6.0f ms  p99 %6.0f ms | %.2f×%@",
-                        subscribers, mirror.perSecond, mirror.p50, mirror.p99, rule as NSString, ours.perSecond, ours.p50,
+                        format:
+                            "%6d | %9.0f/s  p50 %6.0f ms  p99 %6.0f ms | (%@) %9.0f/s  p50 %6.0f ms  p99 %6.0f ms | %.2f×%@",
+                        subscribers, mirror.perSecond, mirror.p50, mirror.p99, rule as NSString, ours.perSecond,
+                        ours.p50,
                         ours.p99, ours.perSecond / max(1, mirror.perSecond), (mirror.note + ours.note) as NSString))
             }
         }

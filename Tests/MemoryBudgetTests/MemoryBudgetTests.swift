@@ -10,7 +10,7 @@ final class MemoryBudgetTests: XCTestCase {
     }
 
     func testAChargeIfRoomStaysWithinTheShare() {
-        let account = MemoryBudget(limit: 1_000)[.historyReplies]  // a share of 100 bytes
+        let account = MemoryBudget(limit: 1_000)[.historyReplies] // a share of 100 bytes
         XCTAssertTrue(account.charge(ifRoomFor: 60))
         XCTAssertFalse(account.charge(ifRoomFor: 41))
         XCTAssertEqual(account.bytes, 60)
@@ -25,7 +25,7 @@ final class MemoryBudgetTests: XCTestCase {
 
     func testAChargeIsGivenBackWhenItsHolderGoes() {
         let account = MemoryBudget(limit: 1_000)[.snapshots]
-        var charge: MemoryCharge? = MemoryCharge(250, to: account)  // a share of 200 bytes
+        var charge: MemoryCharge? = MemoryCharge(250, to: account) // a share of 200 bytes
         XCTAssertEqual(account.bytes, 250)
         XCTAssertTrue(account.isOver)
         XCTAssertNotNil(charge)
@@ -34,7 +34,7 @@ final class MemoryBudgetTests: XCTestCase {
     }
 
     func testConcurrentChargesNeverPassTheShare() async {
-        let account = MemoryBudget(limit: 10_000)[.inbound]  // 1,000 bytes
+        let account = MemoryBudget(limit: 10_000)[.inbound] // 1,000 bytes
         let granted = await withTaskGroup(of: Int.self) { group in
             for _ in 0..<8 {
                 group.addTask { (0..<1_000).reduce(0) { sum, _ in sum + (account.charge(ifRoomFor: 3) ? 3 : 0) } }

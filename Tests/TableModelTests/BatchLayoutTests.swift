@@ -1,6 +1,7 @@
-@testable import TableModel
 import TablecastTesting
 import XCTest
+
+@testable import TableModel
 
 /// What `BatchLayout` answers for rebasing (where an old section, row or gap ends up) checked against the table
 /// the batch produces, by following ids.
@@ -22,11 +23,13 @@ final class BatchLayoutTests: XCTestCase {
                 }
                 for (section, gap) in expected.oldRowGaps {
                     XCTAssertEqual(
-                        layout.finalRowGap(section: section, gap: gap), expected.finalRowGap(section: section, gap: gap),
+                        layout.finalRowGap(section: section, gap: gap),
+                        expected.finalRowGap(section: section, gap: gap),
                         "gap \(gap) of section \(section) in \(message)")
                 }
                 for gap in 0...table.sections.count {
-                    XCTAssertEqual(layout.finalSectionGap(gap), expected.finalSectionGap(gap), "section gap \(gap) in \(message)")
+                    XCTAssertEqual(
+                        layout.finalSectionGap(gap), expected.finalSectionGap(gap), "section gap \(gap) in \(message)")
                 }
             }
         }

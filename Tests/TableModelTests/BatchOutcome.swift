@@ -25,14 +25,17 @@ struct BatchOutcome {
             for (row, value) in section.rows.enumerated() { finalRows[value.id] = RowPath(section: index, row: row) }
         }
         removedSections = Set(batch.deleteSections + batch.moveSections.map(\.from))
-        placedSectionIDs = Set(batch.insertSections.map(\.section.id) + batch.moveSections.map { table.sections[$0.from].id })
+        placedSectionIDs = Set(
+            batch.insertSections.map(\.section.id) + batch.moveSections.map { table.sections[$0.from].id })
         removedRows = Set(batch.deleteRows + batch.moveRows.map(\.from))
         placedRowIDs = Set(batch.insertRows.map(\.row.id) + batch.moveRows.map { table.row(at: $0.from)!.id })
     }
 
     /// Every old row's index path.
     var oldRows: [RowPath] {
-        table.sections.indices.flatMap { section in table.sections[section].rows.indices.map { RowPath(section: section, row: $0) } }
+        table.sections.indices.flatMap { section in
+            table.sections[section].rows.indices.map { RowPath(section: section, row: $0) }
+        }
     }
 
     /// Every gap between old rows: each section's rows and the gap after its last row.

@@ -22,7 +22,8 @@ final class BatchTests: XCTestCase {
                 var expectedIDs = Set<String>()
                 for (index, section) in table.sections.enumerated() where !deletedSections.contains(index) {
                     expectedIDs.insert(section.id)
-                    for (row, value) in section.rows.enumerated() where !batch.deleteRows.contains(RowPath(section: index, row: row)) {
+                    for (row, value) in section.rows.enumerated()
+                    where !batch.deleteRows.contains(RowPath(section: index, row: row)) {
                         expectedIDs.insert(value.id)
                     }
                 }
@@ -44,7 +45,10 @@ final class BatchTests: XCTestCase {
             var rejected = 0
             for _ in 0..<400 {
                 let table = RandomTables.table(using: &generator)
-                guard let batch = corrupt(RandomTables.validBatch(for: table, using: &generator), table, using: &generator) else {
+                guard
+                    let batch = corrupt(
+                        RandomTables.validBatch(for: table, using: &generator), table, using: &generator)
+                else {
                     continue
                 }
                 var applied = table
@@ -66,27 +70,31 @@ final class BatchTests: XCTestCase {
         switch Int.random(in: 0..<8, using: &generator) {
         case 0:
             guard let delete = batch.deleteRows.randomElement(using: &generator) else { return nil }
-            batch.deleteRows.append(delete)  // duplicate
+            batch.deleteRows.append(delete) // duplicate
         case 1:
-            batch.deleteSections.append(table.sections.count)  // out of range before the update
+            batch.deleteSections.append(table.sections.count) // out of range before the update
         case 2:
             guard let reload = batch.reloadRows.randomElement(using: &generator) else { return nil }
-            batch.deleteRows.append(reload.at)  // deleted and reloaded
+            batch.deleteRows.append(reload.at) // deleted and reloaded
         case 3:
             guard finalSections > 0 else { return nil }
-            batch.insertSections.append(.init(at: finalSections + 1, section: Section(id: "s\(table.nextID + 1000)")))  // gap
+            // A gap.
+            batch.insertSections.append(.init(at: finalSections + 1, section: Section(id: "s\(table.nextID + 1000)")))
         case 4:
             guard let insert = batch.insertRows.first else { return nil }
-            batch.insertRows.append(.init(at: insert.at, row: Row(id: "r\(table.nextID + UInt64(valid.insertRows.count) + 50)", value: 0)))  // collision
+            // A collision.
+            batch.insertRows.append(
+                .init(at: insert.at, row: Row(id: "r\(table.nextID + UInt64(valid.insertRows.count) + 50)", value: 0)))
         case 5:
             guard let deleted = batch.deleteSections.first, !table.sections[deleted].rows.isEmpty else { return nil }
-            batch.deleteRows.append(RowPath(section: deleted, row: 0))  // row in a deleted section
+            batch.deleteRows.append(RowPath(section: deleted, row: 0)) // row in a deleted section
         case 6:
             guard !batch.insertRows.isEmpty else { return nil }
-            batch.insertRows[0].row.id = "r1"  // not a fresh id
+            batch.insertRows[0].row.id = "r1" // not a fresh id
         default:
             guard let section = table.sections.indices.randomElement(using: &generator) else { return nil }
-            batch.reloadRows.append(.init(at: RowPath(section: section, row: table.sections[section].rows.count), value: 0))
+            batch.reloadRows.append(
+                .init(at: RowPath(section: section, row: table.sections[section].rows.count), value: 0))
         }
         return batch
     }

@@ -9,18 +9,22 @@ final class JSONConformanceTests: XCTestCase {
     private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
     /// Text of code points (Swift refuses noncharacters such as U+FDD0 in string literals).
-    private func scalars(_ values: UInt32...) -> String { String(String.UnicodeScalarView(values.map { Unicode.Scalar($0)! })) }
+    private func scalars(_ values: UInt32...) -> String {
+        String(String.UnicodeScalarView(values.map { Unicode.Scalar($0)! }))
+    }
 
     private func accepts(_ cases: [String], file: StaticString = #filePath, line: UInt = #line) {
         for text in cases {
-            XCTAssertNoThrow(try JSONValue(parsing: bytes(text)), "must accept \(text.debugDescription)", file: file, line: line)
+            XCTAssertNoThrow(
+                try JSONValue(parsing: bytes(text)), "must accept \(text.debugDescription)", file: file, line: line)
         }
     }
 
     private func rejects(_ cases: [[UInt8]], file: StaticString = #filePath, line: UInt = #line) {
         for input in cases {
             XCTAssertThrowsError(
-                try JSONValue(parsing: input), "must reject \(String(decoding: input, as: UTF8.self).debugDescription) \(input)",
+                try JSONValue(parsing: input),
+                "must reject \(String(decoding: input, as: UTF8.self).debugDescription) \(input)",
                 file: file, line: line)
         }
     }
@@ -68,7 +72,7 @@ final class JSONConformanceTests: XCTestCase {
     /// to the server and another to a schema validator or a proxy in front of it.
     func testRejectsDuplicateKeysDeliberately() {
         rejects([#"{"a":"b","a":"c"}"#, #"{"a":"b","a":"b"}"#, #"{"a":1,"b":{"a":1},"a":2}"#])
-        XCTAssertNoThrow(try JSONValue(parsing: #"{"a":{"a":1},"b":{"a":1}}"#))  // the same key in two objects
+        XCTAssertNoThrow(try JSONValue(parsing: #"{"a":{"a":1},"b":{"a":1}}"#)) // the same key in two objects
     }
 
     func testAcceptsStringsWithEveryEscapeAndAnyUnicode() throws {
@@ -100,7 +104,10 @@ final class JSONConformanceTests: XCTestCase {
             (#"["\u2028\u2029"]"#, "\u{2028}\u{2029}"),
             // Raw (unescaped) UTF-8 of one to four bytes, noncharacters, reserved code points, separators and DEL.
             ("[\"π €𝄞\"]", "π €𝄞"),
-            ("[\"" + scalars(0x10FFFF, 0xFFFF, 0x1BFFF, 0x10FFFE, 0x1FFFE) + "\"]", scalars(0x10FFFF, 0xFFFF, 0x1BFFF, 0x10FFFE, 0x1FFFE)),
+            (
+                "[\"" + scalars(0x10FFFF, 0xFFFF, 0x1BFFF, 0x10FFFE, 0x1FFFE) + "\"]",
+                scalars(0x10FFFF, 0xFFFF, 0x1BFFF, 0x10FFFE, 0x1FFFE)
+            ),
             ("[\"\u{2028}\u{2029}\"]", "\u{2028}\u{2029}"),
             ("[\"a\u{7F}a\"]", "a\u{7F}a"),
             ("[ \"asd\"]", "asd"),
@@ -132,7 +139,7 @@ final class JSONConformanceTests: XCTestCase {
             "[3[4]]", "[1:2]", "[,]", "[-]", "[   , \"\"]", "[\"a\",\n4\n,1,", "[1,]", "[1,,]", "[\"\u{0B}a\"\u{0C}]",
             "[*]", "[\"\"", "[1,", "[1,\n1\n,1", "[{}", "[\u{0B}]", "[\u{0C}]",
         ])
-        rejects([[0x5B, 0x61, 0xE5, 0x5D], [0x5B, 0xFF, 0x5D]])  // invalid UTF-8 in an array
+        rejects([[0x5B, 0x61, 0xE5, 0x5D], [0x5B, 0xFF, 0x5D]]) // invalid UTF-8 in an array
     }
 
     func testRejectsIncompleteAndMiscapitalizedLiterals() {
@@ -149,9 +156,9 @@ final class JSONConformanceTests: XCTestCase {
             "-00.0", "-00e0", "00.0", "00e0", "[1e1e1]",
         ])
         rejects([
-            [0x31, 0x32, 0x33, 0x00],  // a number followed by a NUL byte
+            [0x31, 0x32, 0x33, 0x00], // a number followed by a NUL byte
             [0x5B, 0x31, 0x32, 0x33, 0xE5, 0x5D], [0x5B, 0x31, 0x65, 0x31, 0xE5, 0x5D], [0x5B, 0x30, 0xE5, 0x5D],
-            [0x5B, 0x31, 0x65, 0xE5, 0x5D], [0x5B, 0x31, 0x2E, 0x31, 0x65, 0xE5, 0x5D],  // invalid UTF-8 in a number
+            [0x5B, 0x31, 0x65, 0xE5, 0x5D], [0x5B, 0x31, 0x2E, 0x31, 0x65, 0xE5, 0x5D], // invalid UTF-8 in a number
         ])
     }
 
@@ -163,7 +170,7 @@ final class JSONConformanceTests: XCTestCase {
             #"{"a":"b"}/"#, #"{"a":"b",,"c":"d"}"#, #"{a: "b"}"#, #"{"a":"a"#, #"{ "foo" : "bar", "a" }"#,
             #"{"a":"b"}#"#, #"{"a":/*comment*/"b"}"#, "{\"a\"\u{0C}:1}",
         ])
-        rejects([[0x7B, 0x22, 0xB9, 0x22, 0x3A, 0x22, 0x30, 0x22, 0x2C, 0x7D]])  // lone continuation byte in a key
+        rejects([[0x7B, 0x22, 0xB9, 0x22, 0x3A, 0x22, 0x30, 0x22, 0x2C, 0x7D]]) // lone continuation byte in a key
     }
 
     func testRejectsMalformedStrings() {
@@ -175,9 +182,9 @@ final class JSONConformanceTests: XCTestCase {
             "[\"a\u{1F}\"]", "\"\\u12\"",
         ])
         rejects([
-            [0x5B, 0x22, 0x5C, 0x00, 0x22, 0x5D],  // backslash then NUL
-            [0x5B, 0x22, 0x5C, 0x75, 0xE5, 0x22, 0x5D],  // \u then invalid UTF-8
-            [0x5B, 0x22, 0x5C, 0xE5, 0x22, 0x5D],  // backslash then invalid UTF-8
+            [0x5B, 0x22, 0x5C, 0x00, 0x22, 0x5D], // backslash then NUL
+            [0x5B, 0x22, 0x5C, 0x75, 0xE5, 0x22, 0x5D], // \u then invalid UTF-8
+            [0x5B, 0x22, 0x5C, 0xE5, 0x22, 0x5D], // backslash then invalid UTF-8
         ])
     }
 
@@ -190,11 +197,11 @@ final class JSONConformanceTests: XCTestCase {
             "\u{0C}[]", "[]\u{0}", "[1]\u{A0}",
         ])
         rejects([
-            [0xEF, 0xBB, 0xBF],  // a byte order mark and nothing else
-            [0xEF, 0xBB, 0x7B, 0x7D],  // part of a byte order mark
-            [0xE5],  // a lone invalid UTF-8 byte
-            [0x00],  // NUL outside a string
-            Array(repeating: 0x5B, count: 100_000),  // 100,000 open arrays: refused at the depth limit, no recursion
+            [0xEF, 0xBB, 0xBF], // a byte order mark and nothing else
+            [0xEF, 0xBB, 0x7B, 0x7D], // part of a byte order mark
+            [0xE5], // a lone invalid UTF-8 byte
+            [0x00], // NUL outside a string
+            Array(repeating: 0x5B, count: 100_000), // 100,000 open arrays: refused at the depth limit, no recursion
         ])
     }
 
@@ -214,19 +221,19 @@ final class JSONConformanceTests: XCTestCase {
         ]
         var inputs = texts.map(bytes)
         inputs += [
-            [0xFF, 0xFE, 0x5B, 0x00, 0x22, 0x00, 0xE9, 0x00, 0x22, 0x00, 0x5D, 0x00],  // UTF-16LE with a BOM
-            [0x00, 0x5B, 0x00, 0x22, 0x00, 0xE9, 0x00, 0x22, 0x00, 0x5D],  // UTF-16BE without a BOM
-            [0x5B, 0x00, 0x22, 0x00, 0xE9, 0x00, 0x22, 0x00, 0x5D, 0x00],  // UTF-16LE without a BOM
-            [0x5B, 0x22, 0xE6, 0x97, 0xA5, 0xD1, 0x88, 0xFA, 0x22, 0x5D],  // invalid UTF-8 sequence
-            [0x5B, 0x22, 0xED, 0xA0, 0x80, 0x22, 0x5D],  // UTF-8 of the surrogate U+D800
-            [0x5B, 0x22, 0xFF, 0x22, 0x5D], [0x5B, 0x22, 0xE9, 0x22, 0x5D],  // invalid UTF-8, ISO Latin-1
-            [0x5B, 0x22, 0x81, 0x22, 0x5D],  // a lone continuation byte
-            [0x5B, 0x22, 0xF4, 0xBF, 0xBF, 0xBF, 0x22, 0x5D],  // above U+10FFFF
-            [0x5B, 0x22, 0xC0, 0xAF, 0x22, 0x5D],  // overlong two-byte form
-            [0x5B, 0x22, 0xFC, 0x83, 0xBF, 0xBF, 0xBF, 0xBF, 0x22, 0x5D],  // six-byte form
-            [0x5B, 0x22, 0xFC, 0x80, 0x80, 0x80, 0x80, 0x80, 0x22, 0x5D],  // six-byte form of NUL
-            [0x5B, 0x22, 0xE0, 0xFF, 0x22, 0x5D],  // truncated sequence
-            [0xEF, 0xBB, 0xBF, 0x7B, 0x7D],  // a byte order mark before {}
+            [0xFF, 0xFE, 0x5B, 0x00, 0x22, 0x00, 0xE9, 0x00, 0x22, 0x00, 0x5D, 0x00], // UTF-16LE with a BOM
+            [0x00, 0x5B, 0x00, 0x22, 0x00, 0xE9, 0x00, 0x22, 0x00, 0x5D], // UTF-16BE without a BOM
+            [0x5B, 0x00, 0x22, 0x00, 0xE9, 0x00, 0x22, 0x00, 0x5D, 0x00], // UTF-16LE without a BOM
+            [0x5B, 0x22, 0xE6, 0x97, 0xA5, 0xD1, 0x88, 0xFA, 0x22, 0x5D], // invalid UTF-8 sequence
+            [0x5B, 0x22, 0xED, 0xA0, 0x80, 0x22, 0x5D], // UTF-8 of the surrogate U+D800
+            [0x5B, 0x22, 0xFF, 0x22, 0x5D], [0x5B, 0x22, 0xE9, 0x22, 0x5D], // invalid UTF-8, ISO Latin-1
+            [0x5B, 0x22, 0x81, 0x22, 0x5D], // a lone continuation byte
+            [0x5B, 0x22, 0xF4, 0xBF, 0xBF, 0xBF, 0x22, 0x5D], // above U+10FFFF
+            [0x5B, 0x22, 0xC0, 0xAF, 0x22, 0x5D], // overlong two-byte form
+            [0x5B, 0x22, 0xFC, 0x83, 0xBF, 0xBF, 0xBF, 0xBF, 0x22, 0x5D], // six-byte form
+            [0x5B, 0x22, 0xFC, 0x80, 0x80, 0x80, 0x80, 0x80, 0x22, 0x5D], // six-byte form of NUL
+            [0x5B, 0x22, 0xE0, 0xFF, 0x22, 0x5D], // truncated sequence
+            [0xEF, 0xBB, 0xBF, 0x7B, 0x7D], // a byte order mark before {}
         ]
         for input in inputs {
             if let value = try? JSONValue(parsing: input) {
@@ -239,8 +246,9 @@ final class JSONConformanceTests: XCTestCase {
             XCTAssertThrowsError(try JSONValue(parsing: text), text)
         }
         XCTAssertThrowsError(try JSONValue(parsing: [0x5B, 0x22, 0xED, 0xA0, 0x80, 0x22, 0x5D]))
-        XCTAssertThrowsError(try JSONValue(parsing: String(repeating: "[", count: 500) + String(repeating: "]", count: 500)))
-        XCTAssertEqual(try JSONValue(parsing: "[123e-10000000]"), [0])  // underflow reads as zero
-        XCTAssertEqual(try JSONValue(parsing: "[100000000000000000000]"), [1e20])  // big integers read as doubles
+        XCTAssertThrowsError(
+            try JSONValue(parsing: String(repeating: "[", count: 500) + String(repeating: "]", count: 500)))
+        XCTAssertEqual(try JSONValue(parsing: "[123e-10000000]"), [0]) // underflow reads as zero
+        XCTAssertEqual(try JSONValue(parsing: "[100000000000000000000]"), [1e20]) // big integers read as doubles
     }
 }

@@ -14,7 +14,7 @@ final class JSONParserTests: XCTestCase {
     }
 
     func testNumbersReadExactlyIncludingLongAndExponentForms() throws {
-        XCTAssertEqual(try JSONValue(parsing: "9007199254740993"), .number(9007199254740992))
+        XCTAssertEqual(try JSONValue(parsing: "9007199254740993"), .number(9_007_199_254_740_992))
         XCTAssertEqual(try JSONValue(parsing: "0.1"), .number(0.1))
         XCTAssertEqual(try JSONValue(parsing: "-0"), .number(-0.0))
         XCTAssertEqual(try JSONValue(parsing: "1E-2"), .number(0.01))
@@ -67,7 +67,8 @@ final class JSONParserTests: XCTestCase {
     func testNestingBeyondTheDepthLimitIsRejectedWithoutRecursingFurther() {
         let deep = String(repeating: "[", count: 100_000)
         XCTAssertThrowsError(try JSONValue(parsing: deep)) { error in
-            XCTAssertEqual(error as? JSONParseError, JSONParseError(message: "nesting deeper than 128 levels", offset: 128))
+            XCTAssertEqual(
+                error as? JSONParseError, JSONParseError(message: "nesting deeper than 128 levels", offset: 128))
         }
         let allowed = String(repeating: "[", count: 128) + String(repeating: "]", count: 128)
         XCTAssertNoThrow(try JSONValue(parsing: allowed))
@@ -77,7 +78,9 @@ final class JSONParserTests: XCTestCase {
         withSeed { generator in
             let alphabet = Array(#"{}[]":,-+.eE0123456789 tfnrulsa\"#.utf8) + [0x00, 0x0A, 0x80, 0xC3, 0xA9, 0xFF]
             for _ in 0..<20_000 {
-                let bytes = (0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }
+                let bytes = (0..<Int.random(in: 0...12, using: &generator)).map { _ in
+                    alphabet.randomElement(using: &generator)!
+                }
                 if let value = try? JSONValue(parsing: bytes) {
                     XCTAssertEqual(try JSONValue(parsing: value.jsonBytes), value, "\(bytes)")
                 }

@@ -20,7 +20,8 @@ final class JSONSerializationTests: XCTestCase {
     }
 
     func testStringsEscapeQuotesBackslashesAndControlCharacters() {
-        XCTAssertEqual(JSONValue.string("a\"b\\c\n\r\t\u{8}\u{c}\u{1}\u{1f}é😀").jsonText, #""a\"b\\c\n\r\t\b\f\u0001\u001fé😀""#)
+        XCTAssertEqual(
+            JSONValue.string("a\"b\\c\n\r\t\u{8}\u{c}\u{1}\u{1f}é😀").jsonText, #""a\"b\\c\n\r\t\b\f\u0001\u001fé😀""#)
     }
 
     func testEncodedByteCountMatchesTheSerializedLength() {
@@ -55,13 +56,18 @@ func randomJSON(depth: Int, using generator: inout SeededGenerator) -> JSONValue
     case 1: return .bool(Bool.random(using: &generator))
     case 2: return .number(Double(Int.random(in: -1_000_000...1_000_000, using: &generator)))
     case 3:
-        return .number(Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &generator)).isFinite
-            ? Double.random(in: -1e300...1e300, using: &generator) : 0.5)
+        return .number(
+            Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &generator)).isFinite
+                ? Double.random(in: -1e300...1e300, using: &generator) : 0.5)
     case 4: return .string(randomString())
-    case 5: return .array((0..<Int.random(in: 0...4, using: &generator)).map { _ in randomJSON(depth: depth - 1, using: &generator) })
+    case 5:
+        return .array(
+            (0..<Int.random(in: 0...4, using: &generator)).map { _ in randomJSON(depth: depth - 1, using: &generator) })
     default:
         var members: [String: JSONValue] = [:]
-        for _ in 0..<Int.random(in: 0...4, using: &generator) { members[randomString()] = randomJSON(depth: depth - 1, using: &generator) }
+        for _ in 0..<Int.random(in: 0...4, using: &generator) {
+            members[randomString()] = randomJSON(depth: depth - 1, using: &generator)
+        }
         return .object(members)
     }
 }

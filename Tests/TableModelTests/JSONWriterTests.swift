@@ -22,7 +22,9 @@ final class JSONWriterTests: XCTestCase {
         writer.key("d")
         writer.value(["k": [1.5, "é"]])
         writer.endObject()
-        XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), #"{"a":[1,{},[],"x\"y"],"b":null,"c":false,"d":{"k":[1.5,"é"]}}"#)
+        XCTAssertEqual(
+            String(decoding: writer.bytes, as: UTF8.self),
+            #"{"a":[1,{},[],"x\"y"],"b":null,"c":false,"d":{"k":[1.5,"é"]}}"#)
     }
 
     func testMembersOfAnObjectWrittenEarlier() {
@@ -64,7 +66,13 @@ final class JSONWriterTests: XCTestCase {
             }
         }
         let flags = Batch(
-            insertSections: [.init(at: 0, section: Section(id: "s1", header: "H\n", footer: nil, rows: [Row(id: "r1", value: nil, editable: false, movable: false)]))],
+            insertSections: [
+                .init(
+                    at: 0,
+                    section: Section(
+                        id: "s1", header: "H\n", footer: nil,
+                        rows: [Row(id: "r1", value: nil, editable: false, movable: false)]))
+            ],
             reloadSections: [.init(at: 1, header: nil, footer: "f")],
             reloadRows: [.init(at: RowPath(section: 1, row: 0), value: [1, 2], editable: true, movable: false)])
         XCTAssertEqual(flags.jsonBytes, flags.json.jsonBytes, flags.json.jsonText)

@@ -104,7 +104,10 @@ struct Content: Equatable, CustomStringConvertible {
         sections = table.sections.map { section in
             SectionContent(
                 header: section.header, footer: section.footer,
-                rows: section.rows.map { RowContent(value: $0.value, editable: $0.editable, movable: $0.movable, editingStyle: $0.editingStyle) })
+                rows: section.rows.map {
+                    RowContent(
+                        value: $0.value, editable: $0.editable, movable: $0.movable, editingStyle: $0.editingStyle)
+                })
         }
     }
 

@@ -47,11 +47,11 @@ final class OptimisticTableTests: XCTestCase {
     /// queued ones re-materialized around what others did.
     func testOthersChangesUnderPendingIntents() throws {
         var harness = OptimisticHarness(table: letters, clients: 2)
-        try harness.submit(0, .delete(ref(letters, 0, 2)))  // c, in flight
-        try harness.submit(0, .insert(at: RowPath(section: 0, row: 2), row: RowContent(value: "c2")))  // after b, queued
+        try harness.submit(0, .delete(ref(letters, 0, 2))) // c, in flight
+        try harness.submit(0, .insert(at: RowPath(section: 0, row: 2), row: RowContent(value: "c2"))) // after b, queued
         try harness.submit(1, .insert(at: RowPath(section: 0, row: 0), row: RowContent(value: "first")))
         harness.serve(1)
-        try harness.deliver(0)  // the other's insert reaches client 0 before its own delete was served
+        try harness.deliver(0) // the other's insert reaches client 0 before its own delete was served
         XCTAssertEqual(harness.clients[0].predicted.values(0), ["first", "a", "b", "c2", "d", "e"])
         try harness.settle()
         XCTAssertEqual(harness.server.table.values(0), ["first", "a", "b", "c2", "d", "e"])
@@ -70,11 +70,12 @@ final class OptimisticTableTests: XCTestCase {
         let provisional = harness.clients[0].predicted.sections[0].rows[5]
         try harness.submit(0, .edit(RowRef(RowPath(section: 0, row: 5), id: provisional.id), value: "f2"))
         try harness.submit(1, .insert(at: RowPath(section: 0, row: 0), row: RowContent(value: "other")))
-        harness.serve(1)  // the other client fills the section first
+        harness.serve(1) // the other client fills the section first
         harness.serve(0)
         try harness.settle()
         XCTAssertEqual(harness.refusals[0].map(\.error.code), [.limitExceeded, .conflict])
-        XCTAssertEqual(harness.refusals[0][0].intent, .insert(at: RowPath(section: 0, row: 5), row: RowContent(value: "f")))
+        XCTAssertEqual(
+            harness.refusals[0][0].intent, .insert(at: RowPath(section: 0, row: 5), row: RowContent(value: "f")))
         for client in harness.clients { XCTAssertEqual(client.predicted, harness.server.table) }
         XCTAssertFalse(harness.clients[0].canUndo, "refused changes leave no undo step")
     }
@@ -106,11 +107,20 @@ final class OptimisticTableTests: XCTestCase {
             ("insertSection", .insertSection(at: 1, section: SectionContent(header: "N", rows: [row, row]))),
             ("deleteSection", .deleteSection(SectionRef(0, id: flagged.sections[0].id))),
             ("moveSection", .moveSection(from: SectionRef(1, id: flagged.sections[1].id), to: 0)),
-            ("editSection", .editSection(SectionRef(1, id: flagged.sections[1].id), header: .some("BB"), footer: .some("f"))),
+            (
+                "editSection",
+                .editSection(SectionRef(1, id: flagged.sections[1].id), header: .some("BB"), footer: .some("f"))
+            ),
             ("editSection rows", .editSection(SectionRef(1, id: flagged.sections[1].id), rows: [row])),
-            ("batch", .batch(ClientBatch(
-                deleteRows: [ref(flagged, 0, 0), ref(flagged, 0, 4)], insertRows: [.init(at: RowPath(section: 1, row: 0), row: row)],
-                reloadRows: [.init(row: ref(flagged, 0, 2), value: "C")], moveRows: [.init(from: ref(flagged, 1, 1), to: RowPath(section: 0, row: 0))]))),
+            (
+                "batch",
+                .batch(
+                    ClientBatch(
+                        deleteRows: [ref(flagged, 0, 0), ref(flagged, 0, 4)],
+                        insertRows: [.init(at: RowPath(section: 1, row: 0), row: row)],
+                        reloadRows: [.init(row: ref(flagged, 0, 2), value: "C")],
+                        moveRows: [.init(from: ref(flagged, 1, 1), to: RowPath(section: 0, row: 0))]))
+            ),
         ]
         for (name, intent) in intents {
             var harness = OptimisticHarness(table: flagged, clients: 2)
@@ -138,12 +148,12 @@ final class OptimisticTableTests: XCTestCase {
     /// nothing.
     func testUndoAcrossOthersChanges() throws {
         var harness = OptimisticHarness(table: letters, clients: 2)
-        try harness.submit(0, .delete(ref(letters, 0, 2)))  // c
+        try harness.submit(0, .delete(ref(letters, 0, 2))) // c
         try harness.submit(0, .edit(ref(harness.clients[0].predicted, 0, 3), value: "E"))
         try harness.settle()
         let other = harness.clients[1].predicted
-        try harness.submit(1, .move(from: ref(other, 0, 1), to: RowPath(section: 1, row: 0)))  // b to section 1
-        try harness.submit(1, .delete(ref(harness.clients[1].predicted, 0, 2)))  // E
+        try harness.submit(1, .move(from: ref(other, 0, 1), to: RowPath(section: 1, row: 0))) // b to section 1
+        try harness.submit(1, .delete(ref(harness.clients[1].predicted, 0, 2))) // E
         try harness.settle()
         let before = harness.server.table
         XCTAssertThrowsError(try harness.undo(0)) { error in
@@ -213,7 +223,9 @@ final class OptimisticTableTests: XCTestCase {
         }
         func randomSlot(growing: Bool) -> RowPath? {
             guard let section = sections.indices.randomElement(using: &generator) else { return nil }
-            return RowPath(section: section, row: Int.random(in: 0...max(0, sections[section].rows.count - (growing ? 0 : 1)), using: &generator))
+            return RowPath(
+                section: section,
+                row: Int.random(in: 0...max(0, sections[section].rows.count - (growing ? 0 : 1)), using: &generator))
         }
         let value = JSONValue.number(Double(Int.random(in: 100..<1000, using: &generator)))
         switch Int.random(in: 0..<10, using: &generator) {
@@ -226,16 +238,22 @@ final class OptimisticTableTests: XCTestCase {
         case 5:
             if let row = randomRow() { return .edit(row, value: value) }
         case 6:
-            return .insertSection(at: Int.random(in: 0...sections.count, using: &generator), section: SectionContent(header: "h", rows: [RowContent(value: value)]))
+            return .insertSection(
+                at: Int.random(in: 0...sections.count, using: &generator),
+                section: SectionContent(header: "h", rows: [RowContent(value: value)]))
         case 7:
             if let s = sections.indices.randomElement(using: &generator) {
                 return Bool.random(using: &generator)
                     ? .deleteSection(SectionRef(s, id: sections[s].id))
-                    : .moveSection(from: SectionRef(s, id: sections[s].id), to: Int.random(in: 0..<sections.count, using: &generator))
+                    : .moveSection(
+                        from: SectionRef(s, id: sections[s].id),
+                        to: Int.random(in: 0..<sections.count, using: &generator))
             }
         case 8:
             if let s = sections.indices.randomElement(using: &generator) {
-                return .editSection(SectionRef(s, id: sections[s].id), header: .some("e\(value)"), rows: Bool.random(using: &generator) ? [RowContent(value: value)] : nil)
+                return .editSection(
+                    SectionRef(s, id: sections[s].id), header: .some("e\(value)"),
+                    rows: Bool.random(using: &generator) ? [RowContent(value: value)] : nil)
             }
         default:
             var batch = ClientBatch()

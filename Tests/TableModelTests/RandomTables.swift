@@ -22,7 +22,7 @@ enum RandomTables {
             return "\(prefix)\(nextID)"
         }
         let oldCount = table.sections.count
-        var survivingOld: [Int] = []  // old sections that are kept (moved or in place)
+        var survivingOld: [Int] = [] // old sections that are kept (moved or in place)
         var movedSections: [Int] = []
         for section in 0..<oldCount {
             switch Int.random(in: 0..<6, using: &generator) {
@@ -54,7 +54,7 @@ enum RandomTables {
         for section in survivingOld where finalOf[section] == nil { finalOf[section] = freeFinal.next()! }
 
         // Rows in old space.
-        var survivors: [Int: Int] = [:]  // final section → surviving rows
+        var survivors: [Int: Int] = [:] // final section → surviving rows
         var movedRows: [RowPath] = []
         for section in survivingOld {
             var kept = 0
@@ -64,7 +64,8 @@ enum RandomTables {
                 case 0: batch.deleteRows.append(path)
                 case 1: movedRows.append(path)
                 case 2:
-                    batch.reloadRows.append(.init(at: path, value: "reloaded", editable: Bool.random(using: &generator) ? nil : true))
+                    batch.reloadRows.append(
+                        .init(at: path, value: "reloaded", editable: Bool.random(using: &generator) ? nil : true))
                     kept += 1
                 default: kept += 1
                 }
@@ -89,8 +90,10 @@ enum RandomTables {
             batch.moveRows = []
             return batch
         }
-        var placements: [Int: [Int]] = [:]  // final section → placement ids (negative: insert, else moved row index)
-        for index in movedRows.indices { placements[Int.random(in: 0..<finalCount, using: &generator), default: []].append(index) }
+        var placements: [Int: [Int]] = [:] // final section → placement ids (negative: insert, else moved row index)
+        for index in movedRows.indices {
+            placements[Int.random(in: 0..<finalCount, using: &generator), default: []].append(index)
+        }
         var insertCount = 0
         for section in 0..<finalCount {
             for _ in 0..<Int.random(in: 0...2, using: &generator) {
@@ -135,7 +138,9 @@ enum RandomTables {
         for path in rowRemovals { sections[path.section].rows.remove(at: path.row) }
         var movedSections: [Int: Section] = [:]
         for move in batch.moveSections { movedSections[move.from] = sections[move.from] }
-        for index in (batch.deleteSections + batch.moveSections.map(\.from)).sorted(by: >) { sections.remove(at: index) }
+        for index in (batch.deleteSections + batch.moveSections.map(\.from)).sorted(by: >) {
+            sections.remove(at: index)
+        }
         var sectionInsertions: [(Int, Section)] = batch.insertSections.map { ($0.at, $0.section) }
         sectionInsertions += batch.moveSections.map { ($0.to, movedSections[$0.from]!) }
         for (at, section) in sectionInsertions.sorted(by: { $0.0 < $1.0 }) { sections.insert(section, at: at) }
@@ -158,13 +163,20 @@ enum RandomTables {
         case 2, 3: return .delete(RowRef(randomPath(extra: 0)))
         case 4, 5: return .move(from: RowRef(randomPath(extra: 0)), to: randomPath(extra: 0))
         case 6: return .edit(RowRef(randomPath(extra: 0)), value: .string("e\(table.version)"))
-        case 7: return .insertSection(at: Int.random(in: 0...sectionCount, using: &generator), section: SectionContent(rows: [RowContent(value: "n")]))
+        case 7:
+            return .insertSection(
+                at: Int.random(in: 0...sectionCount, using: &generator),
+                section: SectionContent(rows: [RowContent(value: "n")]))
         case 8: return .deleteSection(SectionRef(Int.random(in: 0..<max(sectionCount, 1), using: &generator)))
         case 9:
-            let rows = (0..<Int.random(in: 0...3, using: &generator)).map { RowContent(value: .string("s\(table.nextID)-\($0)")) }
+            let rows = (0..<Int.random(in: 0...3, using: &generator)).map {
+                RowContent(value: .string("s\(table.nextID)-\($0)"))
+            }
             return .editSection(SectionRef(Int.random(in: 0..<max(sectionCount, 1), using: &generator)), rows: rows)
         default:
-            return .moveSection(from: SectionRef(Int.random(in: 0..<max(sectionCount, 1), using: &generator)), to: Int.random(in: 0..<max(sectionCount, 1), using: &generator))
+            return .moveSection(
+                from: SectionRef(Int.random(in: 0..<max(sectionCount, 1), using: &generator)),
+                to: Int.random(in: 0..<max(sectionCount, 1), using: &generator))
         }
     }
 }

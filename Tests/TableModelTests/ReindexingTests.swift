@@ -1,5 +1,6 @@
-@testable import TableModel
 import XCTest
+
+@testable import TableModel
 
 /// The in-place array rearrangement behind `Table.apply`, checked against the naive reference and for object
 /// lifetimes (each element destroyed exactly once, nothing leaked), since it moves elements through raw memory.
@@ -23,7 +24,9 @@ final class ReindexingTests: XCTestCase {
                     var array = (0..<count).map { Tracked($0) }
                     let removed = (0..<count).filter { _ in Int.random(in: 0..<3, using: &generator) == 0 }
                     let finalCount = count - removed.count + Int.random(in: 0...4, using: &generator)
-                    let targets = Array((0..<finalCount).shuffled(using: &generator).prefix(finalCount - count + removed.count)).sorted()
+                    let targets = Array(
+                        (0..<finalCount).shuffled(using: &generator).prefix(finalCount - count + removed.count)
+                    ).sorted()
                     let placed = targets.map { (index: $0, element: Tracked(100 + $0)) }
 
                     var expected = array.map(\.value)

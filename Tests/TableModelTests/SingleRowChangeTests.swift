@@ -1,6 +1,7 @@
-@testable import TableModel
 import TablecastTesting
 import XCTest
+
+@testable import TableModel
 
 /// `SingleRowChange`, the inline form of a one-row batch, checked against the table the batch produces by
 /// following ids, for random inserts, deletes, moves and edits.
@@ -21,7 +22,8 @@ final class SingleRowChangeTests: XCTestCase {
                 }
                 for (section, gap) in expected.oldRowGaps {
                     XCTAssertEqual(
-                        change.finalRowGap(section: section, gap: gap), expected.finalRowGap(section: section, gap: gap),
+                        change.finalRowGap(section: section, gap: gap),
+                        expected.finalRowGap(section: section, gap: gap),
                         "gap \(gap) of section \(section) in \(message)")
                 }
                 checked += 1
@@ -59,7 +61,9 @@ final class SingleRowChangeTests: XCTestCase {
             guard let from = paths.randomElement(using: &generator) else { return nil }
             // Moving within a section keeps its count; moving into another adds one.
             let limit = rowCount - (from.section == section ? 1 : 0)
-            return Batch(moveRows: [.init(from: from, to: RowPath(section: section, row: Int.random(in: 0...limit, using: &generator)))])
+            return Batch(moveRows: [
+                .init(from: from, to: RowPath(section: section, row: Int.random(in: 0...limit, using: &generator)))
+            ])
         default:
             return paths.randomElement(using: &generator).map { Batch(reloadRows: [.init(at: $0, value: "edited")]) }
         }

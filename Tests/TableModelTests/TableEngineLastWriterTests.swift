@@ -50,6 +50,8 @@ final class TableEngineLastWriterTests: XCTestCase {
             try engine.resolve(.edit(RowRef(path(0, 1), id: "r2"), value: "x"), base: 0), .conflict,
             "edit: row [0,1] of version 0 is now row [0,0], which is r3, not r2")
         try commit(&engine, .edit(RowRef(path(0, 1)), value: "c", editable: false), base: 1)
-        assertError(try engine.resolve(.edit(RowRef(path(0, 1)), value: "x"), base: 1), .notEditable, "edit: row [0,1] is not editable")
+        assertError(
+            try engine.resolve(.edit(RowRef(path(0, 1)), value: "x"), base: 1), .notEditable,
+            "edit: row [0,1] is not editable")
     }
 }

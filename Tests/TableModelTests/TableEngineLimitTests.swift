@@ -28,7 +28,10 @@ final class TableEngineLimitTests: XCTestCase {
         // A batch that deletes as many sections as it inserts keeps the count.
         try commit(
             &engine,
-            .batch(ClientBatch(deleteSections: [SectionRef(1)], insertSections: [.init(at: 0, section: SectionContent(header: "n"))])))
+            .batch(
+                ClientBatch(
+                    deleteSections: [SectionRef(1)],
+                    insertSections: [.init(at: 0, section: SectionContent(header: "n"))])))
         try commit(&engine, .deleteSection(SectionRef(0)))
         XCTAssertEqual(values(engine.table), [["b"], ["9876543210"]])
     }
@@ -39,7 +42,10 @@ final class TableEngineLimitTests: XCTestCase {
             try engine.resolve(.insertSection(at: 0, section: SectionContent())), .limitExceeded,
             "insertSection: table would have 4 sections, more than the limit of 1")
         assertError(
-            try engine.resolve(.batch(ClientBatch(insertSections: [.init(at: 3, section: SectionContent())], deleteRows: [RowRef(path(0, 0))]))),
+            try engine.resolve(
+                .batch(
+                    ClientBatch(
+                        insertSections: [.init(at: 3, section: SectionContent())], deleteRows: [RowRef(path(0, 0))]))),
             .limitExceeded, "insertSections[0]: table would have 4 sections, more than the limit of 1")
         assertError(
             try engine.resolve(.insert(at: path(0, 0), row: RowContent(value: "x"))), .limitExceeded,
@@ -49,7 +55,10 @@ final class TableEngineLimitTests: XCTestCase {
                 .batch(
                     ClientBatch(
                         deleteRows: [RowRef(path(0, 1))],
-                        moveRows: [.init(from: RowRef(path(0, 0)), to: path(1, 0)), .init(from: RowRef(path(0, 2)), to: path(1, 1))]))),
+                        moveRows: [
+                            .init(from: RowRef(path(0, 0)), to: path(1, 0)),
+                            .init(from: RowRef(path(0, 2)), to: path(1, 1)),
+                        ]))),
             .limitExceeded, "moveRows[0]: section 1 would have 3 rows, more than the limit of 2")
         assertError(
             try engine.resolve(.edit(RowRef(path(0, 2)), value: "0123456789x")), .limitExceeded,
@@ -65,7 +74,8 @@ final class TableEngineLimitTests: XCTestCase {
         let snapshot = engine.table
         var batches: [Batch] = []
         for intent in [
-            Intent.insertSection(at: 1, section: SectionContent(rows: [RowContent(value: "b"), RowContent(value: "c")])),
+            Intent.insertSection(
+                at: 1, section: SectionContent(rows: [RowContent(value: "b"), RowContent(value: "c")])),
             .insert(at: path(0, 1), row: RowContent(value: "0123456789")),
         ] {
             let resolution = try engine.resolve(intent)

@@ -47,22 +47,29 @@ final class TableEnginePropertyTests: XCTestCase {
                     guard let resolution = try? engine.resolve(intent) else { continue }
                     var after = engine.table
                     try after.apply(resolution.batch)
-                    let survives = after.sections.contains { $0.id == sectionID && $0.rows.contains { $0.id == targetID } }
+                    let survives = after.sections.contains {
+                        $0.id == sectionID && $0.rows.contains { $0.id == targetID }
+                    }
                     if survives { try engine.commit(resolution) }
                 }
                 guard engine.table.version > base.version else { continue }
                 let sectionNow = engine.table.sections.firstIndex { $0.id == sectionID }!
-                let now = RowPath(section: sectionNow, row: engine.table.sections[sectionNow].rows.firstIndex { $0.id == targetID }!)
+                let now = RowPath(
+                    section: sectionNow, row: engine.table.sections[sectionNow].rows.firstIndex { $0.id == targetID }!)
                 let pairs: [(stale: Intent, current: Intent)] = [
                     (.delete(RowRef(target, id: targetID)), .delete(RowRef(now, id: targetID))),
                     (.delete(RowRef(target)), .delete(RowRef(now))),
                     (.edit(RowRef(target, id: targetID), value: "edited"), .edit(RowRef(now), value: "edited")),
-                    (.editSection(SectionRef(target.section, id: sectionID), header: .some("H")), .editSection(SectionRef(sectionNow), header: .some("H"))),
+                    (
+                        .editSection(SectionRef(target.section, id: sectionID), header: .some("H")),
+                        .editSection(SectionRef(sectionNow), header: .some("H"))
+                    ),
                 ]
                 for (stale, current) in pairs {
                     let expected = Result { () throws(TableError) in try engine.resolve(current) }
                     let actual = Result { () throws(TableError) in try engine.resolve(stale, base: base.version) }
-                    XCTAssertEqual(actual, expected, "\(stale) at \(base.version) vs \(current) at \(engine.table.version)")
+                    XCTAssertEqual(
+                        actual, expected, "\(stale) at \(base.version) vs \(current) at \(engine.table.version)")
                 }
                 checked += 1
             }
@@ -90,9 +97,12 @@ final class TableEnginePropertyTests: XCTestCase {
                     guard let resolution = try? engine.resolve(intent) else { continue }
                     var after = engine.table
                     try after.apply(resolution.batch)
-                    if after.sections.contains(where: { $0.rows.contains { $0.id == predecessorID } }) { try engine.commit(resolution) }
+                    if after.sections.contains(where: { $0.rows.contains { $0.id == predecessorID } }) {
+                        try engine.commit(resolution)
+                    }
                 }
-                let insert = Intent.insert(at: RowPath(section: predecessor.section, row: predecessor.row + 1), row: RowContent(value: "late"))
+                let insert = Intent.insert(
+                    at: RowPath(section: predecessor.section, row: predecessor.row + 1), row: RowContent(value: "late"))
                 let resolution = try engine.resolve(insert, base: base.version)
                 try engine.commit(resolution)
                 let at = resolution.insertedRows[0]
@@ -125,7 +135,9 @@ final class TableEnginePropertyTests: XCTestCase {
                 XCTAssertEqual(Self.masked(applied, base), Self.masked(expected, base), "\(client)")
 
                 for _ in 0..<Int.random(in: 1...5, using: &generator) {
-                    guard let resolution = try? engine.resolve(RandomTables.intent(for: engine.table, using: &generator)) else { continue }
+                    guard
+                        let resolution = try? engine.resolve(RandomTables.intent(for: engine.table, using: &generator))
+                    else { continue }
                     try engine.commit(resolution)
                 }
                 do {
@@ -166,7 +178,8 @@ final class TableEnginePropertyTests: XCTestCase {
                         guard let placeholder = section.rows.last,
                             let now = engine.table.sections.first(where: { $0.id == section.id })
                         else { continue }
-                        XCTAssertEqual(now.rows.last?.id, placeholder.id, "\(intent) moved \(placeholder.id) off the end")
+                        XCTAssertEqual(
+                            now.rows.last?.id, placeholder.id, "\(intent) moved \(placeholder.id) off the end")
                     }
                 }
             }
@@ -179,26 +192,41 @@ final class TableEnginePropertyTests: XCTestCase {
         return table.sections.map { section in
             var section = section
             if !known.contains(section.id) { section.id = "*" }
-            for index in section.rows.indices where !known.contains(section.rows[index].id) { section.rows[index].id = "*" }
+            for index in section.rows.indices where !known.contains(section.rows[index].id) {
+                section.rows[index].id = "*"
+            }
             return section
         }
     }
 
     /// The client form of a committed batch: no ids on inserted content, ids on some references.
     static func clientBatch(_ batch: Batch, _ table: Table, using generator: inout SeededGenerator) -> ClientBatch {
-        func rowRef(_ path: RowPath) -> RowRef { RowRef(path, id: Bool.random(using: &generator) ? table.row(at: path)!.id : nil) }
-        func sectionRef(_ index: Int) -> SectionRef { SectionRef(index, id: Bool.random(using: &generator) ? table.sections[index].id : nil) }
-        func content(_ row: Row) -> RowContent { RowContent(value: row.value, editable: row.editable, movable: row.movable) }
+        func rowRef(_ path: RowPath) -> RowRef {
+            RowRef(path, id: Bool.random(using: &generator) ? table.row(at: path)!.id : nil)
+        }
+        func sectionRef(_ index: Int) -> SectionRef {
+            SectionRef(index, id: Bool.random(using: &generator) ? table.sections[index].id : nil)
+        }
+        func content(_ row: Row) -> RowContent {
+            RowContent(value: row.value, editable: row.editable, movable: row.movable)
+        }
         return ClientBatch(
             deleteSections: batch.deleteSections.map(sectionRef),
             insertSections: batch.insertSections.map {
-                .init(at: $0.at, section: SectionContent(header: $0.section.header, footer: $0.section.footer, rows: $0.section.rows.map(content)))
+                .init(
+                    at: $0.at,
+                    section: SectionContent(
+                        header: $0.section.header, footer: $0.section.footer, rows: $0.section.rows.map(content)))
             },
-            reloadSections: batch.reloadSections.map { .init(section: sectionRef($0.at), header: .some($0.header), footer: .some($0.footer)) },
+            reloadSections: batch.reloadSections.map {
+                .init(section: sectionRef($0.at), header: .some($0.header), footer: .some($0.footer))
+            },
             moveSections: batch.moveSections.map { .init(from: sectionRef($0.from), to: $0.to) },
             deleteRows: batch.deleteRows.map(rowRef),
             insertRows: batch.insertRows.map { .init(at: $0.at, row: content($0.row)) },
-            reloadRows: batch.reloadRows.map { .init(row: rowRef($0.at), value: $0.value, editable: $0.editable, movable: $0.movable) },
+            reloadRows: batch.reloadRows.map {
+                .init(row: rowRef($0.at), value: $0.value, editable: $0.editable, movable: $0.movable)
+            },
             moveRows: batch.moveRows.map { .init(from: rowRef($0.from), to: $0.to) })
     }
 }

@@ -12,24 +12,33 @@ final class TableEngineRetargetingTests: XCTestCase {
     }
 
     func testMovesTowardAnEarlierSectionTakeTheFirstRowsInEntryOrder() throws {
-        let engine = TableEngine(table: makeTable([["a0", "a1"], ["b0", "b1", "b2"], ["c0"]], rules: TableRules(moves: .withinSection)))
+        let engine = TableEngine(
+            table: makeTable([["a0", "a1"], ["b0", "b1", "b2"], ["c0"]], rules: TableRules(moves: .withinSection)))
         let result = try resolved(
-            engine, ClientBatch(moveRows: [.init(from: RowRef(path(1, 1)), to: path(0, 0)), .init(from: RowRef(path(1, 2)), to: path(0, 1))]))
+            engine,
+            ClientBatch(moveRows: [
+                .init(from: RowRef(path(1, 1)), to: path(0, 0)), .init(from: RowRef(path(1, 2)), to: path(0, 1)),
+            ]))
         XCTAssertEqual(result.moved, [path(1, 0), path(1, 1)])
         XCTAssertEqual(result.rows[1], ["b1", "b2", "b0"])
     }
 
     func testMovesTowardALaterSectionTakeTheLastRowsInEntryOrder() throws {
-        let engine = TableEngine(table: makeTable([["a0", "a1"], ["b0", "b1", "b2"], ["c0"]], rules: TableRules(moves: .withinSection)))
+        let engine = TableEngine(
+            table: makeTable([["a0", "a1"], ["b0", "b1", "b2"], ["c0"]], rules: TableRules(moves: .withinSection)))
         let result = try resolved(
-            engine, ClientBatch(moveRows: [.init(from: RowRef(path(1, 0)), to: path(2, 0)), .init(from: RowRef(path(1, 1)), to: path(2, 1))]))
+            engine,
+            ClientBatch(moveRows: [
+                .init(from: RowRef(path(1, 0)), to: path(2, 0)), .init(from: RowRef(path(1, 1)), to: path(2, 1)),
+            ]))
         XCTAssertEqual(result.moved, [path(1, 1), path(1, 2)])
         XCTAssertEqual(result.rows[1], ["b2", "b0", "b1"])
     }
 
     /// A retargeted move leaves the section it was proposed into, and what the batch places after it there closes up.
     func testTheSectionAMoveWasProposedIntoClosesUp() throws {
-        let engine = TableEngine(table: makeTable([["a0"], ["b0", "b1", "b2"]], rules: TableRules(moves: .withinSection)))
+        let engine = TableEngine(
+            table: makeTable([["a0"], ["b0", "b1", "b2"]], rules: TableRules(moves: .withinSection)))
         let result = try resolved(
             engine,
             ClientBatch(
@@ -41,7 +50,8 @@ final class TableEngineRetargetingTests: XCTestCase {
 
     /// A retargeted move skips rows the batch's other entries take, and the reserved last row stays last.
     func testRetargetedMovesLeaveOtherPlacementsAndThePlaceholderAlone() throws {
-        let withinSection = TableEngine(table: makeTable([["a0"], ["b0", "b1", "b2"]], rules: TableRules(moves: .withinSection)))
+        let withinSection = TableEngine(
+            table: makeTable([["a0"], ["b0", "b1", "b2"]], rules: TableRules(moves: .withinSection)))
         let result = try resolved(
             withinSection,
             ClientBatch(
@@ -51,9 +61,13 @@ final class TableEngineRetargetingTests: XCTestCase {
         XCTAssertEqual(result.rows[1], ["n", "b2", "b0", "b1"])
 
         let rules = TableRules(moves: .withinSection, reserveLastRow: true)
-        let placeholders = TableEngine(table: makeTable([["a0", "add"], ["b0", "b1", "b2", "add"], ["c0", "add"]], rules: rules))
+        let placeholders = TableEngine(
+            table: makeTable([["a0", "add"], ["b0", "b1", "b2", "add"], ["c0", "add"]], rules: rules))
         let later = try resolved(
-            placeholders, ClientBatch(moveRows: [.init(from: RowRef(path(1, 0)), to: path(2, 0)), .init(from: RowRef(path(1, 1)), to: path(2, 1))]))
+            placeholders,
+            ClientBatch(moveRows: [
+                .init(from: RowRef(path(1, 0)), to: path(2, 0)), .init(from: RowRef(path(1, 1)), to: path(2, 1)),
+            ]))
         XCTAssertEqual(later.moved, [path(1, 1), path(1, 2)])
         XCTAssertEqual(later.rows, [["a0", "add"], ["b2", "b0", "b1", "add"], ["c0", "add"]])
     }

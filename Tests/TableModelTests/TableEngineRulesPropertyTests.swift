@@ -12,14 +12,18 @@ final class TableEngineRulesPropertyTests: XCTestCase {
                 let snapshot = engine.table
                 var committed: [Batch] = []
                 let rules = TableRules(
-                    maxSections: Int.random(in: 1...3, using: &generator), maxRowsPerSection: Int.random(in: 1...3, using: &generator),
+                    maxSections: Int.random(in: 1...3, using: &generator),
+                    maxRowsPerSection: Int.random(in: 1...3, using: &generator),
                     maxValueBytes: Int.random(in: 1...8, using: &generator))
                 engine.setRules(rules)
                 for _ in 0..<30 {
                     let intent: Intent =
                         Bool.random(using: &generator)
                         ? RandomTables.intent(for: engine.table, using: &generator)
-                        : .batch(TableEnginePropertyTests.clientBatch(RandomTables.validBatch(for: engine.table, using: &generator), engine.table, using: &generator))
+                        : .batch(
+                            TableEnginePropertyTests.clientBatch(
+                                RandomTables.validBatch(for: engine.table, using: &generator), engine.table,
+                                using: &generator))
                     let base = UInt64.random(in: engine.oldestBase...engine.table.version, using: &generator)
                     guard let resolution = try? engine.resolve(intent, base: base) else { continue }
                     let before = engine.table
@@ -29,7 +33,9 @@ final class TableEngineRulesPropertyTests: XCTestCase {
                     XCTAssert(after.sections.count <= max(rules.maxSections, before.sections.count), "\(intent)")
                     for section in after.sections where section.rows.count > rules.maxRowsPerSection {
                         let old = before.sections.first { $0.id == section.id }?.rows.count ?? 0
-                        XCTAssert(section.rows.count <= old, "\(intent) grew section \(section.id) to \(section.rows.count) rows")
+                        XCTAssert(
+                            section.rows.count <= old,
+                            "\(intent) grew section \(section.id) to \(section.rows.count) rows")
                     }
                 }
                 var lowered = snapshot
@@ -50,13 +56,15 @@ final class TableEngineRulesPropertyTests: XCTestCase {
                 let reserveLastRow = Bool.random(using: &generator)
                 table.rules = TableRules(moves: .withinSection, reserveLastRow: reserveLastRow)
                 let engine = TableEngine(table: table)
-                let client = TableEnginePropertyTests.clientBatch(RandomTables.validBatch(for: table, using: &generator), table, using: &generator)
+                let client = TableEnginePropertyTests.clientBatch(
+                    RandomTables.validBatch(for: table, using: &generator), table, using: &generator)
                 do {
                     let resolution = try engine.resolve(.batch(client))
                     var replica = table
                     try replica.apply(resolution.batch)
                     for move in resolution.batch.moveRows {
-                        XCTAssertEqual(replica.sections[move.to.section].id, table.sections[move.from.section].id, "\(client)")
+                        XCTAssertEqual(
+                            replica.sections[move.to.section].id, table.sections[move.from.section].id, "\(client)")
                     }
                     accepted += 1
                 } catch {

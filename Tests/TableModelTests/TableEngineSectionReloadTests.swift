@@ -5,8 +5,14 @@ import XCTest
 /// reloads them; committed as deleteRows + insertRows so that replicas need nothing new (issue 10, item 12).
 final class TableEngineSectionReloadTests: XCTestCase {
     func testARowsReloadReplacesTheSectionsRowsWithNewIds() throws {
-        var engine = TableEngine(table: Table(contents: [SectionContent(header: "H", rows: [RowContent(value: "a"), RowContent(value: "b")])]))
-        let resolution = try engine.resolve(.editSection(SectionRef(0, id: "s1"), rows: [RowContent(value: "x"), RowContent(value: "y"), RowContent(value: "z")]))
+        var engine = TableEngine(
+            table: Table(contents: [
+                SectionContent(header: "H", rows: [RowContent(value: "a"), RowContent(value: "b")])
+            ]))
+        let resolution = try engine.resolve(
+            .editSection(
+                SectionRef(0, id: "s1"), rows: [RowContent(value: "x"), RowContent(value: "y"), RowContent(value: "z")])
+        )
         XCTAssertEqual(resolution.createdIDs, ["r4", "r5", "r6"])
         XCTAssertEqual(resolution.insertedRows, [])
         XCTAssertEqual(
@@ -14,7 +20,8 @@ final class TableEngineSectionReloadTests: XCTestCase {
             Batch(
                 deleteRows: [path(0, 0), path(0, 1)],
                 insertRows: [
-                    .init(at: path(0, 0), row: Row(id: "r4", value: "x")), .init(at: path(0, 1), row: Row(id: "r5", value: "y")),
+                    .init(at: path(0, 0), row: Row(id: "r4", value: "x")),
+                    .init(at: path(0, 1), row: Row(id: "r5", value: "y")),
                     .init(at: path(0, 2), row: Row(id: "r6", value: "z")),
                 ]))
         var replica = engine.table
@@ -49,13 +56,17 @@ final class TableEngineSectionReloadTests: XCTestCase {
         let engine = TableEngine(table: makeTable([["a"], ["b", "c"]]))
         let reload = ClientBatch.SectionReload(section: SectionRef(1), rows: [RowContent(value: "n")])
         assertError(
-            try engine.resolve(.batch(ClientBatch(reloadSections: [reload], deleteRows: [RowRef(path(0, 0)), RowRef(path(1, 0))]))),
+            try engine.resolve(
+                .batch(ClientBatch(reloadSections: [reload], deleteRows: [RowRef(path(0, 0)), RowRef(path(1, 0))]))),
             .invalidBatch, "deleteRows[1]: row [1,0] is in section 1, whose rows reloadSections[0] replaces")
         assertError(
-            try engine.resolve(.batch(ClientBatch(reloadSections: [reload], moveRows: [.init(from: RowRef(path(0, 0)), to: path(1, 1))]))),
+            try engine.resolve(
+                .batch(
+                    ClientBatch(reloadSections: [reload], moveRows: [.init(from: RowRef(path(0, 0)), to: path(1, 1))]))),
             .invalidBatch, "moveRows[0]: row [1,1] is in section 1, whose rows reloadSections[0] replaces")
         assertError(
-            try engine.resolve(.batch(ClientBatch(reloadSections: [reload], reloadRows: [.init(row: RowRef(path(1, 1)), value: 1)]))),
+            try engine.resolve(
+                .batch(ClientBatch(reloadSections: [reload], reloadRows: [.init(row: RowRef(path(1, 1)), value: 1)]))),
             .invalidBatch, "reloadRows[0]: row [1,1] is in section 1, whose rows reloadSections[0] replaces")
         assertError(
             try engine.resolve(.batch(ClientBatch(deleteSections: [SectionRef(1)], reloadSections: [reload]))),
@@ -66,7 +77,8 @@ final class TableEngineSectionReloadTests: XCTestCase {
         var locked = makeTable([["a", "b"]])
         locked.sections[0].rows[1].editable = false
         assertError(
-            try TableEngine(table: locked).resolve(.batch(ClientBatch(reloadSections: [.init(section: SectionRef(0), rows: [])]))),
+            try TableEngine(table: locked).resolve(
+                .batch(ClientBatch(reloadSections: [.init(section: SectionRef(0), rows: [])]))),
             .notEditable, "reloadSections[0]: row [0,1] is not editable")
 
         let placeholders = TableEngine(table: makeTable([["a", "b", "add"]], rules: TableRules(reserveLastRow: true)))
@@ -76,10 +88,13 @@ final class TableEngineSectionReloadTests: XCTestCase {
 
         let limited = TableEngine(table: makeTable([["a"]], rules: TableRules(maxRowsPerSection: 2, maxValueBytes: 5)))
         assertError(
-            try limited.resolve(.editSection(SectionRef(0), rows: [RowContent(value: 1), RowContent(value: 2), RowContent(value: 3)])),
+            try limited.resolve(
+                .editSection(SectionRef(0), rows: [RowContent(value: 1), RowContent(value: 2), RowContent(value: 3)])),
             .limitExceeded, "editSection: section 0 would have 3 rows, more than the limit of 2")
         assertError(
-            try limited.resolve(.batch(ClientBatch(reloadSections: [.init(section: SectionRef(0), rows: [RowContent(value: "toolong")])]))),
+            try limited.resolve(
+                .batch(
+                    ClientBatch(reloadSections: [.init(section: SectionRef(0), rows: [RowContent(value: "toolong")])]))),
             .limitExceeded, "reloadSections[0]: value is 9 bytes, more than the limit of 5")
     }
 

@@ -18,7 +18,9 @@ func assertError(
     file: StaticString = #filePath, line: UInt = #line
 ) {
     XCTAssertThrowsError(try expression(), file: file, line: line) { error in
-        guard let error = error as? TableError else { return XCTFail("not a TableError: \(error)", file: file, line: line) }
+        guard let error = error as? TableError else {
+            return XCTFail("not a TableError: \(error)", file: file, line: line)
+        }
         XCTAssertEqual(error.code, code, file: file, line: line)
         XCTAssertEqual(error.message, message, file: file, line: line)
     }
@@ -44,7 +46,8 @@ final class TableEngineTests: XCTestCase {
         try engine.commit(resolution)
         XCTAssertEqual(values(engine.table), [["a", "x", "b"]])
         XCTAssertEqual(engine.table.version, 1)
-        assertError(try engine.commit(resolution), .stale, "the resolution was made at version 0 but the table is at version 1")
+        assertError(
+            try engine.commit(resolution), .stale, "the resolution was made at version 0 but the table is at version 1")
     }
 
     func testBatchIntentAssignsIdsInEntryOrderAndReportsPositions() throws {
@@ -53,9 +56,14 @@ final class TableEngineTests: XCTestCase {
             &engine,
             .batch(
                 ClientBatch(
-                    insertSections: [.init(at: 0, section: SectionContent(header: "new", rows: [RowContent(value: "n")]))],
+                    insertSections: [
+                        .init(at: 0, section: SectionContent(header: "new", rows: [RowContent(value: "n")]))
+                    ],
                     deleteRows: [RowRef(path(0, 0), id: "r2")],
-                    insertRows: [.init(at: path(1, 2), row: RowContent(value: "y")), .init(at: path(1, 0), row: RowContent(value: "x"))],
+                    insertRows: [
+                        .init(at: path(1, 2), row: RowContent(value: "y")),
+                        .init(at: path(1, 0), row: RowContent(value: "x")),
+                    ],
                     moveRows: [.init(from: RowRef(path(0, 2)), to: path(1, 3))])))
         XCTAssertEqual(values(engine.table), [["n"], ["x", "b", "y", "c"]])
         XCTAssertEqual(resolution.createdIDs, ["s5", "r6", "r7", "r8"])
@@ -140,9 +148,11 @@ final class TableEngineTests: XCTestCase {
             try engine.resolve(.edit(RowRef(path(0, 1), id: "r2"), value: 1), base: 0), .conflict,
             "edit: row [0,1] of version 0 is now row [0,0], which is r3, not r2")
         assertError(
-            try engine.resolve(.edit(RowRef(path(0, 0), id: "r2"), value: 1)), .conflict, "edit: row [0,0] is r3, not r2")
+            try engine.resolve(.edit(RowRef(path(0, 0), id: "r2"), value: 1)), .conflict,
+            "edit: row [0,0] is r3, not r2")
         assertError(
-            try engine.resolve(.deleteSection(SectionRef(0, id: "s5"))), .conflict, "deleteSection: section 0 is s1, not s5")
+            try engine.resolve(.deleteSection(SectionRef(0, id: "s5"))), .conflict,
+            "deleteSection: section 0 is s1, not s5")
     }
 
     func testBasesOutsideTheHistoryAreStale() throws {
@@ -163,7 +173,8 @@ final class TableEngineTests: XCTestCase {
         var engine = TableEngine(table: makeTable([["a", "b"]]), historyLimit: 300)
         for n in 0..<1_000 { try commit(&engine, .edit(RowRef(path(0, 0)), value: .number(Double(n)))) }
         XCTAssertEqual(engine.oldestBase, 700)
-        XCTAssertEqual(try engine.resolve(.delete(RowRef(path(0, 1), id: "r3")), base: 700).batch.deleteRows, [path(0, 1)])
+        XCTAssertEqual(
+            try engine.resolve(.delete(RowRef(path(0, 1), id: "r3")), base: 700).batch.deleteRows, [path(0, 1)])
         assertError(
             try engine.resolve(.delete(RowRef(path(0, 1))), base: 699), .stale,
             "delete: version 699 is older than the kept history, which starts at version 700")
@@ -172,7 +183,9 @@ final class TableEngineTests: XCTestCase {
         var copy = engine
         try commit(&engine, .insert(at: path(0, 0), row: RowContent(value: "mine")))
         try commit(&copy, .delete(RowRef(path(0, 1))))
-        XCTAssertEqual(try engine.resolve(.edit(RowRef(path(0, 1)), value: "x"), base: 1_000).batch.reloadRows.map(\.at), [path(0, 2)])
+        XCTAssertEqual(
+            try engine.resolve(.edit(RowRef(path(0, 1)), value: "x"), base: 1_000).batch.reloadRows.map(\.at),
+            [path(0, 2)])
         assertError(
             try copy.resolve(.edit(RowRef(path(0, 1)), value: "x"), base: 1_000), .conflict,
             "edit: row [0,1] of version 1000 has been deleted since")
@@ -238,13 +251,16 @@ final class TableEngineTests: XCTestCase {
         var table = makeTable([["first", "second", "third"]])
         table.sections[0].rows[0].movable = false
         let engine = TableEngine(table: table)
-        assertError(try engine.resolve(.move(from: RowRef(path(0, 0)), to: path(0, 2))), .notMovable, "move: row [0,0] is not movable")
+        assertError(
+            try engine.resolve(.move(from: RowRef(path(0, 0)), to: path(0, 2))), .notMovable,
+            "move: row [0,0] is not movable")
         XCTAssertNoThrow(try engine.resolve(.move(from: RowRef(path(0, 1)), to: path(0, 2))))
     }
 
     func testListing8_3RetargetsIntoTheSourceSectionBeforeItsPlaceholder() throws {
         let rules = TableRules(moves: .withinSection, reserveLastRow: true)
-        let engine = TableEngine(table: makeTable([["a0", "a1", "add"], ["b0", "b1", "b2", "add"], ["c0", "add"]], rules: rules))
+        let engine = TableEngine(
+            table: makeTable([["a0", "a1", "add"], ["b0", "b1", "b2", "add"], ["c0", "add"]], rules: rules))
         // Toward an earlier section: row 0 of the source section.
         let earlier = try engine.resolve(.move(from: RowRef(path(1, 2)), to: path(0, 1)))
         XCTAssertEqual(earlier.movedRows, [path(1, 0)])
@@ -256,17 +272,24 @@ final class TableEngineTests: XCTestCase {
         XCTAssertEqual(values(table)[1], ["b1", "b2", "b0", "add"])
         // At or after the placeholder within the section: just before it.
         XCTAssertEqual(try engine.resolve(.move(from: RowRef(path(1, 0)), to: path(1, 3))).movedRows, [path(1, 2)])
-        XCTAssertEqual(try engine.resolve(.insert(at: path(0, 3), row: RowContent(value: "n"))).insertedRows, [path(0, 2)])
-        XCTAssertEqual(try engine.resolve(.insert(at: path(0, 2), row: RowContent(value: "n"))).insertedRows, [path(0, 2)])
+        XCTAssertEqual(
+            try engine.resolve(.insert(at: path(0, 3), row: RowContent(value: "n"))).insertedRows, [path(0, 2)])
+        XCTAssertEqual(
+            try engine.resolve(.insert(at: path(0, 2), row: RowContent(value: "n"))).insertedRows, [path(0, 2)])
         // Retargeting onto the same place is a move that changes nothing.
         XCTAssertTrue(try engine.resolve(.move(from: RowRef(path(2, 0)), to: path(2, 1))).isNoop)
         // The placeholder itself is neither deletable nor movable.
-        assertError(try engine.resolve(.delete(RowRef(path(0, 2)))), .notEditable, "delete: row [0,2] is the reserved last row of section 0")
-        assertError(try engine.resolve(.move(from: RowRef(path(0, 2)), to: path(0, 0))), .notMovable, "move: row [0,2] is the reserved last row of section 0")
+        assertError(
+            try engine.resolve(.delete(RowRef(path(0, 2)))), .notEditable,
+            "delete: row [0,2] is the reserved last row of section 0")
+        assertError(
+            try engine.resolve(.move(from: RowRef(path(0, 2)), to: path(0, 0))), .notMovable,
+            "move: row [0,2] is the reserved last row of section 0")
     }
 
     func testWithinSectionAloneRetargetsToTheFirstOrLastRowOfTheSourceSection() throws {
-        let engine = TableEngine(table: makeTable([["a0", "a1"], ["b0", "b1", "b2"], ["c0"]], rules: TableRules(moves: .withinSection)))
+        let engine = TableEngine(
+            table: makeTable([["a0", "a1"], ["b0", "b1", "b2"], ["c0"]], rules: TableRules(moves: .withinSection)))
         XCTAssertEqual(try engine.resolve(.move(from: RowRef(path(1, 1)), to: path(0, 0))).movedRows, [path(1, 0)])
         let later = try engine.resolve(.move(from: RowRef(path(1, 0)), to: path(2, 1)))
         XCTAssertEqual(later.movedRows, [path(1, 2)])
@@ -287,7 +310,11 @@ final class TableEngineTests: XCTestCase {
         let engine = TableEngine(table: table)
         assertError(try engine.resolve(.delete(RowRef(path(0, 1)))), .notEditable, "delete: row [0,1] is not editable")
         assertError(
-            try engine.resolve(.batch(ClientBatch(reloadRows: [.init(row: RowRef(path(0, 0)), value: 1), .init(row: RowRef(path(0, 1)), value: 2)]))),
+            try engine.resolve(
+                .batch(
+                    ClientBatch(reloadRows: [
+                        .init(row: RowRef(path(0, 0)), value: 1), .init(row: RowRef(path(0, 1)), value: 2),
+                    ]))),
             .notEditable, "reloadRows[1]: row [0,1] is not editable")
     }
 
@@ -345,7 +372,8 @@ final class TableEngineTests: XCTestCase {
         // The batch and the table carry the style through their JSON (the log and the snapshot).
         XCTAssertEqual(try Batch(json: set.batch.json), set.batch)
         XCTAssertEqual(try Table(json: engine.table.json), engine.table)
-        XCTAssertEqual(engine.table.sections[0].rows[1].json, ["id": "r3", "value": "Add item", "editingStyle": "insert"])
+        XCTAssertEqual(
+            engine.table.sections[0].rows[1].json, ["id": "r3", "value": "Add item", "editingStyle": "insert"])
         var writer = JSONWriter()
         engine.table.sections[0].rows[1].write(to: &writer)
         XCTAssertEqual(try JSONValue(parsing: writer.bytes), engine.table.sections[0].rows[1].json)
@@ -376,10 +404,12 @@ final class TableEngineTests: XCTestCase {
             try resolve(ClientBatch(deleteRows: [RowRef(path(0, 1)), RowRef(path(0, 1))])), .invalidBatch,
             "deleteRows[1]: row [0,1] is also deleted by deleteRows[0]")
         assertError(
-            try resolve(ClientBatch(deleteRows: [RowRef(path(0, 1))], reloadRows: [.init(row: RowRef(path(0, 1)), value: 1)])),
+            try resolve(
+                ClientBatch(deleteRows: [RowRef(path(0, 1))], reloadRows: [.init(row: RowRef(path(0, 1)), value: 1)])),
             .invalidBatch, "reloadRows[0]: row [0,1] is also deleted by deleteRows[0]")
         assertError(
-            try resolve(ClientBatch(deleteSections: [SectionRef(1)], moveSections: [.init(from: SectionRef(1), to: 0)])),
+            try resolve(
+                ClientBatch(deleteSections: [SectionRef(1)], moveSections: [.init(from: SectionRef(1), to: 0)])),
             .invalidBatch, "moveSections[0]: section 1 is also deleted by deleteSections[0]")
         assertError(
             try resolve(ClientBatch(deleteSections: [SectionRef(1)], deleteRows: [RowRef(path(1, 0))])), .invalidBatch,

@@ -9,7 +9,8 @@ final class TablePermissionsTests: XCTestCase {
         Table(
             contents: [
                 SectionContent(rows: [
-                    RowContent(value: "plain"), RowContent(value: "locked", editable: false), RowContent(value: "pinned", movable: false),
+                    RowContent(value: "plain"), RowContent(value: "locked", editable: false),
+                    RowContent(value: "pinned", movable: false),
                     RowContent(value: "Add…", editingStyle: .insert), RowContent(value: "water", editingStyle: .none),
                     RowContent(value: "locked water", editable: false, editingStyle: .none), RowContent(value: "last"),
                 ]),
@@ -48,19 +49,22 @@ final class TablePermissionsTests: XCTestCase {
     /// The `moves` rule first, then `movable`, then placeholders; a none row and a locked row move.
     func testMoveRefusals() {
         XCTAssertEqual(
-            refusals(makeStyledTable()) { $0.moveRefusal(at: $1) }, [nil, nil, .notMovable, .insertionControl, nil, nil, nil])
+            refusals(makeStyledTable()) { $0.moveRefusal(at: $1) },
+            [nil, nil, .notMovable, .insertionControl, nil, nil, nil])
         XCTAssertEqual(refusals(makeStyledTable(reserving)) { $0.moveRefusal(at: $1) }.last, .reservedLastRow)
         XCTAssertEqual(
             refusals(makeStyledTable(TableRules(moves: .withinSection))) { $0.moveRefusal(at: $1) },
             refusals(makeStyledTable()) { $0.moveRefusal(at: $1) })
         XCTAssertEqual(
-            refusals(makeStyledTable(TableRules(moves: .none))) { $0.moveRefusal(at: $1) }, Array(repeating: .noMoves, count: 7))
+            refusals(makeStyledTable(TableRules(moves: .none))) { $0.moveRefusal(at: $1) },
+            Array(repeating: .noMoves, count: 7))
     }
 
     /// Only locked rows refuse a reload, and not one that sets flags (an admin's unlock).
     func testReloadRefusals() {
         let table = makeStyledTable(reserving)
-        XCTAssertEqual(refusals(table) { $0.reloadRefusal(at: $1) }, [nil, .notEditable, nil, nil, nil, .notEditable, nil])
+        XCTAssertEqual(
+            refusals(table) { $0.reloadRefusal(at: $1) }, [nil, .notEditable, nil, nil, nil, .notEditable, nil])
         XCTAssertEqual(refusals(table) { $0.reloadRefusal(at: $1, setsFlags: true) }, Array(repeating: nil, count: 7))
     }
 
@@ -75,7 +79,8 @@ final class TablePermissionsTests: XCTestCase {
                     let at = path(0, row)
                     let context = "row \(row), moves \(moves), reserveLastRow \(reserveLastRow)"
                     XCTAssertEqual(
-                        code(try engine.resolve(.delete(RowRef(at)))), table.deleteRefusal(at: at).map { _ in .notEditable }, context)
+                        code(try engine.resolve(.delete(RowRef(at)))),
+                        table.deleteRefusal(at: at).map { _ in .notEditable }, context)
                     XCTAssertEqual(
                         code(try engine.resolve(.move(from: RowRef(at), to: path(0, 0)))),
                         table.moveRefusal(at: at).map { _ in .notMovable }, context)

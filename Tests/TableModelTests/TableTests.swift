@@ -5,7 +5,10 @@ import XCTest
 final class TableTests: XCTestCase {
     func testStatesListFromListing7_8() throws {
         var table = Table(contents: [
-            SectionContent(rows: ["Arizona", "California", "Delaware", "New Jersey", "Washington"].map { RowContent(value: .string($0)) })
+            SectionContent(
+                rows: ["Arizona", "California", "Delaware", "New Jersey", "Washington"].map {
+                    RowContent(value: .string($0))
+                })
         ])
         let next = table.nextID
         try table.apply(
@@ -25,9 +28,11 @@ final class TableTests: XCTestCase {
     }
 
     func testThreeSectionsOfThreeRowsFromFigure7_2() throws {
-        var table = Table(contents: (0..<3).map { section in
-            SectionContent(header: "S\(section)", rows: (0..<3).map { RowContent(value: .string("\(section).\($0)")) })
-        })
+        var table = Table(
+            contents: (0..<3).map { section in
+                SectionContent(
+                    header: "S\(section)", rows: (0..<3).map { RowContent(value: .string("\(section).\($0)")) })
+            })
         try table.apply(
             Batch(
                 deleteSections: [1], deleteRows: [RowPath(section: 0, row: 1)],
@@ -54,9 +59,10 @@ final class TableTests: XCTestCase {
     }
 
     func testMovingRowsWithinAndAcrossSectionsFromCookbook4_7() throws {
-        var table = Table(contents: (1...3).map { section in
-            SectionContent(rows: (1...3).map { RowContent(value: .string("Section \(section) Cell \($0)")) })
-        })
+        var table = Table(
+            contents: (1...3).map { section in
+                SectionContent(rows: (1...3).map { RowContent(value: .string("Section \(section) Cell \($0)")) })
+            })
         try table.apply(Batch(moveRows: [.init(from: RowPath(section: 0, row: 0), to: RowPath(section: 0, row: 1))]))
         XCTAssertEqual(
             table.sections[0].rows.map(\.value), ["Section 1 Cell 2", "Section 1 Cell 1", "Section 1 Cell 3"])
@@ -78,7 +84,9 @@ final class TableTests: XCTestCase {
         XCTAssertEqual(withoutOdd.sections[0].rows.map(\.value), [0, 2, 4, 6])
 
         var small = numbers
-        try small.apply(Batch(deleteRows: [[0, 2], [0, 3], [1, 1], [1, 2], [1, 3]].map { RowPath(section: $0[0], row: $0[1]) }))
+        try small.apply(
+            Batch(
+                deleteRows: [[0, 2], [0, 3], [1, 1], [1, 2], [1, 3]].map { RowPath(section: $0[0], row: $0[1]) }))
         XCTAssertEqual(small.sections.map { $0.rows.map(\.value) }, [[0, 2], [1]])
     }
 
@@ -86,7 +94,10 @@ final class TableTests: XCTestCase {
         var table = Table(contents: [SectionContent(rows: [RowContent(value: 1)])])
         let before = table
         XCTAssertThrowsError(
-            try table.apply(Batch(deleteRows: [RowPath(section: 0, row: 0)], reloadRows: [.init(at: RowPath(section: 0, row: 0), value: 2)])))
+            try table.apply(
+                Batch(
+                    deleteRows: [RowPath(section: 0, row: 0)],
+                    reloadRows: [.init(at: RowPath(section: 0, row: 0), value: 2)])))
         XCTAssertEqual(table, before)
     }
 }

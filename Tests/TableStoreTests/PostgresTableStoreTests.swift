@@ -8,7 +8,9 @@ import XCTest
 
 /// The PostgreSQL store against a real throwaway cluster (the tests fail when PostgreSQL cannot start).
 final class PostgresTableStoreTests: XCTestCase {
-    private func freshStore(_ configure: (inout TableStoreOptions) -> Void = { _ in }) throws -> (PostgresTableStore, String) {
+    private func freshStore(_ configure: (inout TableStoreOptions) -> Void = { _ in }) throws -> (
+        PostgresTableStore, String
+    ) {
         let url = try PostgresCluster.shared().createDatabase(prefix: "store")
         var options = TableStoreOptions()
         configure(&options)
@@ -38,7 +40,8 @@ final class PostgresTableStoreTests: XCTestCase {
         let copyName = original + "_copy"
         // A template must have no other session.
         try PostgresCluster.shared().psql(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(original)' AND pid <> pg_backend_pid()")
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(original)' AND pid <> pg_backend_pid()"
+        )
         try PostgresCluster.shared().psql("CREATE DATABASE \(copyName) TEMPLATE \(original)")
         let copyURL = url.replacingOccurrences(of: "/" + original, with: "/" + copyName)
         let copy = try PostgresTableStore(url: copyURL)
@@ -52,7 +55,8 @@ final class PostgresTableStoreTests: XCTestCase {
     func testRefusesAnUnknownSchemaVersion() throws {
         let (_, url) = try freshStore()
         let database = String(url.split(separator: "/").last!)
-        try PostgresCluster.shared().psql("UPDATE tablecast.meta SET value = '99' WHERE key = 'schema_version'", database: database)
+        try PostgresCluster.shared().psql(
+            "UPDATE tablecast.meta SET value = '99' WHERE key = 'schema_version'", database: database)
         let error = assertThrows(.foreign) { try PostgresTableStore(url: url) }
         XCTAssertTrue(error?.message.contains("schema version 99") ?? false, "\(String(describing: error))")
     }
@@ -155,7 +159,9 @@ final class PostgresTableStoreTests: XCTestCase {
             """, database: database)
         let store = try PostgresTableStore(url: url)
         // Refs stored before were the tokenless principal's, with no intent; log entries have no name.
-        XCTAssertEqual(try store.ack(client: "alice", ref: "old", principal: ""), StoredAck(table: "a", version: 1, ack: "{\"v\":1}"))
+        XCTAssertEqual(
+            try store.ack(client: "alice", ref: "old", principal: ""),
+            StoredAck(table: "a", version: 1, ack: "{\"v\":1}"))
         XCTAssertEqual(try store.load("a").log.first?.originName, "")
         var next = record("a", 2, ref: "old")
         next.principal = "p1"

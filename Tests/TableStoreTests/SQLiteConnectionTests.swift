@@ -10,7 +10,8 @@ final class SQLiteConnectionTests: XCTestCase {
 
     func testExecuteRunsScriptsAndRowsReadResults() throws {
         let db = try open()
-        try db.execute("CREATE TABLE t (a INTEGER, b TEXT); INSERT INTO t VALUES (1, 'one'); INSERT INTO t VALUES (2, 'two')")
+        try db.execute(
+            "CREATE TABLE t (a INTEGER, b TEXT); INSERT INTO t VALUES (1, 'one'); INSERT INTO t VALUES (2, 'two')")
         XCTAssertEqual(db.changes, 1)
         let rows = try db.rows("SELECT a, b FROM t WHERE a >= ?1 ORDER BY a", [1]) { ($0.int64(at: 0), $0.text(at: 1)) }
         XCTAssertEqual(rows.map(\.0), [1, 2])

@@ -3,7 +3,9 @@ import XCTest
 
 final class StoreLocationTests: XCTestCase {
     func testAPostgreSQLURLIsSharedAndAnythingElseIsASQLiteFile() throws {
-        XCTAssertEqual(StoreLocation("postgresql://tablecast@db:5432/lists"), .postgres(url: "postgresql://tablecast@db:5432/lists"))
+        XCTAssertEqual(
+            StoreLocation("postgresql://tablecast@db:5432/lists"),
+            .postgres(url: "postgresql://tablecast@db:5432/lists"))
         XCTAssertEqual(StoreLocation("postgres://db/lists"), .postgres(url: "postgres://db/lists"))
         XCTAssertEqual(StoreLocation("/var/lib/tablecast/lists.db"), .sqlite(path: "/var/lib/tablecast/lists.db"))
         XCTAssertEqual(StoreLocation("postgres.db"), .sqlite(path: "postgres.db"))

@@ -45,7 +45,9 @@ func assertThrows(
 
 extension SQLiteTableStore {
     /// Opens a store at `directory/name` with the default options changed by `configure`.
-    static func open(in directory: URL, name: String = "tablecast.db", _ configure: (inout TableStoreOptions) -> Void = { _ in })
+    static func open(
+        in directory: URL, name: String = "tablecast.db", _ configure: (inout TableStoreOptions) -> Void = { _ in }
+    )
         throws -> SQLiteTableStore
     {
         var options = TableStoreOptions()
@@ -55,7 +57,8 @@ extension SQLiteTableStore {
 
     /// Creates `name` with a recognizable initial snapshot.
     func createTestTable(_ name: String, epoch: Int64 = 1) throws {
-        try createTable(name, epoch: epoch, rules: "{}", snapshot: "{\"table\":\"\(name)\",\"v\":0}", created: 1_700_000_000_000)
+        try createTable(
+            name, epoch: epoch, rules: "{}", snapshot: "{\"table\":\"\(name)\",\"v\":0}", created: 1_700_000_000_000)
     }
 
     /// The first value a pragma returns, as text, read on the store's own connection.

@@ -16,12 +16,13 @@ final class TableStoreCheckpointTests: XCTestCase {
         var group = records("t", 1...8)
         for index in group.indices { group[index].batch = String(repeating: "b", count: 2000) }
         for round in Int64(0)..<100 {
-            try store.commit(group.map { record in
-                var record = record
-                record.version += round * 8
-                record.originRef = "r\(record.version)"
-                return record
-            })
+            try store.commit(
+                group.map { record in
+                    var record = record
+                    record.version += round * 8
+                    record.originRef = "r\(record.version)"
+                    return record
+                })
             checkpointer.waitUntilIdle()
         }
 

@@ -52,7 +52,8 @@ final class TableStoreCrashTests: XCTestCase {
         for table in ["a", "b"] {
             let loaded = try store.load(table)
             // The child may have committed one more group than it got to print.
-            XCTAssertTrue([last, last + 1].contains(loaded.info.version), "\(table) at \(loaded.info.version), last \(last)")
+            XCTAssertTrue(
+                [last, last + 1].contains(loaded.info.version), "\(table) at \(loaded.info.version), last \(last)")
             XCTAssertEqual(loaded.log.map(\.version), Array(1...loaded.info.version))
             XCTAssertEqual(try store.ack(client: "child", ref: "\(table)\(last)")?.version, last)
         }

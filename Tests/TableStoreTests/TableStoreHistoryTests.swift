@@ -18,10 +18,12 @@ final class TableStoreHistoryTests: XCTestCase {
     /// Commits versions `versions` of `table` with a snapshot body "s<version>" at every multiple of 10 and
     /// commit times `time(version)`.
     private func commit(
-        _ store: SQLiteTableStore, _ table: String, _ versions: ClosedRange<Int64>, time: (Int64) -> Int64 = { 1_700_000_000_000 + $0 }
+        _ store: SQLiteTableStore, _ table: String, _ versions: ClosedRange<Int64>,
+        time: (Int64) -> Int64 = { 1_700_000_000_000 + $0 }
     ) throws {
         for version in versions {
-            var next = record(table, version, client: "c\(version % 3)", snapshot: version % 10 == 0 ? "s\(version)" : nil)
+            var next = record(
+                table, version, client: "c\(version % 3)", snapshot: version % 10 == 0 ? "s\(version)" : nil)
             next.originName = "name\(version % 3)"
             next.time = time(version)
             try store.commit([next])
@@ -56,7 +58,9 @@ final class TableStoreHistoryTests: XCTestCase {
         let oldest = try store.history("t", from: 5, to: 8, limit: 10, newestFirst: false)
         XCTAssertEqual(oldest.entries.map(\.version), [5, 6, 7, 8])
         // A page ends one entry after those whose batches reach the byte bound (each is 8 bytes here).
-        for (byteLimit, versions) in [(1, [25, 24]), (8, [25, 24]), (9, [25, 24, 23]), (17, [25, 24, 23, 22])] as [(Int, [Int64])] {
+        for (byteLimit, versions) in [(1, [25, 24]), (8, [25, 24]), (9, [25, 24, 23]), (17, [25, 24, 23, 22])]
+            as [(Int, [Int64])]
+        {
             let bounded = try store.history("t", from: 0, to: .max, limit: 10, byteLimit: byteLimit, newestFirst: true)
             XCTAssertEqual(bounded.entries.map(\.version), versions, "byteLimit \(byteLimit)")
         }

@@ -8,7 +8,8 @@ final class TableStoreOpeningTests: XCTestCase {
     func testGarbageIsNotADatabaseAndIsLeftUntouched() throws {
         let directory = try makeTemporaryDirectory(for: self)
         let file = directory.appendingPathComponent("tablecast.db")
-        for garbage in [Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }), Data("hello, world\n".utf8)] {
+        for garbage in [Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }), Data("hello, world\n".utf8)]
+        {
             try garbage.write(to: file)
             let error = assertThrows(.notADatabase) { try SQLiteTableStore.open(in: directory) }
             XCTAssertTrue(error?.message.contains(file.path) ?? false, "\(String(describing: error))")
@@ -42,7 +43,8 @@ final class TableStoreOpeningTests: XCTestCase {
     func testAnUnknownSchemaVersionIsForeign() throws {
         let directory = try makeTemporaryDirectory(for: self)
         try SQLiteTableStore.open(in: directory).close()
-        try SQLiteConnection(path: directory.appendingPathComponent("tablecast.db").path).execute("PRAGMA user_version = 99")
+        try SQLiteConnection(path: directory.appendingPathComponent("tablecast.db").path).execute(
+            "PRAGMA user_version = 99")
         let error = assertThrows(.foreign) { try SQLiteTableStore.open(in: directory) }
         XCTAssertTrue(error?.message.contains("schema version 99") ?? false, "\(String(describing: error))")
     }
@@ -72,13 +74,17 @@ final class TableStoreOpeningTests: XCTestCase {
             PRAGMA user_version = 1;
             """)
         let readOnly = assertThrows(.foreign) { try SQLiteTableStore.open(in: directory) { $0.readOnly = true } }
-        XCTAssertTrue(readOnly?.message.contains("read-write once to migrate") ?? false, "\(String(describing: readOnly))")
+        XCTAssertTrue(
+            readOnly?.message.contains("read-write once to migrate") ?? false, "\(String(describing: readOnly))")
 
         let store = try SQLiteTableStore.open(in: directory)
         XCTAssertEqual(try store.pragma("user_version"), "\(Schema.version)")
-        XCTAssertEqual(try store.ack(client: "alice", ref: "old"), StoredAck(table: "t", version: 1, ack: #"{"ref":"old"}"#, intent: ""))
+        XCTAssertEqual(
+            try store.ack(client: "alice", ref: "old"),
+            StoredAck(table: "t", version: 1, ack: #"{"ref":"old"}"#, intent: ""))
         XCTAssertEqual(try store.refs(of: "alice"), ["old": StoredRef(table: "t", intent: "")])
-        XCTAssertNil(try store.ack(client: "alice", ref: "old", principal: "p"), "old refs belong to the tokenless principal")
+        XCTAssertNil(
+            try store.ack(client: "alice", ref: "old", principal: "p"), "old refs belong to the tokenless principal")
         var next = record("t", 2, ref: "new")
         (next.principal, next.intent) = ("p", "f1")
         try store.commit([next, record("t", 3, ref: "newer")])
@@ -112,9 +118,12 @@ final class TableStoreOpeningTests: XCTestCase {
         let renewed = try XCTUnwrap(try copy.table("t")?.epoch)
         XCTAssertNotEqual(renewed, 5)
         XCTAssertEqual(try copy.ack(client: "alice", ref: "r1")?.epoch, renewed)
-        XCTAssertEqual(try copy.refs(of: "alice"), [
-            "r1": StoredRef(table: "t", epoch: renewed, intent: ""), "r0": StoredRef(table: "t", epoch: 4, intent: ""),
-        ])
+        XCTAssertEqual(
+            try copy.refs(of: "alice"),
+            [
+                "r1": StoredRef(table: "t", epoch: renewed, intent: ""),
+                "r0": StoredRef(table: "t", epoch: 4, intent: ""),
+            ])
         try copy.close()
         XCTAssertEqual(try SQLiteTableStore.open(in: directory, name: "copy.db").table("t")?.epoch, renewed)
         XCTAssertEqual(try SQLiteTableStore.open(in: directory).table("t")?.epoch, 5)
@@ -145,7 +154,8 @@ final class TableStoreOpeningTests: XCTestCase {
         let directory = try makeTemporaryDirectory(for: self)
         let path = directory.appendingPathComponent("tablecast.db").path
         try SQLiteConnection(path: path).execute(
-            "PRAGMA application_id = \(Schema.applicationID); PRAGMA user_version = \(Schema.version); CREATE TABLE log (x)")
+            "PRAGMA application_id = \(Schema.applicationID); PRAGMA user_version = \(Schema.version); CREATE TABLE log (x)"
+        )
         let error = assertThrows(.foreign) { try SQLiteTableStore.open(in: directory) }
         XCTAssertTrue(error?.message.contains("lacks tables") ?? false, "\(String(describing: error))")
     }
@@ -174,7 +184,8 @@ final class TableStoreOpeningTests: XCTestCase {
 
     func testAnEmptyFileBecomesAStore() throws {
         let directory = try makeTemporaryDirectory(for: self)
-        _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("tablecast.db").path, contents: Data())
+        _ = FileManager.default.createFile(
+            atPath: directory.appendingPathComponent("tablecast.db").path, contents: Data())
         let store = try SQLiteTableStore.open(in: directory)
         XCTAssertEqual(try store.pragma("application_id"), "\(Schema.applicationID)")
     }

@@ -11,7 +11,8 @@ final class TableStoreTests: XCTestCase {
 
         XCTAssertEqual(try store.listTables().map(\.name), ["alpha", "states"])
         XCTAssertEqual(
-            try store.table("states"), TableInfo(name: "states", epoch: 7, rules: "{\"lock\":[]}", created: 42, version: 0))
+            try store.table("states"),
+            TableInfo(name: "states", epoch: 7, rules: "{\"lock\":[]}", created: 42, version: 0))
         let loaded = try store.load("states")
         XCTAssertEqual(loaded.snapshot, Snapshot(version: 0, body: "{\"sections\":[]}"))
         XCTAssertEqual(loaded.log, [])
@@ -142,7 +143,8 @@ final class TableStoreTests: XCTestCase {
         XCTAssertNil(try store.ack(client: "alice", ref: "a1"))
         XCTAssertNil(try store.ack(client: "alice", ref: "a2"))
         XCTAssertEqual(
-            try store.ack(client: "alice", ref: "a3"), StoredAck(table: "t", version: 3, ack: "{\"ref\":\"a3\",\"version\":3}"))
+            try store.ack(client: "alice", ref: "a3"),
+            StoredAck(table: "t", version: 3, ack: "{\"ref\":\"a3\",\"version\":3}"))
         XCTAssertEqual(try store.ack(client: "alice", ref: "a5")?.version, 5)
         XCTAssertEqual(try store.ack(client: "bob", ref: "b6")?.version, 6)
         XCTAssertEqual(try store.count("refs"), 4)
@@ -190,7 +192,9 @@ final class TableStoreTests: XCTestCase {
     }
 
     func testCommitsWithSnapshotsKeepTheLogBounded() throws {
-        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self)) { $0.retention = .versionsBeforeSnapshot(5) }
+        let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self)) {
+            $0.retention = .versionsBeforeSnapshot(5)
+        }
         try store.createTestTable("t")
         for version in Int64(1)...100 {
             try store.commit([record("t", version, snapshot: version % 10 == 0 ? "{\"v\":\(version)}" : nil)])
@@ -251,7 +255,10 @@ final class TableStoreTests: XCTestCase {
         let store = try SQLiteTableStore.open(in: makeTemporaryDirectory(for: self))
         try store.createTestTable("t")
         var seen: String?
-        let stored = try store.updateRules(of: "t") { seen = $0; return "{\"a\":1}" }
+        let stored = try store.updateRules(of: "t") {
+            seen = $0
+            return "{\"a\":1}"
+        }
         XCTAssertEqual(seen, "{}")
         XCTAssertEqual(stored, "{\"a\":1}")
         XCTAssertEqual(try store.table("t")?.rules, "{\"a\":1}")

@@ -11,7 +11,9 @@ final class CatchUpTests: XCTestCase {
         var inserted = 0
         while inserted < rows {
             let count = min(1000, rows - inserted)
-            let inserts = (0..<count).map { ClientBatch.RowInsert(at: RowPath(section: 0, row: inserted + $0), row: RowContent(value: value)) }
+            let inserts = (0..<count).map {
+                ClientBatch.RowInsert(at: RowPath(section: 0, row: inserted + $0), row: RowContent(value: value))
+            }
             try await client.batch(table, ClientBatch(insertRows: inserts), base: .current)
             inserted += count
         }
@@ -22,15 +24,19 @@ final class CatchUpTests: XCTestCase {
         let admin = try TablecastClient(configuration: .init(url: server.url))
         admin.connect()
         try await admin.createTable("big", sections: [SectionContent()])
-        try await Self.fill(admin, "big", rows: 10_000, bytes: 100)  // a snapshot of ~1.2 MB
+        try await Self.fill(admin, "big", rows: 10_000, bytes: 100) // a snapshot of ~1.2 MB
         let transport = try TablecastTransport()
-        let subscribers = try (0..<40).map { _ in try TablecastClient(configuration: .init(url: server.url), transport: transport) }
+        let subscribers = try (0..<40).map { _ in
+            try TablecastClient(configuration: .init(url: server.url), transport: transport)
+        }
         for subscriber in subscribers { subscriber.connect() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for subscriber in subscribers { group.addTask { try await subscriber.subscribe("big") } }
             try await group.waitForAll()
         }
-        XCTAssertEqual(subscribers.map { $0.replica(of: "big")?.table.sections[0].rows.count }, Array(repeating: 10_000, count: 40))
+        XCTAssertEqual(
+            subscribers.map { $0.replica(of: "big")?.table.sections[0].rows.count }, Array(repeating: 10_000, count: 40)
+        )
         let afterJoins = try await server.metric("tablecast_snapshots_encoded_total")
         XCTAssertEqual(afterJoins, 1, "forty joins at one version share one snapshot")
         // A late joiner after a new version gets the shared snapshot and the update after it, not a new encoding.

@@ -12,7 +12,9 @@ final class CommandLineTests: XCTestCase {
     }
 
     static var binary: URL {
-        let directory = Bundle.main.bundleURL.hasDirectoryPath ? Bundle.main.bundleURL : Bundle.main.bundleURL.deletingLastPathComponent()
+        let directory =
+            Bundle.main.bundleURL.hasDirectoryPath
+            ? Bundle.main.bundleURL : Bundle.main.bundleURL.deletingLastPathComponent()
         return directory.appendingPathComponent("tablecast")
     }
 
@@ -129,10 +131,12 @@ final class CommandLineTests: XCTestCase {
         outcome = try Self.run(["insert", "--table", "groceries", "--at", "0,1", "milk"] + url)
         XCTAssertEqual(outcome.status, 0, outcome.stderr)
         XCTAssertTrue(outcome.stdout.contains(#""resolved":[[0,1]]"#), outcome.stdout)
-        outcome = try Self.run(["insert", "--table", "groceries", "--at", "[0,0]", #"{"n":2}"#, "--client", "c1", "--ref", "once"] + url)
+        outcome = try Self.run(
+            ["insert", "--table", "groceries", "--at", "[0,0]", #"{"n":2}"#, "--client", "c1", "--ref", "once"] + url)
         XCTAssertEqual(outcome.status, 0, outcome.stderr)
         // The same client and ref again: the original ack, not a second row.
-        let again = try Self.run(["insert", "--table", "groceries", "--at", "[0,0]", #"{"n":2}"#, "--client", "c1", "--ref", "once"] + url)
+        let again = try Self.run(
+            ["insert", "--table", "groceries", "--at", "[0,0]", #"{"n":2}"#, "--client", "c1", "--ref", "once"] + url)
         XCTAssertEqual(again.stdout, outcome.stdout)
         outcome = try Self.run(["move", "--table", "groceries", "--from", "0,0", "--to", "0,2"] + url)
         XCTAssertEqual(outcome.status, 0, outcome.stderr)
@@ -160,7 +164,8 @@ final class CommandLineTests: XCTestCase {
         outcome = try Self.run(["import", "-", "--as", "copy"] + url, input: exported.stdout)
         XCTAssertEqual(outcome.status, 0, outcome.stderr)
         let copy = try await server.snapshot("copy")
-        XCTAssertEqual(copy.table.sections.map { $0.rows.map(\.value) }, truth.table.sections.map { $0.rows.map(\.value) })
+        XCTAssertEqual(
+            copy.table.sections.map { $0.rows.map(\.value) }, truth.table.sections.map { $0.rows.map(\.value) })
         XCTAssertEqual(copy.table.rules.moves, .none)
         outcome = try Self.run(["import", "-"] + url, input: exported.stdout)
         XCTAssertEqual(outcome.status, 1)
@@ -187,7 +192,9 @@ final class CommandLineTests: XCTestCase {
         // watch runs until it has seen 3 updates; the writer makes them while it waits.
         let arguments = ["watch", "w", "--updates", "3"] + url
         let watching = Self.runInBackground(arguments)
-        try await eventually("watch subscribed") { try await writer.listTables().contains { $0.table == "w" && $0.subscribers >= 2 } }
+        try await eventually("watch subscribed") {
+            try await writer.listTables().contains { $0.table == "w" && $0.subscribers >= 2 }
+        }
         try await writer.insert("w", at: RowPath(section: 0, row: 1), value: "b")
         try await writer.edit("w", at: RowPath(section: 0, row: 0), value: "A")
         try await writer.delete("w", at: RowPath(section: 0, row: 1))
@@ -195,7 +202,9 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(outcome.status, 0, outcome.stderr)
         let lines = outcome.stdout.split(separator: "\n").map { try? JSONValue(parsing: String($0)) }
         XCTAssertEqual(lines.count, 4, outcome.stdout)
-        guard case .object(let snapshot)? = lines[0], case .object(let last)? = lines[3] else { return XCTFail(outcome.stdout) }
+        guard case .object(let snapshot)? = lines[0], case .object(let last)? = lines[3] else {
+            return XCTFail(outcome.stdout)
+        }
         XCTAssertEqual(snapshot["type"], "snapshot")
         XCTAssertEqual(last["type"], "update")
         XCTAssertEqual(last["version"], 3)

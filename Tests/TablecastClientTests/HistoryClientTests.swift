@@ -20,8 +20,12 @@ final class HistoryClientTests: XCTestCase {
             let (client, id, name) = n % 2 == 0 ? (ana, "ana-laptop", "Ana") : (bo, "bo-phone", "Bo")
             let ack: ServerMessage.Ack
             switch n % 4 {
-            case 0: ack = try await client.insert("list", at: p(0, 0), value: .string("item \(n)"), base: .current, ref: "r\(n)")
-            case 1: ack = try await client.edit("list", at: p(0, 1), value: .number(Double(n)), base: .current, ref: "r\(n)")
+            case 0:
+                ack = try await client.insert(
+                    "list", at: p(0, 0), value: .string("item \(n)"), base: .current, ref: "r\(n)")
+            case 1:
+                ack = try await client.edit(
+                    "list", at: p(0, 1), value: .number(Double(n)), base: .current, ref: "r\(n)")
             case 2: ack = try await client.move("list", from: p(0, 0), to: p(0, 1), base: .current, ref: "r\(n)")
             default: ack = try await client.delete("list", at: p(0, 1), base: .current, ref: "r\(n)")
             }

@@ -38,7 +38,9 @@ final class OptimisticClientTests: XCTestCase {
     }
 
     /// A server with table `t` holding `letters`, and two clients subscribed to it.
-    private func twoClientsOnLetters(commitDelay: Duration = .zero) async throws -> (TestServer, TablecastClient, TablecastClient) {
+    private func twoClientsOnLetters(commitDelay: Duration = .zero) async throws -> (
+        TestServer, TablecastClient, TablecastClient
+    ) {
         let server = try await TestServer(commitDelay: commitDelay)
         let one = try TablecastClient(configuration: .init(url: server.url))
         let two = try TablecastClient(configuration: .init(url: server.url))
@@ -104,7 +106,8 @@ final class OptimisticClientTests: XCTestCase {
             XCTAssertEqual(error.code, .conflict)
         }
         XCTAssertEqual(one.pendingIntentCount("t"), 0)
-        XCTAssertEqual(one.predicted("t")?.sections, one.replica(of: "t")?.table.sections, "nothing of the edit is shown")
+        XCTAssertEqual(
+            one.predicted("t")?.sections, one.replica(of: "t")?.table.sections, "nothing of the edit is shown")
         _ = try await deleting.value
         try await eventually { one.replica(of: "t")?.version == 1 }
         XCTAssertEqual(values(one.predicted("t")), ["a", "b", "d", "e"])
@@ -119,7 +122,9 @@ final class OptimisticClientTests: XCTestCase {
         let delete = Intent.delete(ref(one.predicted("t"), 0))
         let first = Task { try await one.perform(delete, on: "t") }
         try await eventually { self.values(one.predicted("t")) == ["b", "c", "d", "e"] }
-        let second = Task { try await one.perform(.insert(at: RowPath(section: 0, row: 0), row: RowContent(value: "z")), on: "t") }
+        let second = Task {
+            try await one.perform(.insert(at: RowPath(section: 0, row: 0), row: RowContent(value: "z")), on: "t")
+        }
         try await eventually { self.values(one.predicted("t")) == ["z", "b", "c", "d", "e"] }
         XCTAssertEqual(one.pendingIntentCount("t"), 2)
         try await server.start()
@@ -141,7 +146,8 @@ final class OptimisticClientTests: XCTestCase {
         let server = try await TestServer(database: try cluster.createDatabase(prefix: "patient"))
         let one = try TablecastClient(
             configuration: .init(
-                url: server.url, clientID: "patient", backoff: Backoff(initial: .milliseconds(20), maximum: .seconds(1))))
+                url: server.url, clientID: "patient", backoff: Backoff(initial: .milliseconds(20), maximum: .seconds(1))
+            ))
         one.connect()
         try await one.createTable("t", sections: letters)
         try await one.subscribe("t")
@@ -183,18 +189,19 @@ final class OptimisticClientTests: XCTestCase {
         let (server, one, two) = try await twoClientsOnLetters()
         try await one.perform(.delete(ref(one.predicted("t"), 1)), on: "t")
         try await one.perform(.edit(ref(one.predicted("t"), 0), value: "A"), on: "t")
-        var done = try await one.undo("t")  // the edit
+        var done = try await one.undo("t") // the edit
         XCTAssertTrue(done)
-        done = try await one.undo("t")  // the delete: b comes back after a
+        done = try await one.undo("t") // the delete: b comes back after a
         XCTAssertTrue(done)
         try await eventually { two.replica(of: "t")?.version == 4 }
         XCTAssertEqual(values(two.replica(of: "t")?.table), ["a", "b", "c", "d", "e"])
-        done = try await one.redo("t")  // deletes b again
+        done = try await one.redo("t") // deletes b again
         XCTAssertTrue(done)
         try await eventually { two.replica(of: "t")?.version == 5 }
         XCTAssertEqual(values(two.replica(of: "t")?.table), ["a", "c", "d", "e"])
         // Someone else deletes the row the remaining redo (the edit of a) would change.
-        try await two.delete("t", at: RowPath(section: 0, row: 0), id: two.replica(of: "t")!.table.sections[0].rows[0].id)
+        try await two.delete(
+            "t", at: RowPath(section: 0, row: 0), id: two.replica(of: "t")!.table.sections[0].rows[0].id)
         try await eventually { one.replica(of: "t")?.version == 6 }
         do {
             try await one.redo("t")
@@ -204,7 +211,7 @@ final class OptimisticClientTests: XCTestCase {
             XCTAssertTrue(error.message.contains("cannot redo"), error.message)
         }
         XCTAssertEqual(values(one.predicted("t")), ["c", "d", "e"])
-        done = try await one.undo("t")  // undoes the redo: b back again, first now that a is gone
+        done = try await one.undo("t") // undoes the redo: b back again, first now that a is gone
         XCTAssertTrue(done)
         XCTAssertEqual(values(one.predicted("t")), ["b", "c", "d", "e"])
         for client in [one, two] { await client.close() }

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Logging
 import Prometheus
 import TableModel
@@ -9,6 +6,10 @@ import TablecastClient
 import TablecastProtocol
 import TablecastServer
 import XCTest
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A real server on a free port with a temporary database, for end-to-end tests over real sockets.
 final class TestServer: @unchecked Sendable {
@@ -28,7 +29,8 @@ final class TestServer: @unchecked Sendable {
     init(maxQueuedBytes: Int = 8 << 20, database: String? = nil, commitDelay: Duration = .zero) async throws {
         self.maxQueuedBytes = maxQueuedBytes
         self.commitDelay = commitDelay
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tablecast-client-\(UUID().uuidString)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tablecast-client-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         databasePath = database ?? directory.appendingPathComponent("t.db").path
         port = 0

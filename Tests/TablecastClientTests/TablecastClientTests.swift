@@ -5,9 +5,13 @@ import XCTest
 
 final class TablecastClientTests: XCTestCase {
     /// A random intent against what `replica` shows: inserts, deletes, moves, edits and small batches, with ids.
-    private static func randomIntent(_ replica: Replica, _ tag: String, using random: inout some RandomNumberGenerator) -> Intent {
+    private static func randomIntent(_ replica: Replica, _ tag: String, using random: inout some RandomNumberGenerator)
+        -> Intent
+    {
         let sections = replica.table.sections
-        let rows = sections.enumerated().flatMap { s, section in section.rows.indices.map { (RowPath(section: s, row: $0), section.rows[$0].id) } }
+        let rows = sections.enumerated().flatMap { s, section in
+            section.rows.indices.map { (RowPath(section: s, row: $0), section.rows[$0].id) }
+        }
         func insertionPoint() -> RowPath {
             let s = Int.random(in: 0..<sections.count, using: &random)
             return RowPath(section: s, row: Int.random(in: 0...sections[s].rows.count, using: &random))
@@ -29,7 +33,9 @@ final class TablecastClientTests: XCTestCase {
             return .edit(RowRef(path, id: id), value: .string(tag))
         case 9:
             let s = Int.random(in: 0..<sections.count, using: &random)
-            let replacement = (0..<Int.random(in: 0...3, using: &random)).map { RowContent(value: .string("\(tag)-\($0)")) }
+            let replacement = (0..<Int.random(in: 0...3, using: &random)).map {
+                RowContent(value: .string("\(tag)-\($0)"))
+            }
             return .editSection(SectionRef(s, id: sections[s].id), rows: replacement)
         default:
             let (path, id) = rows.randomElement(using: &random)!
@@ -86,7 +92,8 @@ final class TablecastClientTests: XCTestCase {
             clients.allSatisfy { $0.replica(of: "shared")?.version == truth.version }
         }
         for client in clients {
-            XCTAssertTrue(client.replica(of: "shared")!.hasSameContents(as: truth), "replica of \(client.configuration.clientID)")
+            XCTAssertTrue(
+                client.replica(of: "shared")!.hasSameContents(as: truth), "replica of \(client.configuration.clientID)")
         }
         for client in clients { await client.close() }
         await admin.close()
@@ -101,7 +108,9 @@ final class TablecastClientTests: XCTestCase {
         writer.connect()
         try await writer.createTable("big", sections: [SectionContent()])
         let value = JSONValue.string(String(repeating: "x", count: 60_000))
-        for row in 0..<25 { try await writer.insert("big", at: RowPath(section: 0, row: row), value: value, base: .current) }
+        for row in 0..<25 {
+            try await writer.insert("big", at: RowPath(section: 0, row: row), value: value, base: .current)
+        }
         let replica = try await server.snapshot("big")
         XCTAssertEqual(replica.table.sections[0].rows.count, 25, "a snapshot of about 1.5 MB")
         let overflows = try await server.metric("websocket_queue_overflows_total")
@@ -115,7 +124,9 @@ final class TablecastClientTests: XCTestCase {
     func testReconnectResendsInFlightIntentsExactlyOnce() async throws {
         let server = try await TestServer()
         let client = try TablecastClient(
-            configuration: .init(url: server.url, clientID: "flaky", backoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(200))))
+            configuration: .init(
+                url: server.url, clientID: "flaky",
+                backoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(200))))
         let states = client.events()
         client.connect()
         try await client.createTable("log", sections: [SectionContent()])
@@ -124,7 +135,8 @@ final class TablecastClientTests: XCTestCase {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<count {
                 group.addTask {
-                    try await client.insert("log", at: RowPath(section: 0, row: 0), value: .number(Double(i)), base: .current)
+                    try await client.insert(
+                        "log", at: RowPath(section: 0, row: 0), value: .number(Double(i)), base: .current)
                 }
                 if i == 70 || i == 140 {
                     // Dropped while under way: more than i - 70 inserts committed (a version each), the others in
@@ -161,7 +173,9 @@ final class TablecastClientTests: XCTestCase {
     func testServerRestartWithIntentsInFlight() async throws {
         let server = try await TestServer()
         let client = try TablecastClient(
-            configuration: .init(url: server.url, clientID: "survivor", backoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(200))))
+            configuration: .init(
+                url: server.url, clientID: "survivor",
+                backoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(200))))
         let events = client.events()
         client.connect()
         try await client.createTable("t", sections: [SectionContent(rows: [RowContent(value: "first")])])
@@ -170,7 +184,8 @@ final class TablecastClientTests: XCTestCase {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<count {
                 group.addTask {
-                    try await client.insert("t", at: RowPath(section: 0, row: 1), value: .number(Double(i)), base: .current)
+                    try await client.insert(
+                        "t", at: RowPath(section: 0, row: 1), value: .number(Double(i)), base: .current)
                 }
             }
             // Stopped while under way: some inserts committed (a version each), others in flight.
@@ -215,7 +230,11 @@ final class TablecastClientTests: XCTestCase {
         try await a.subscribe("p")
         a.beginEditingRow("p", row: a.replica(of: "p")!.table.sections[0].rows[0].id)
         for await event in events {
-            if case .presence(_, let presence) = event, presence.clients.contains(where: { $0.client == "a" && $0.row != nil }) { break }
+            if case .presence(_, let presence) = event,
+                presence.clients.contains(where: { $0.client == "a" && $0.row != nil })
+            {
+                break
+            }
         }
         let refreshed = try await b.refresh("p")
         XCTAssertEqual(refreshed.version, a.replica(of: "p")!.version)
@@ -236,7 +255,9 @@ final class TablecastClientTests: XCTestCase {
         let b = try TablecastClient(configuration: .init(url: server.url, clientID: "b", name: "Bo"))
         a.connect()
         b.connect()
-        try await a.createTable("e", sections: [SectionContent(rows: [RowContent(value: "Add", editingStyle: .insert), RowContent(value: 1)])])
+        try await a.createTable(
+            "e",
+            sections: [SectionContent(rows: [RowContent(value: "Add", editingStyle: .insert), RowContent(value: 1)])])
         try await a.subscribe("e")
         try await b.subscribe("e")
         XCTAssertEqual(b.replica(of: "e")!.table.sections[0].rows.map(\.editingStyle), [.insert, .delete])
@@ -270,7 +291,9 @@ final class TablecastClientTests: XCTestCase {
         XCTAssertEqual(me.clients.map(\.key), [me.you], "Ana is listed under her own key")
         XCTAssertEqual(me.others, [])
         // The nameless watcher is not listed; it counts itself among the viewers once its own arrival is published.
-        try await eventually { watcher.presence(of: "p")?.clients.map(\.name) == ["Ana"] && watcher.presence(of: "p")?.viewers == 1 }
+        try await eventually {
+            watcher.presence(of: "p")?.clients.map(\.name) == ["Ana"] && watcher.presence(of: "p")?.viewers == 1
+        }
         let row = try XCTUnwrap(ana.replica(of: "p")?.table.sections[0].rows[0].id)
         ana.beginEditingRow("p", row: row)
         try await eventually { watcher.presence(of: "p")?.clients.first?.row == row }
@@ -285,7 +308,7 @@ final class TablecastClientTests: XCTestCase {
     func testCancellingARequestEndsItsWaitAndTheConnectionProblemIsKnown() async throws {
         let server = try await TestServer()
         let url = server.url
-        await server.tearDown()  // the port now refuses connections
+        await server.tearDown() // the port now refuses connections
         let client = try TablecastClient(configuration: .init(url: url))
         client.connect()
         let waiting = Task { try await client.listTables() }

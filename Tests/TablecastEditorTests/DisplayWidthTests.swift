@@ -10,11 +10,11 @@ final class DisplayWidthTests: XCTestCase {
         XCTAssertEqual(DisplayWidth.of("苹果"), 4)
         XCTAssertEqual(DisplayWidth.of("한국"), 4)
         XCTAssertEqual(DisplayWidth.of("🍰"), 2)
-        XCTAssertEqual(DisplayWidth.of("👍🏽"), 2)  // skin tone modifier
-        XCTAssertEqual(DisplayWidth.of("👩‍👩‍👧"), 2)  // ZWJ family
-        XCTAssertEqual(DisplayWidth.of("❤️"), 2)  // text emoji with VS16
-        XCTAssertEqual(DisplayWidth.of("🇫🇷"), 2)  // flag
-        XCTAssertEqual(DisplayWidth.of("ｆｕｌｌ"), 8)  // fullwidth forms
+        XCTAssertEqual(DisplayWidth.of("👍🏽"), 2) // skin tone modifier
+        XCTAssertEqual(DisplayWidth.of("👩‍👩‍👧"), 2) // ZWJ family
+        XCTAssertEqual(DisplayWidth.of("❤️"), 2) // text emoji with VS16
+        XCTAssertEqual(DisplayWidth.of("🇫🇷"), 2) // flag
+        XCTAssertEqual(DisplayWidth.of("ｆｕｌｌ"), 8) // fullwidth forms
     }
 
     func testCombiningMarksTakeNoColumn() {

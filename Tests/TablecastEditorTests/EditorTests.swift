@@ -38,7 +38,7 @@ final class EditorTests: XCTestCase {
         editor.setCursor(.row("r3"))
         var table = editor.table
         table.sections[0].rows.insert(Row(id: "r9", value: "new"), at: 0)
-        let moved = table.sections[0].rows.remove(at: 2)  // r3 goes to the other section
+        let moved = table.sections[0].rows.remove(at: 2) // r3 goes to the other section
         table.sections[1].rows.append(moved)
         table.version = 2
         editor.replaceTable(table)
@@ -63,7 +63,11 @@ final class EditorTests: XCTestCase {
         let commands = editor.handle(.enter)
         XCTAssertEqual(
             commands,
-            [.send(.insert(at: RowPath(section: 0, row: 1), row: RowContent(value: "kiwi")), base: 0, label: "insert", requested: RowPath(section: 0, row: 1))])
+            [
+                .send(
+                    .insert(at: RowPath(section: 0, row: 1), row: RowContent(value: "kiwi")), base: 0, label: "insert",
+                    requested: RowPath(section: 0, row: 1))
+            ])
         XCTAssertEqual(editor.mode, .browse)
     }
 
@@ -74,7 +78,11 @@ final class EditorTests: XCTestCase {
         _ = type("={\"n\":1}", into: &editor)
         XCTAssertEqual(
             editor.handle(.enter),
-            [.send(.insert(at: RowPath(section: 1, row: 0), row: RowContent(value: ["n": 1])), base: 0, label: "insert", requested: RowPath(section: 1, row: 0))])
+            [
+                .send(
+                    .insert(at: RowPath(section: 1, row: 0), row: RowContent(value: ["n": 1])), base: 0,
+                    label: "insert", requested: RowPath(section: 1, row: 0))
+            ])
         // Not JSON: the input stays open with an error.
         _ = editor.handle(.character("a"))
         _ = type("={oops", into: &editor)
@@ -88,13 +96,17 @@ final class EditorTests: XCTestCase {
         editor.setCursor(.row("r4"))
         XCTAssertEqual(editor.handle(.enter), [.beginEditingRow("r4")])
         guard case .input(let input) = editor.mode else { return XCTFail("no input") }
-        XCTAssertEqual(input.text, "={\"qty\":2}")  // a non-string value is edited as JSON
+        XCTAssertEqual(input.text, "={\"qty\":2}") // a non-string value is edited as JSON
         _ = editor.handle(.ctrl("u"))
         _ = type("figs", into: &editor)
         XCTAssertEqual(
             editor.handle(.enter),
-            [.send(.edit(RowRef(RowPath(section: 0, row: 2), id: "r4"), value: "figs"), base: 0, label: "edit", requested: RowPath(section: 0, row: 2)),
-             .endEditingRow("r4")])
+            [
+                .send(
+                    .edit(RowRef(RowPath(section: 0, row: 2), id: "r4"), value: "figs"), base: 0, label: "edit",
+                    requested: RowPath(section: 0, row: 2)),
+                .endEditingRow("r4"),
+            ])
         // Escape cancels and still ends the presence.
         _ = editor.handle(.character("e"))
         XCTAssertEqual(editor.handle(.escape), [.endEditingRow("r4")])
@@ -110,7 +122,10 @@ final class EditorTests: XCTestCase {
         XCTAssertTrue(frame.lines[13].contains("“fig”: [y] Remove"), frame.lines[13])
         XCTAssertEqual(
             editor.handle(.character("y")),
-            [.send(.delete(RowRef(RowPath(section: 0, row: 0), id: "r2")), base: 0, label: "delete", requested: nil), .endEditingRow("r2")])
+            [
+                .send(.delete(RowRef(RowPath(section: 0, row: 0), id: "r2")), base: 0, label: "delete", requested: nil),
+                .endEditingRow("r2"),
+            ])
         // Any other key cancels.
         _ = editor.handle(.character("d"))
         XCTAssertEqual(editor.handle(.character("n")), [.endEditingRow("r2")])
@@ -120,19 +135,25 @@ final class EditorTests: XCTestCase {
         var editor = makeEditor()
         XCTAssertEqual(editor.handle(.character("E")), [.setEditing(true)])
         editor.setCursor(.row("r2"))
-        _ = editor.handle(.character(" "))  // selects r2; the cursor stays on it
+        _ = editor.handle(.character(" ")) // selects r2; the cursor stays on it
         XCTAssertEqual(editor.cursor, .row("r2"))
         _ = editor.handle(.character("G"))
-        _ = editor.handle(.character(" "))  // selects r6
+        _ = editor.handle(.character(" ")) // selects r6
         XCTAssertEqual(editor.selection, ["r2", "r6"])
         let lines = editor.frame(width: 40, height: 14).lines
         XCTAssertTrue(lines.contains { $0.hasPrefix("    [x] ⊖ fig") && $0.hasSuffix("≡") })
         XCTAssertEqual(editor.handle(.character("D")), [])
         XCTAssertEqual(
             editor.handle(.character("y")),
-            [.send(
-                .batch(ClientBatch(deleteRows: [RowRef(RowPath(section: 0, row: 0), id: "r2"), RowRef(RowPath(section: 1, row: 0), id: "r6")])),
-                base: 0, label: "delete 2 rows", requested: nil)])
+            [
+                .send(
+                    .batch(
+                        ClientBatch(deleteRows: [
+                            RowRef(RowPath(section: 0, row: 0), id: "r2"),
+                            RowRef(RowPath(section: 1, row: 0), id: "r6"),
+                        ])),
+                    base: 0, label: "delete 2 rows", requested: nil)
+            ])
         XCTAssertEqual(editor.handle(.character("E")), [.setEditing(false)])
     }
 
@@ -141,14 +162,26 @@ final class EditorTests: XCTestCase {
         editor.setCursor(.row("r3"))
         XCTAssertEqual(
             editor.handle(.character("K")),
-            [.send(.move(from: RowRef(RowPath(section: 0, row: 1), id: "r3"), to: RowPath(section: 0, row: 0)), base: 0, label: "move", requested: RowPath(section: 0, row: 0))])
+            [
+                .send(
+                    .move(from: RowRef(RowPath(section: 0, row: 1), id: "r3"), to: RowPath(section: 0, row: 0)),
+                    base: 0, label: "move", requested: RowPath(section: 0, row: 0))
+            ])
         XCTAssertEqual(
             editor.handle(.character("]")),
-            [.send(.move(from: RowRef(RowPath(section: 0, row: 1), id: "r3"), to: RowPath(section: 1, row: 0)), base: 0, label: "move", requested: RowPath(section: 1, row: 0))])
+            [
+                .send(
+                    .move(from: RowRef(RowPath(section: 0, row: 1), id: "r3"), to: RowPath(section: 1, row: 0)),
+                    base: 0, label: "move", requested: RowPath(section: 1, row: 0))
+            ])
         editor.setCursor(.row("r6"))
         XCTAssertEqual(
             editor.handle(.character("[")),
-            [.send(.move(from: RowRef(RowPath(section: 1, row: 0), id: "r6"), to: RowPath(section: 0, row: 3)), base: 0, label: "move", requested: RowPath(section: 0, row: 3))])
+            [
+                .send(
+                    .move(from: RowRef(RowPath(section: 1, row: 0), id: "r6"), to: RowPath(section: 0, row: 3)),
+                    base: 0, label: "move", requested: RowPath(section: 0, row: 3))
+            ])
     }
 
     func testARetargetedMoveIsShown() {
@@ -173,7 +206,11 @@ final class EditorTests: XCTestCase {
         editor.setCursor(.row("r6"))
         XCTAssertEqual(
             editor.handle(.character("p")),
-            [.send(.insert(at: RowPath(section: 1, row: 1), row: RowContent(value: ["qty": 2])), base: 0, label: "paste", requested: RowPath(section: 1, row: 1))])
+            [
+                .send(
+                    .insert(at: RowPath(section: 1, row: 1), row: RowContent(value: ["qty": 2])), base: 0,
+                    label: "paste", requested: RowPath(section: 1, row: 1))
+            ])
     }
 
     func testRefreshShowsRefreshingUntilRefreshed() {
@@ -207,22 +244,35 @@ final class EditorTests: XCTestCase {
         _ = type("Cold", into: &editor)
         XCTAssertEqual(
             editor.handle(.enter),
-            [.send(.editSection(SectionRef(1, id: "s5"), header: .some("Cold")), base: 0, label: "section", requested: nil)])
+            [
+                .send(
+                    .editSection(SectionRef(1, id: "s5"), header: .some("Cold")), base: 0, label: "section",
+                    requested: nil)
+            ])
         _ = editor.handle(.character("f"))
         XCTAssertEqual(
             editor.handle(.enter),
-            [.send(.editSection(SectionRef(1, id: "s5"), footer: .some(nil)), base: 0, label: "section", requested: nil)])
+            [
+                .send(
+                    .editSection(SectionRef(1, id: "s5"), footer: .some(nil)), base: 0, label: "section", requested: nil
+                )
+            ])
         _ = editor.handle(.character("A"))
         _ = type("Bakery", into: &editor)
         XCTAssertEqual(
             editor.handle(.enter),
-            [.send(.insertSection(at: 2, section: SectionContent(header: "Bakery")), base: 0, label: "new section", requested: nil)])
+            [
+                .send(
+                    .insertSection(at: 2, section: SectionContent(header: "Bakery")), base: 0, label: "new section",
+                    requested: nil)
+            ])
     }
 
     func testReconnectingSaysWhyWhenItIsKnown() {
         XCTAssertEqual(ConnectionDisplay.reconnecting(seconds: 2).text, "reconnecting in 2s")
         XCTAssertEqual(
-            ConnectionDisplay.reconnecting(seconds: 2, reason: "connection refused").text, "reconnecting in 2s: connection refused")
+            ConnectionDisplay.reconnecting(seconds: 2, reason: "connection refused").text,
+            "reconnecting in 2s: connection refused")
     }
 
     func testTheFrameShowsSectionsRowsPresenceAndState() {
@@ -250,7 +300,7 @@ final class EditorTests: XCTestCase {
     func testTheBodyScrollsToKeepTheCursorVisible() {
         var editor = makeEditor()
         _ = editor.handle(.character("G"))
-        let lines = editor.frame(width: 30, height: 7).lines  // two body lines
+        let lines = editor.frame(width: 30, height: 7).lines // two body lines
         XCTAssertEqual(lines[3...4].map { $0.trimmingCharacters(in: .whitespaces) }, ["▼ Dairy", "▶   milk"])
     }
 
@@ -279,7 +329,7 @@ final class EditorTests: XCTestCase {
         _ = editor.handle(.character("e"))
         _ = type("!", into: &editor)
         var table = editor.table
-        table.sections[0].rows.remove(at: 0)  // someone deletes fig above
+        table.sections[0].rows.remove(at: 0) // someone deletes fig above
         table.version = 1
         editor.replaceTable(table)
         XCTAssertEqual(editor.cursor, .row("r3"))
@@ -288,7 +338,9 @@ final class EditorTests: XCTestCase {
         // The edit names the row where it is now, at the version shown.
         XCTAssertEqual(
             editor.handle(.enter).first,
-            .send(.edit(RowRef(RowPath(section: 0, row: 0), id: "r3"), value: "苹果!"), base: 1, label: "edit", requested: RowPath(section: 0, row: 0)))
+            .send(
+                .edit(RowRef(RowPath(section: 0, row: 0), id: "r3"), value: "苹果!"), base: 1, label: "edit",
+                requested: RowPath(section: 0, row: 0)))
     }
 
     func testARowDeletedWhileBeingEditedEndsTheInputWithAMessage() {
@@ -310,7 +362,8 @@ final class EditorTests: XCTestCase {
                 SectionContent(
                     header: "Fruit",
                     rows: [
-                        RowContent(value: "fig", editable: false, movable: false), RowContent(value: "Add…", editingStyle: .insert),
+                        RowContent(value: "fig", editable: false, movable: false),
+                        RowContent(value: "Add…", editingStyle: .insert),
                         RowContent(value: "water", editingStyle: .none), RowContent(value: "kiwi"),
                     ])
             ]))
@@ -322,7 +375,8 @@ final class EditorTests: XCTestCase {
     func testDeletingARowThatCannotBeDeletedIsRefusedAtOnce() {
         var editor = makeStyledEditor()
         for (id, text) in [
-            ("r2", "this row is locked: it cannot be deleted"), ("r3", "this row is an add-item placeholder: it cannot be deleted"),
+            ("r2", "this row is locked: it cannot be deleted"),
+            ("r3", "this row is an add-item placeholder: it cannot be deleted"),
             ("r4", "this row cannot be deleted"),
         ] {
             editor.setCursor(.row(id))
@@ -376,14 +430,21 @@ final class EditorTests: XCTestCase {
         lines = editor.frame(width: 40, height: 12).lines
         XCTAssertEqual(
             lines[4...7].map { $0.replacingOccurrences(of: " +$", with: "", options: .regularExpression) },
-            ["          fig  (locked)", "        ⊕ Add…", "          water                        ≡", "    [ ] ⊖ kiwi                         ≡"])
+            [
+                "          fig  (locked)", "        ⊕ Add…", "          water                        ≡",
+                "    [ ] ⊖ kiwi                         ≡",
+            ])
         editor.setCursor(.row("r3"))
-        for key in [Key.character("a"), .enter] {  // a, or Enter on the insertion control
+        for key in [Key.character("a"), .enter] { // a, or Enter on the insertion control
             XCTAssertEqual(editor.handle(key), [])
             _ = type("pear", into: &editor)
             XCTAssertEqual(
                 editor.handle(.enter),
-                [.send(.insert(at: RowPath(section: 0, row: 1), row: RowContent(value: "pear")), base: 0, label: "insert", requested: RowPath(section: 0, row: 1))])
+                [
+                    .send(
+                        .insert(at: RowPath(section: 0, row: 1), row: RowContent(value: "pear")), base: 0,
+                        label: "insert", requested: RowPath(section: 0, row: 1))
+                ])
         }
     }
 
@@ -393,16 +454,20 @@ final class EditorTests: XCTestCase {
         editor.setCursor(.row("r2"))
         _ = editor.handle(.character("c"))
         XCTAssertEqual(editor.status?.text, "copied “fig”: p pastes it after the cursor")
-            XCTAssertEqual(editor.status?.isError, false)
+        XCTAssertEqual(editor.status?.isError, false)
         editor.setCursor(.row("r5"))
         XCTAssertEqual(
             editor.handle(.character("p")),
-            [.send(.insert(at: RowPath(section: 0, row: 4), row: RowContent(value: "fig")), base: 0, label: "paste", requested: RowPath(section: 0, row: 4))])
+            [
+                .send(
+                    .insert(at: RowPath(section: 0, row: 4), row: RowContent(value: "fig")), base: 0, label: "paste",
+                    requested: RowPath(section: 0, row: 4))
+            ])
         // On a section line there is nothing to copy, and it says so.
         editor.setCursor(.section("s1"))
         _ = editor.handle(.character("c"))
         XCTAssertEqual(editor.status?.text, "put the cursor on a row to copy it")
-            XCTAssertEqual(editor.status?.isError, true)
+        XCTAssertEqual(editor.status?.isError, true)
     }
 
     /// After `A` the cursor goes to the new section once the server has it, so `f` edits that section's footer.
@@ -413,7 +478,9 @@ final class EditorTests: XCTestCase {
         _ = type("Bakery", into: &editor)
         _ = editor.handle(.enter)
         // The ack may come before or after the update that shows the section.
-        editor.acked(label: "new section", ack: ServerMessage.Ack(ref: "1", table: "groceries", version: 1, created: ["s7"]), requested: nil)
+        editor.acked(
+            label: "new section", ack: ServerMessage.Ack(ref: "1", table: "groceries", version: 1, created: ["s7"]),
+            requested: nil)
         XCTAssertEqual(editor.cursor, .row("r2"))
         var table = editor.table
         table.sections.insert(Section(id: "s7", header: "Bakery", footer: nil, rows: []), at: 1)
@@ -424,7 +491,11 @@ final class EditorTests: XCTestCase {
         _ = type("daily", into: &editor)
         XCTAssertEqual(
             editor.handle(.enter),
-            [.send(.editSection(SectionRef(1, id: "s7"), footer: .some("daily")), base: 1, label: "section", requested: nil)])
+            [
+                .send(
+                    .editSection(SectionRef(1, id: "s7"), footer: .some("daily")), base: 1, label: "section",
+                    requested: nil)
+            ])
     }
 
     /// On a section line, `d` deletes the section (after the confirmation, which names it and counts its rows)
@@ -445,7 +516,7 @@ final class EditorTests: XCTestCase {
         XCTAssertEqual(
             editor.handle(.character("J")),
             [.send(.moveSection(from: SectionRef(0, id: "s1"), to: 1), base: 0, label: "move section", requested: nil)])
-        XCTAssertEqual(editor.handle(.character("K")), [])  // already first
+        XCTAssertEqual(editor.handle(.character("K")), []) // already first
         editor.setCursor(.section("s5"))
         XCTAssertEqual(
             editor.handle(.character("K")),

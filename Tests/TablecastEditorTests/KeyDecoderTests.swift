@@ -4,9 +4,11 @@ import XCTest
 final class KeyDecoderTests: XCTestCase {
     func testLettersControlAndEnter() {
         var decoder = KeyDecoder()
-        XCTAssertEqual(decoder.decode(Array("aK?\r".utf8) + [3, 0x7F, 9]), [
-            .character("a"), .character("K"), .character("?"), .enter, .ctrl("c"), .backspace, .tab,
-        ])
+        XCTAssertEqual(
+            decoder.decode(Array("aK?\r".utf8) + [3, 0x7F, 9]),
+            [
+                .character("a"), .character("K"), .character("?"), .enter, .ctrl("c"), .backspace, .tab,
+            ])
     }
 
     func testArrowsAndOtherEscapeSequences() {

@@ -28,7 +28,9 @@ final class ClientMessageFuzzTests: XCTestCase {
             let keys = ["at", "value", "table", "rows", "from", "to", "type", "ref", "header"]
             return .object(
                 Dictionary(
-                    (0..<Int.random(in: 0...3, using: &g)).map { _ in (keys.randomElement(using: &g)!, randomValue(depth + 1, &g)) },
+                    (0..<Int.random(in: 0...3, using: &g)).map { _ in
+                        (keys.randomElement(using: &g)!, randomValue(depth + 1, &g))
+                    },
                     uniquingKeysWith: { a, _ in a }))
         }
     }

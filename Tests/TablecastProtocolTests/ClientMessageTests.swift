@@ -12,7 +12,9 @@ final class ClientMessageTests: XCTestCase {
         limits: ProtocolLimits = ProtocolLimits(), file: StaticString = #filePath, line: UInt = #line
     ) {
         XCTAssertThrowsError(try decode(text, limits: limits), file: file, line: line) { error in
-            guard let error = error as? ProtocolError else { return XCTFail("not a ProtocolError: \(error)", file: file, line: line) }
+            guard let error = error as? ProtocolError else {
+                return XCTFail("not a ProtocolError: \(error)", file: file, line: line)
+            }
             XCTAssertEqual(error.code, code, file: file, line: line)
             XCTAssertEqual(error.message, message, file: file, line: line)
             XCTAssertEqual(error.ref, ref, file: file, line: line)
@@ -26,7 +28,9 @@ final class ClientMessageTests: XCTestCase {
             ClientMessage(ref: "h", .hello(client: "c1", name: "Ana", token: "t")))
         XCTAssertEqual(try decode(#"{"type":"hello","client":"c1"}"#).body, .hello(client: "c1", name: nil, token: nil))
         XCTAssertEqual(
-            try decode(#"{"type":"createTable","table":"groceries","sections":[{"header":"Fruit","rows":[{"value":"fig"}]}],"rules":{"moves":"withinSection"}}"#).body,
+            try decode(
+                #"{"type":"createTable","table":"groceries","sections":[{"header":"Fruit","rows":[{"value":"fig"}]}],"rules":{"moves":"withinSection"}}"#
+            ).body,
             .createTable(
                 table: "groceries",
                 sections: [SectionContent(header: "Fruit", rows: [RowContent(value: "fig")])],
@@ -39,11 +43,13 @@ final class ClientMessageTests: XCTestCase {
         XCTAssertEqual(
             try decode(#"{"type":"subscribe","table":"t","since":41,"epoch":"e"}"#).body,
             .subscribe(table: "t", since: 41, epoch: "e"))
-        XCTAssertEqual(try decode(#"{"type":"refresh","table":"t"}"#).body, .refresh(table: "t", since: nil, epoch: nil))
+        XCTAssertEqual(
+            try decode(#"{"type":"refresh","table":"t"}"#).body, .refresh(table: "t", since: nil, epoch: nil))
         XCTAssertEqual(try decode(#"{"type":"unsubscribe","table":"t"}"#).body, .unsubscribe(table: "t"))
         XCTAssertEqual(try decode(#"{"type":"editing","table":"t","on":true}"#).body, .editing(table: "t", on: true))
         XCTAssertEqual(
-            try decode(#"{"type":"beginEditingRow","table":"t","row":"r1"}"#).body, .beginEditingRow(table: "t", row: "r1"))
+            try decode(#"{"type":"beginEditingRow","table":"t","row":"r1"}"#).body,
+            .beginEditingRow(table: "t", row: "r1"))
         XCTAssertEqual(
             try decode(#"{"type":"endEditingRow","table":"t","row":"r1"}"#).body, .endEditingRow(table: "t", row: "r1"))
     }
@@ -69,14 +75,17 @@ final class ClientMessageTests: XCTestCase {
             try intent(#"{"type":"insertSection","table":"t","at":1,"header":"H","rows":[{"value":1}]}"#),
             .insertSection(at: 1, section: SectionContent(header: "H", rows: [RowContent(value: 1)])))
         XCTAssertEqual(
-            try intent(#"{"type":"deleteSection","table":"t","at":2,"section":"s4"}"#), .deleteSection(SectionRef(2, id: "s4")))
+            try intent(#"{"type":"deleteSection","table":"t","at":2,"section":"s4"}"#),
+            .deleteSection(SectionRef(2, id: "s4")))
         XCTAssertEqual(
-            try intent(#"{"type":"moveSection","table":"t","from":0,"to":2}"#), .moveSection(from: SectionRef(0), to: 2))
+            try intent(#"{"type":"moveSection","table":"t","from":0,"to":2}"#), .moveSection(from: SectionRef(0), to: 2)
+        )
         // Absent keeps, null clears.
         XCTAssertEqual(
             try intent(#"{"type":"editSection","table":"t","at":0,"footer":null}"#),
             .editSection(SectionRef(0), header: nil, footer: .some(nil)))
-        guard case .intent(_, let base, _) = try decode(#"{"type":"delete","table":"t","at":[0,0],"base":7}"#).body else {
+        guard case .intent(_, let base, _) = try decode(#"{"type":"delete","table":"t","at":[0,0],"base":7}"#).body
+        else {
             return XCTFail("not an intent")
         }
         XCTAssertEqual(base, 7)
@@ -101,7 +110,9 @@ final class ClientMessageTests: XCTestCase {
             moveSections: [.init(from: SectionRef(0), to: 3)],
             deleteRows: [RowRef(RowPath(section: 1, row: 4), id: "r17")],
             insertRows: [.init(at: RowPath(section: 1, row: 0), row: RowContent(value: "Alaska"))],
-            reloadRows: [.init(row: RowRef(RowPath(section: 1, row: 2), id: "r12"), value: "Delaware!", editable: false)],
+            reloadRows: [
+                .init(row: RowRef(RowPath(section: 1, row: 2), id: "r12"), value: "Delaware!", editable: false)
+            ],
             moveRows: [.init(from: RowRef(RowPath(section: 1, row: 3), id: "r15"), to: RowPath(section: 1, row: 0))])
         XCTAssertEqual(
             try decode(text), ClientMessage(ref: "b1", .intent(table: "states", base: 7, .batch(expected))))
@@ -128,11 +139,13 @@ final class ClientMessageTests: XCTestCase {
         XCTAssertEqual(
             try decode(#"{"type":"history","table":"t"}"#).body,
             .history(table: "t", from: nil, to: nil, limit: nil, newestFirst: true))
-        XCTAssertEqual(try decode(#"{"type":"snapshotAt","table":"t","version":7}"#).body, .snapshotAt(table: "t", version: 7))
+        XCTAssertEqual(
+            try decode(#"{"type":"snapshotAt","table":"t","version":7}"#).body, .snapshotAt(table: "t", version: 7))
         assertRefused(#"{"type":"history","table":"t","limit":0}"#, .badRequest, "history.limit: expected 1 to 1000")
         assertRefused(#"{"type":"history","table":"t","limit":1001}"#, .badRequest, "history.limit: expected 1 to 1000")
         assertRefused(
-            #"{"type":"history","table":"t","order":"up"}"#, .badRequest, #"history.order: expected "newest" or "oldest""#)
+            #"{"type":"history","table":"t","order":"up"}"#, .badRequest,
+            #"history.order: expected "newest" or "oldest""#)
         assertRefused(
             #"{"type":"history","table":"t","from":-1}"#, .badRequest,
             "history.from: expected a non-negative integer, got a number")
@@ -153,7 +166,8 @@ final class ClientMessageTests: XCTestCase {
         assertRefused(
             #"{"type":"moveSection","table":"t","from":0,"to":"1"}"#, .badRequest,
             "moveSection.to: expected a non-negative integer, got a string")
-        assertRefused(#"{"type":"editing","table":"t","on":"yes"}"#, .badRequest, "editing.on: expected a boolean, got a string")
+        assertRefused(
+            #"{"type":"editing","table":"t","on":"yes"}"#, .badRequest, "editing.on: expected a boolean, got a string")
         assertRefused(
             #"{"type":"delete","table":"t","at":[0,0],"base":-3}"#, .badRequest,
             "delete.base: expected a non-negative integer, got a number")
@@ -163,7 +177,9 @@ final class ClientMessageTests: XCTestCase {
         assertRefused(
             #"{"type":"batch","table":"t","insertSections":[{"at":0,"rows":[{}]}]}"#, .badRequest,
             "insertSections[0].rows[0].value: missing")
-        assertRefused(#"{"type":"batch","table":"t","moveRows":{}}"#, .badRequest, "batch.moveRows: expected an array, got an object")
+        assertRefused(
+            #"{"type":"batch","table":"t","moveRows":{}}"#, .badRequest,
+            "batch.moveRows: expected an array, got an object")
         assertRefused(
             #"{"type":"editSection","table":"t","at":0,"header":3}"#, .badRequest,
             "editSection.header: expected a string or null, got a number")
@@ -205,10 +221,15 @@ final class ClientMessageTests: XCTestCase {
                 at: "\(type).zzz")
         }
         // The issue's cases: a misspelt value, a misspelt list, a misspelt rule, "id" for "row".
-        assertRefused(#"{"type":"insert","table":"t","at":[0,0],"value":1,"valeu":2}"#, .badRequest, "insert.valeu: unknown field")
         assertRefused(
-            #"{"type":"batch","table":"t","insertRow":[{"at":[0,0],"value":1}]}"#, .badRequest, "batch.insertRow: unknown field")
-        assertRefused(#"{"type":"setRules","table":"t","rules":{"move":"none"}}"#, .badRequest, "setRules.rules.move: unknown field")
+            #"{"type":"insert","table":"t","at":[0,0],"value":1,"valeu":2}"#, .badRequest, "insert.valeu: unknown field"
+        )
+        assertRefused(
+            #"{"type":"batch","table":"t","insertRow":[{"at":[0,0],"value":1}]}"#, .badRequest,
+            "batch.insertRow: unknown field")
+        assertRefused(
+            #"{"type":"setRules","table":"t","rules":{"move":"none"}}"#, .badRequest,
+            "setRules.rules.move: unknown field")
         assertRefused(#"{"type":"delete","table":"t","at":[0,0],"id":"r1"}"#, .badRequest, "delete.id: unknown field")
     }
 
@@ -266,13 +287,16 @@ final class ClientMessageTests: XCTestCase {
             "setRules.rules.deleteConfirmationTitle: expected 1 to 64 characters")
         let patch = RulesPatch(moves: TableRules.Moves.none, deleteConfirmationTitle: "Remove")
         let rules = patch.applied(to: TableRules(reserveLastRow: true))
-        XCTAssertEqual(rules, TableRules(moves: TableRules.Moves.none, reserveLastRow: true, deleteConfirmationTitle: "Remove"))
+        XCTAssertEqual(
+            rules, TableRules(moves: TableRules.Moves.none, reserveLastRow: true, deleteConfirmationTitle: "Remove"))
     }
 
     func testBatchEntryLimitCountsRowsOfInsertedSections() throws {
         let limits = ProtocolLimits(maxBatchEntries: 3)
         XCTAssertNoThrow(
-            try decode(#"{"type":"batch","table":"t","insertSections":[{"at":0,"rows":[{"value":1}]}],"deleteRows":[{"at":[0,0]}]}"#, limits: limits)
+            try decode(
+                #"{"type":"batch","table":"t","insertSections":[{"at":0,"rows":[{"value":1}]}],"deleteRows":[{"at":[0,0]}]}"#,
+                limits: limits)
                 as ClientMessage?)
         assertRefused(
             #"{"type":"batch","table":"t","ref":"big","insertSections":[{"at":0,"rows":[{"value":1},{"value":2}]}],"deleteRows":[{"at":[0,0]}]}"#,

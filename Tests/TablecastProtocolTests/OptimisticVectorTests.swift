@@ -22,7 +22,9 @@ final class OptimisticVectorTests: XCTestCase {
                 try generated.write(to: url, atomically: true, encoding: .utf8)
             } else {
                 let committed = try? String(contentsOf: url, encoding: .utf8)
-                XCTAssertEqual(committed, generated, "\(vector.name).json differs from what the engine generates; rerun with TABLECAST_WRITE_VECTORS=1")
+                XCTAssertEqual(
+                    committed, generated,
+                    "\(vector.name).json differs from what the engine generates; rerun with TABLECAST_WRITE_VECTORS=1")
             }
         }
     }
@@ -39,31 +41,38 @@ final class OptimisticVectorTests: XCTestCase {
     static func scenarios() throws -> [Recorder] {
         var vectors: [Recorder] = []
 
-        var jjj = Recorder("moves-compose", "J J J: three moves down made before the server answers move the row three places", letters)
+        var jjj = Recorder(
+            "moves-compose", "J J J: three moves down made before the server answers move the row three places", letters
+        )
         for step in 0..<3 {
             try jjj.submit(.move(from: ref(jjj.client.predicted, 0, step), to: RowPath(section: 0, row: step + 1)))
         }
         try jjj.settle()
         vectors.append(jjj)
 
-        var burst = Recorder("delete-insert-burst", "delete then insert into the gap, then edit the provisional row, in one burst", letters)
+        var burst = Recorder(
+            "delete-insert-burst", "delete then insert into the gap, then edit the provisional row, in one burst",
+            letters)
         try burst.submit(.delete(ref(letters, 0, 1)))
         try burst.submit(.insert(at: RowPath(section: 0, row: 1), row: RowContent(value: "new")))
         try burst.submit(.edit(ref(burst.client.predicted, 0, 1), value: "newer"))
         try burst.settle()
         vectors.append(burst)
 
-        var others = Recorder("rebase-in-flight", "others' commits arrive while a delete is in flight and an insert is queued", letters)
+        var others = Recorder(
+            "rebase-in-flight", "others' commits arrive while a delete is in flight and an insert is queued", letters)
         try others.submit(.delete(ref(letters, 0, 2)))
         try others.submit(.insert(at: RowPath(section: 0, row: 2), row: RowContent(value: "c2")))
         try others.other(.insert(at: RowPath(section: 0, row: 0), row: RowContent(value: "first")))
-        try others.other(.move(from: ref(others.server.table, 0, 2), to: RowPath(section: 1, row: 0)))  // b
+        try others.other(.move(from: ref(others.server.table, 0, 2), to: RowPath(section: 1, row: 0))) // b
         try others.deliver()
         try others.deliver()
         try others.settle()
         vectors.append(others)
 
-        var multi = Recorder("multi-delete-in-flight", "a batch of deletes in flight while others delete one of the same rows and insert before them", letters)
+        var multi = Recorder(
+            "multi-delete-in-flight",
+            "a batch of deletes in flight while others delete one of the same rows and insert before them", letters)
         try multi.submit(.batch(ClientBatch(deleteRows: [ref(letters, 0, 1), ref(letters, 0, 3), ref(letters, 1, 0)])))
         try multi.other(.delete(ref(letters, 0, 3)))
         try multi.other(.insert(at: RowPath(section: 0, row: 1), row: RowContent(value: "new")))
@@ -72,11 +81,14 @@ final class OptimisticVectorTests: XCTestCase {
         try multi.settle()
         vectors.append(multi)
 
-        var gap = Recorder("same-gap-in-flight", "an insert in flight into a gap others fill meanwhile (an insert, a move in) and leave (a move out): what they put there stays before it", letters)
+        var gap = Recorder(
+            "same-gap-in-flight",
+            "an insert in flight into a gap others fill meanwhile (an insert, a move in) and leave (a move out): what they put there stays before it",
+            letters)
         try gap.submit(.insert(at: RowPath(section: 0, row: 1), row: RowContent(value: "mine")))
         try gap.other(.insert(at: RowPath(section: 0, row: 1), row: RowContent(value: "o1")))
-        try gap.other(.move(from: ref(gap.server.table, 0, 4), to: RowPath(section: 0, row: 1)))  // d
-        try gap.other(.move(from: ref(gap.server.table, 0, 3), to: RowPath(section: 0, row: 5)))  // b
+        try gap.other(.move(from: ref(gap.server.table, 0, 4), to: RowPath(section: 0, row: 1))) // d
+        try gap.other(.move(from: ref(gap.server.table, 0, 3), to: RowPath(section: 0, row: 5))) // b
         try gap.deliver()
         try gap.deliver()
         try gap.deliver()
@@ -85,11 +97,14 @@ final class OptimisticVectorTests: XCTestCase {
 
         let shelves = Table(contents: ["A", "B", "C", "D", "E"].map { SectionContent(header: $0) })
         func shelf(_ table: Table, _ index: Int) -> SectionRef { SectionRef(index, id: table.sections[index].id) }
-        var sectionGap = Recorder("same-section-gap-in-flight", "a section inserted in flight into a gap others fill meanwhile (an insert, a move in) and leave (a move out): what they put there stays before it", shelves)
+        var sectionGap = Recorder(
+            "same-section-gap-in-flight",
+            "a section inserted in flight into a gap others fill meanwhile (an insert, a move in) and leave (a move out): what they put there stays before it",
+            shelves)
         try sectionGap.submit(.insertSection(at: 1, section: SectionContent(header: "mine")))
         try sectionGap.other(.insertSection(at: 1, section: SectionContent(header: "o1")))
-        try sectionGap.other(.moveSection(from: shelf(sectionGap.server.table, 4), to: 1))  // D
-        try sectionGap.other(.moveSection(from: shelf(sectionGap.server.table, 3), to: 5))  // B
+        try sectionGap.other(.moveSection(from: shelf(sectionGap.server.table, 4), to: 1)) // D
+        try sectionGap.other(.moveSection(from: shelf(sectionGap.server.table, 3), to: 5)) // B
         try sectionGap.deliver()
         try sectionGap.deliver()
         try sectionGap.deliver()
@@ -98,14 +113,19 @@ final class OptimisticVectorTests: XCTestCase {
 
         var limited = letters
         limited.rules.maxRowsPerSection = 6
-        var refused = Recorder("refused", "an insert refused by the limit springs back; the queued edit of its row is refused too", limited)
+        var refused = Recorder(
+            "refused", "an insert refused by the limit springs back; the queued edit of its row is refused too", limited
+        )
         try refused.submit(.insert(at: RowPath(section: 0, row: 5), row: RowContent(value: "f")))
         try refused.submit(.edit(ref(refused.client.predicted, 0, 5), value: "f2"))
         try refused.other(.insert(at: RowPath(section: 0, row: 0), row: RowContent(value: "other")))
         try refused.settle()
         vectors.append(refused)
 
-        var undo = Recorder("undo-redo", "delete, undo (the row comes back after its nearest predecessor still there), redo; an edit whose row is gone cannot be undone", letters)
+        var undo = Recorder(
+            "undo-redo",
+            "delete, undo (the row comes back after its nearest predecessor still there), redo; an edit whose row is gone cannot be undone",
+            letters)
         try undo.submit(.delete(ref(letters, 0, 2)))
         try undo.submit(.edit(ref(undo.client.predicted, 0, 3), value: "E"))
         try undo.settle()
@@ -143,7 +163,9 @@ struct Recorder {
 
     /// The wire form of an intent: its `type` and members, without `table` and `ref`.
     static func wire(_ intent: Intent, base: UInt64?) -> JSONValue {
-        guard case .object(var members) = ClientMessage(.intent(table: "t", base: base, intent)).json else { return .null }
+        guard case .object(var members) = ClientMessage(.intent(table: "t", base: base, intent)).json else {
+            return .null
+        }
         members["table"] = nil
         return .object(members)
     }
@@ -167,7 +189,10 @@ struct Recorder {
     mutating func submit(_ intent: Intent) throws {
         let submission = try client.submit(intent)
         track(submission.send)
-        record(["step": "submit", "intent": Self.wire(intent, base: nil), "id": .number(Double(submission.id)), "send": sent(submission.send)])
+        record([
+            "step": "submit", "intent": Self.wire(intent, base: nil), "id": .number(Double(submission.id)),
+            "send": sent(submission.send),
+        ])
     }
 
     mutating func undo() throws { try step("undo") }
@@ -177,9 +202,15 @@ struct Recorder {
         do throws(TableError) {
             let submission = kind == "undo" ? try client.undo() : try client.redo()
             track(submission?.send)
-            record(["step": .string(kind), "id": submission.map { .number(Double($0.id)) } ?? .null, "send": sent(submission?.send)])
+            record([
+                "step": .string(kind), "id": submission.map { .number(Double($0.id)) } ?? .null,
+                "send": sent(submission?.send),
+            ])
         } catch {
-            record(["step": .string(kind), "error": .object(["code": .string(error.code.rawValue), "message": .string(error.message)])])
+            record([
+                "step": .string(kind),
+                "error": .object(["code": .string(error.code.rawValue), "message": .string(error.message)]),
+            ])
         }
     }
 
@@ -200,7 +231,8 @@ struct Recorder {
             if !resolution.isNoop { inbox.append(.object(["update": resolution.batch.json, "own": true])) }
             inbox.append(.object(["ack": .object(["created": .array(resolution.createdIDs.map(JSONValue.string))])]))
         } catch {
-            inbox.append(.object(["error": .object(["code": .string(error.code.rawValue), "message": .string(error.message)])]))
+            inbox.append(
+                .object(["error": .object(["code": .string(error.code.rawValue), "message": .string(error.message)])]))
         }
     }
 
@@ -216,7 +248,8 @@ struct Recorder {
         let outcome: OptimisticTable.Outcome
         var members: [String: JSONValue]
         if case .object(let ack)? = message["ack"], case .array(let created)? = ack["created"] {
-            outcome = client.acknowledge(created: created.compactMap { if case .string(let id) = $0 { id } else { nil } })
+            outcome = client.acknowledge(
+                created: created.compactMap { if case .string(let id) = $0 { id } else { nil } })
             members = ["step": "ack", "created": .array(created)]
         } else {
             guard case .object(let error)? = message["error"], case .string(let code)? = error["code"],
@@ -228,9 +261,13 @@ struct Recorder {
         track(outcome.send)
         members["send"] = sent(outcome.send)
         members["accepted"] = .array(outcome.accepted.map { .number(Double($0)) })
-        members["refused"] = .array(outcome.refused.map {
-            .object(["id": .number(Double($0.id)), "code": .string($0.error.code.rawValue), "message": .string($0.error.message)])
-        })
+        members["refused"] = .array(
+            outcome.refused.map {
+                .object([
+                    "id": .number(Double($0.id)), "code": .string($0.error.code.rawValue),
+                    "message": .string($0.error.message),
+                ])
+            })
         record(members)
     }
 

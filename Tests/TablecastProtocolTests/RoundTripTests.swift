@@ -25,36 +25,48 @@ final class RoundTripTests: XCTestCase {
                 .createTable(
                     table: "groceries",
                     sections: [
-                        SectionContent(header: "Fruit", footer: nil, rows: [RowContent(value: "fig"), RowContent(value: 2, editable: false)]),
+                        SectionContent(
+                            header: "Fruit", footer: nil,
+                            rows: [RowContent(value: "fig"), RowContent(value: 2, editable: false)]),
                         SectionContent(),
                     ],
                     rules: RulesPatch(moves: .withinSection, reserveLastRow: true, deleteConfirmationTitle: "Remove"))),
             ClientMessage(.createTable(table: "t", sections: [], rules: RulesPatch())),
             ClientMessage(ref: "d", .dropTable(table: "t")),
-            ClientMessage(.setRules(table: "t", rules: RulesPatch(maxSections: 3, maxRowsPerSection: 4, maxValueBytes: 5))),
+            ClientMessage(
+                .setRules(table: "t", rules: RulesPatch(maxSections: 3, maxRowsPerSection: 4, maxValueBytes: 5))),
             ClientMessage(ref: "l", .listTables),
             ClientMessage(ref: "s", .subscribe(table: "t", since: 41, epoch: "9f2c")),
             ClientMessage(.subscribe(table: "t", since: nil, epoch: nil)),
             ClientMessage(.refresh(table: "t", since: 3, epoch: "e")),
             ClientMessage(.unsubscribe(table: "t")),
-            ClientMessage(ref: "i", .intent(table: "t", base: 7, .insert(at: p(0, 1), row: RowContent(value: ["a": 1], movable: false)))),
+            ClientMessage(
+                ref: "i",
+                .intent(table: "t", base: 7, .insert(at: p(0, 1), row: RowContent(value: ["a": 1], movable: false)))),
             ClientMessage(ref: "i2", .intent(table: "t", base: nil, .insert(at: p(0, 0), row: RowContent(value: nil)))),
             ClientMessage(ref: "x", .intent(table: "t", base: 0, .delete(RowRef(p(1, 2), id: "r9")))),
             ClientMessage(.intent(table: "t", base: 0, .delete(RowRef(p(1, 2))))),
             ClientMessage(.intent(table: "t", base: 2, .move(from: RowRef(p(0, 3), id: "r1"), to: p(1, 0)))),
-            ClientMessage(.intent(table: "t", base: 2, .edit(RowRef(p(0, 3)), value: "new", editable: false, movable: true))),
+            ClientMessage(
+                .intent(table: "t", base: 2, .edit(RowRef(p(0, 3)), value: "new", editable: false, movable: true))),
             ClientMessage(.intent(table: "t", base: 2, .edit(RowRef(p(0, 3), id: "r3"), value: [1, 2]))),
             ClientMessage(.intent(table: "t", base: 2, .edit(RowRef(p(0, 3)), value: "Add", editingStyle: .insert))),
-            ClientMessage(.intent(table: "t", base: 2, .insert(at: p(0, 0), row: RowContent(value: "w", editingStyle: .none)))),
+            ClientMessage(
+                .intent(table: "t", base: 2, .insert(at: p(0, 0), row: RowContent(value: "w", editingStyle: .none)))),
             ClientMessage(
                 .intent(
                     table: "t", base: 2,
                     .batch(ClientBatch(reloadRows: [.init(row: RowRef(p(0, 1)), value: 1, editingStyle: .delete)])))),
-            ClientMessage(.intent(table: "t", base: 2, .insertSection(at: 1, section: SectionContent(header: "H", rows: [RowContent(value: 1)])))),
+            ClientMessage(
+                .intent(
+                    table: "t", base: 2,
+                    .insertSection(at: 1, section: SectionContent(header: "H", rows: [RowContent(value: 1)])))),
             ClientMessage(.intent(table: "t", base: 2, .deleteSection(SectionRef(1, id: "s2")))),
             ClientMessage(.intent(table: "t", base: 2, .moveSection(from: SectionRef(1), to: 0))),
-            ClientMessage(.intent(table: "t", base: 2, .editSection(SectionRef(0), header: .some(nil), footer: .some("F")))),
-            ClientMessage(.intent(table: "t", base: 2, .editSection(SectionRef(0, id: "s1"), header: "H", footer: nil))),
+            ClientMessage(
+                .intent(table: "t", base: 2, .editSection(SectionRef(0), header: .some(nil), footer: .some("F")))),
+            ClientMessage(
+                .intent(table: "t", base: 2, .editSection(SectionRef(0, id: "s1"), header: "H", footer: nil))),
             ClientMessage(
                 ref: "b1",
                 .intent(
@@ -62,7 +74,9 @@ final class RoundTripTests: XCTestCase {
                     .batch(
                         ClientBatch(
                             deleteSections: [SectionRef(2, id: "s9")],
-                            insertSections: [.init(at: 0, section: SectionContent(header: "New", rows: [RowContent(value: "x")]))],
+                            insertSections: [
+                                .init(at: 0, section: SectionContent(header: "New", rows: [RowContent(value: "x")]))
+                            ],
                             reloadSections: [.init(section: SectionRef(1), header: "Renamed", footer: .some(nil))],
                             moveSections: [.init(from: SectionRef(0), to: 3)],
                             deleteRows: [RowRef(p(1, 4), id: "r17")],
@@ -82,9 +96,12 @@ final class RoundTripTests: XCTestCase {
 
     func testClientWireShapesMatchTheSpec() {
         let insert = ClientMessage(
-            ref: "a", .intent(table: "t", base: 3, .insert(at: RowPath(section: 0, row: 1), row: RowContent(value: "x"))))
-        XCTAssertEqual(insert.json.jsonText, #"{"at":[0,1],"base":3,"ref":"a","table":"t","type":"insert","value":"x"}"#)
-        let delete = ClientMessage(.intent(table: "t", base: nil, .delete(RowRef(RowPath(section: 0, row: 2), id: "r5"))))
+            ref: "a",
+            .intent(table: "t", base: 3, .insert(at: RowPath(section: 0, row: 1), row: RowContent(value: "x"))))
+        XCTAssertEqual(
+            insert.json.jsonText, #"{"at":[0,1],"base":3,"ref":"a","table":"t","type":"insert","value":"x"}"#)
+        let delete = ClientMessage(
+            .intent(table: "t", base: nil, .delete(RowRef(RowPath(section: 0, row: 2), id: "r5"))))
         XCTAssertEqual(delete.json.jsonText, #"{"at":[0,2],"row":"r5","table":"t","type":"delete"}"#)
         let batch = ClientMessage(
             .intent(
@@ -92,17 +109,23 @@ final class RoundTripTests: XCTestCase {
                 .batch(
                     ClientBatch(
                         deleteRows: [RowRef(RowPath(section: 0, row: 0))],
-                        moveRows: [.init(from: RowRef(RowPath(section: 0, row: 1), id: "r2"), to: RowPath(section: 0, row: 0))]))))
+                        moveRows: [
+                            .init(from: RowRef(RowPath(section: 0, row: 1), id: "r2"), to: RowPath(section: 0, row: 0))
+                        ]))))
         XCTAssertEqual(
             batch.json.jsonText,
-            #"{"base":1,"deleteRows":[{"at":[0,0]}],"moveRows":[{"from":[0,1],"row":"r2","to":[0,0]}],"table":"t","type":"batch"}"#)
+            #"{"base":1,"deleteRows":[{"at":[0,0]}],"moveRows":[{"from":[0,1],"row":"r2","to":[0,0]}],"table":"t","type":"batch"}"#
+        )
     }
 
     func testEveryServerMessageRoundTrips() throws {
         let table = Table(contents: [
             SectionContent(
                 header: "Fruit", footer: "f",
-                rows: [RowContent(value: "fig"), RowContent(value: [1, true], movable: false), RowContent(value: "+", editingStyle: .insert)]),
+                rows: [
+                    RowContent(value: "fig"), RowContent(value: [1, true], movable: false),
+                    RowContent(value: "+", editingStyle: .insert),
+                ]),
             SectionContent(),
         ])
         let engine = TableEngine(table: table)
@@ -114,12 +137,22 @@ final class RoundTripTests: XCTestCase {
                     moveSections: [.init(from: SectionRef(1), to: 2)],
                     deleteRows: [RowRef(RowPath(section: 0, row: 0))],
                     insertRows: [.init(at: RowPath(section: 0, row: 1), row: RowContent(value: "new"))],
-                    reloadRows: [.init(row: RowRef(RowPath(section: 0, row: 1)), value: "edited", editable: true, editingStyle: EditingStyle.none)])),
+                    reloadRows: [
+                        .init(
+                            row: RowRef(RowPath(section: 0, row: 1)), value: "edited", editable: true,
+                            editingStyle: EditingStyle.none)
+                    ])),
             base: 0)
         let rules = TableRules(moves: .withinSection, reserveLastRow: true)
         let messages: [ServerMessage] = [
-            .welcome(.init(ref: "h", client: "c", serverName: "tablecast", serverVersion: "1.0.0", maxMessageBytes: 1 << 20, maxBatchEntries: 1000, intentsPerSecond: 1000)),
-            .welcome(.init(ref: nil, client: "anon-1", serverName: "tablecast", serverVersion: "1.0.0", maxMessageBytes: 1, maxBatchEntries: 2, intentsPerSecond: 3)),
+            .welcome(
+                .init(
+                    ref: "h", client: "c", serverName: "tablecast", serverVersion: "1.0.0", maxMessageBytes: 1 << 20,
+                    maxBatchEntries: 1000, intentsPerSecond: 1000)),
+            .welcome(
+                .init(
+                    ref: nil, client: "anon-1", serverName: "tablecast", serverVersion: "1.0.0", maxMessageBytes: 1,
+                    maxBatchEntries: 2, intentsPerSecond: 3)),
             .ack(.init(ref: "b1", table: "t", epoch: "e1", resolution: resolution)),
             .ack(.init(ref: "c", table: "t", version: 0, epoch: "e1")),
             .ack(.init(ref: nil, table: "t", version: 4, epoch: "e1", noop: true)),
@@ -132,19 +165,29 @@ final class RoundTripTests: XCTestCase {
             .subscribed(ref: "s", status: .init(table: "t", version: 3, epoch: "e", rules: rules)),
             .refreshed(ref: nil, status: .init(table: "t", version: 3, epoch: "e", rules: TableRules())),
             .unsubscribed(ref: "u", table: "t"),
-            .tables(ref: "l", [.init(table: "a", version: 2, epoch: "e", subscribers: 1), .init(table: "b", version: 0, epoch: "f", subscribers: 0)]),
+            .tables(
+                ref: "l",
+                [
+                    .init(table: "a", version: 2, epoch: "e", subscribers: 1),
+                    .init(table: "b", version: 0, epoch: "f", subscribers: 0),
+                ]),
             .tables(ref: nil, []),
             .presence(
                 PresenceDelta(
                     table: "t", joined: [.init(key: "c1", client: "a", name: "Ana", editing: true, row: "r1")],
-                    changed: [.init(key: "c2", client: "b", name: "Bo", editing: false, row: nil)], left: ["c3", "c4"], viewers: 7)),
+                    changed: [.init(key: "c2", client: "b", name: "Bo", editing: false, row: nil)], left: ["c3", "c4"],
+                    viewers: 7)),
             .presence(PresenceDelta(table: "t", viewers: 0)),
             .subscribed(
                 ref: "s",
                 status: .init(
                     table: "t", version: 3, epoch: "e", rules: rules,
-                    presence: PresenceState(you: "c2", clients: [.init(key: "c2", client: "b", name: "Bo", editing: true, row: nil)], viewers: 1))),
-            .refreshed(ref: nil, status: .init(table: "t", version: 3, epoch: "e", rules: rules, presence: PresenceState(you: "c5"))),
+                    presence: PresenceState(
+                        you: "c2", clients: [.init(key: "c2", client: "b", name: "Bo", editing: true, row: nil)],
+                        viewers: 1))),
+            .refreshed(
+                ref: nil,
+                status: .init(table: "t", version: 3, epoch: "e", rules: rules, presence: PresenceState(you: "c5"))),
             .dropped(table: "t"),
             .rules(table: "t", rules: rules),
             .historicalSnapshot(ref: "s2", table: "t", version: 2, epoch: "e", rules: rules, sections: table.sections),
@@ -152,8 +195,12 @@ final class RoundTripTests: XCTestCase {
                 .init(
                     ref: "q", table: "t", epoch: "e", version: 9, oldest: 0,
                     entries: [
-                        .init(version: 2, time: 1_795_425_355_732, originClient: "ana", originName: "Ana", originRef: "b1", batch: resolution.batch),
-                        .init(version: 1, time: 1_795_425_355_000, originClient: "anon-3", originName: nil, originRef: nil, batch: Batch()),
+                        .init(
+                            version: 2, time: 1_795_425_355_732, originClient: "ana", originName: "Ana",
+                            originRef: "b1", batch: resolution.batch),
+                        .init(
+                            version: 1, time: 1_795_425_355_000, originClient: "anon-3", originName: nil,
+                            originRef: nil, batch: Batch()),
                     ],
                     next: 0)),
             .changes(.init(ref: nil, table: "t", epoch: "e", version: 0, oldest: 0, entries: [], next: nil)),

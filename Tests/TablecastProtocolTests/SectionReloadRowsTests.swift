@@ -9,12 +9,16 @@ final class SectionReloadRowsTests: XCTestCase {
     }
 
     func testRowsAreDecodedAndRoundTrip() throws {
-        let edit = try decode(#"{"type":"editSection","table":"t","at":1,"rows":[{"value":"x"},{"value":2,"movable":false}]}"#)
+        let edit = try decode(
+            #"{"type":"editSection","table":"t","at":1,"rows":[{"value":"x"},{"value":2,"movable":false}]}"#)
         XCTAssertEqual(
             edit.body,
-            .intent(table: "t", base: nil, .editSection(SectionRef(1), rows: [RowContent(value: "x"), RowContent(value: 2, movable: false)])))
+            .intent(
+                table: "t", base: nil,
+                .editSection(SectionRef(1), rows: [RowContent(value: "x"), RowContent(value: 2, movable: false)])))
         XCTAssertEqual(try ClientMessage.decode(edit.encoded), edit)
-        let batch = try decode(#"{"type":"batch","table":"t","reloadSections":[{"at":0,"header":"H","rows":[]},{"at":2}]}"#)
+        let batch = try decode(
+            #"{"type":"batch","table":"t","reloadSections":[{"at":0,"header":"H","rows":[]},{"at":2}]}"#)
         let expected = ClientBatch(
             reloadSections: [.init(section: SectionRef(0), header: "H", rows: []), .init(section: SectionRef(2))])
         XCTAssertEqual(batch.body, .intent(table: "t", base: nil, .batch(expected)))
@@ -23,11 +27,14 @@ final class SectionReloadRowsTests: XCTestCase {
 
     func testRowsAreCountedAndCheckedLikeInsertedSectionsRows() {
         XCTAssertThrowsError(
-            try decode(#"{"type":"batch","table":"t","reloadSections":[{"at":0,"rows":[{"value":1},{"value":2}]}]}"#, limits: ProtocolLimits(maxBatchEntries: 2))
+            try decode(
+                #"{"type":"batch","table":"t","reloadSections":[{"at":0,"rows":[{"value":1},{"value":2}]}]}"#,
+                limits: ProtocolLimits(maxBatchEntries: 2))
         ) { error in
             XCTAssertEqual((error as? ProtocolError)?.message, "batch has 3 entries; the limit is 2")
         }
-        XCTAssertThrowsError(try decode(#"{"type":"editSection","table":"t","at":0,"rows":[{"editable":true}]}"#)) { error in
+        XCTAssertThrowsError(try decode(#"{"type":"editSection","table":"t","at":0,"rows":[{"editable":true}]}"#)) {
+            error in
             XCTAssertEqual((error as? ProtocolError)?.message, "editSection.rows[0].value: missing")
         }
         XCTAssertThrowsError(try decode(#"{"type":"editSection","table":"t","at":0,"rows":[{"val":1}]}"#)) { error in

@@ -24,7 +24,9 @@ final class ServerMessageTests: XCTestCase {
     func testUpdateCarriesAllEightListsAndItsOrigin() throws {
         let (resolution, _) = try statesResolution()
         let update = ServerMessage.update(
-            .init(table: "states", version: resolution.version, originClient: "ana", originRef: "b1", batch: resolution.batch))
+            .init(
+                table: "states", version: resolution.version, originClient: "ana", originRef: "b1",
+                batch: resolution.batch))
         XCTAssertEqual(
             text(update),
             #"{"type":"update","table":"states","version":1,"origin":{"client":"ana","ref":"b1"},"#
@@ -38,7 +40,8 @@ final class ServerMessageTests: XCTestCase {
         let (resolution, _) = try statesResolution()
         XCTAssertEqual(
             text(.ack(.init(ref: "b1", table: "states", epoch: "9f2c", resolution: resolution))),
-            #"{"created":["r7","r8","r9"],"epoch":"9f2c","ref":"b1","resolved":[[0,0],[0,3],[0,5]],"table":"states","type":"ack","version":1}"#)
+            #"{"created":["r7","r8","r9"],"epoch":"9f2c","ref":"b1","resolved":[[0,0],[0,3],[0,5]],"table":"states","type":"ack","version":1}"#
+        )
         XCTAssertEqual(
             text(.ack(.init(ref: nil, table: "t", version: 4, epoch: "e1", noop: true))),
             #"{"epoch":"e1","noop":true,"table":"t","type":"ack","version":4}"#)
@@ -54,8 +57,12 @@ final class ServerMessageTests: XCTestCase {
 
     func testErrorsAndStatusMessages() {
         XCTAssertEqual(
-            text(.error(ProtocolError(.outOfRange, "deleteRows[1]: row [0,5] does not exist", at: "deleteRows[1]", ref: "x"))),
-            #"{"at":"deleteRows[1]","code":"out_of_range","message":"deleteRows[1]: row [0,5] does not exist","ref":"x","type":"error"}"#)
+            text(
+                .error(
+                    ProtocolError(.outOfRange, "deleteRows[1]: row [0,5] does not exist", at: "deleteRows[1]", ref: "x")
+                )),
+            #"{"at":"deleteRows[1]","code":"out_of_range","message":"deleteRows[1]: row [0,5] does not exist","ref":"x","type":"error"}"#
+        )
         XCTAssertEqual(
             text(.error(ProtocolError(.badRequest, "a message must be a JSON object"))),
             #"{"code":"bad_request","message":"a message must be a JSON object","type":"error"}"#)
@@ -76,28 +83,36 @@ final class ServerMessageTests: XCTestCase {
         let delta = ServerMessage.presence(
             PresenceDelta(
                 table: "t", joined: [.init(key: "c1", client: "a", name: "Ana", editing: true, row: "r1")],
-                changed: [.init(key: "c2", client: "b", name: "Bo", editing: false, row: nil)], left: ["c3"], viewers: 4))
+                changed: [.init(key: "c2", client: "b", name: "Bo", editing: false, row: nil)], left: ["c3"], viewers: 4
+            ))
         XCTAssertEqual(
             text(delta),
             #"{"type":"presence","table":"t","joined":[{"client":"a","editing":true,"key":"c1","name":"Ana","row":"r1"}],"#
                 + #""changed":[{"client":"b","editing":false,"key":"c2","name":"Bo"}],"left":["c3"],"viewers":4}"#)
         XCTAssertEqual(try JSONValue(parsing: delta.encoded), delta.json, "the direct text and the value agree")
-        let presence = PresenceState(you: "c9", clients: [.init(key: "c1", client: "a", name: "Ana", editing: false, row: nil)], viewers: 2)
-        let status = ServerMessage.TableStatus(table: "t", version: 3, epoch: "e1", rules: TableRules(), presence: presence)
+        let presence = PresenceState(
+            you: "c9", clients: [.init(key: "c1", client: "a", name: "Ana", editing: false, row: nil)], viewers: 2)
+        let status = ServerMessage.TableStatus(
+            table: "t", version: 3, epoch: "e1", rules: TableRules(), presence: presence)
         for message in [ServerMessage.subscribed(ref: "s", status: status), .refreshed(ref: nil, status: status)] {
             XCTAssertEqual(try JSONValue(parsing: message.encoded), message.json, "the direct text and the value agree")
             XCTAssertTrue(
-                text(message).contains(#""presence":{"clients":[{"client":"a","editing":false,"key":"c1","name":"Ana"}],"viewers":2,"you":"c9"}"#))
+                text(message).contains(
+                    #""presence":{"clients":[{"client":"a","editing":false,"key":"c1","name":"Ana"}],"viewers":2,"you":"c9"}"#
+                ))
         }
     }
 
     func testSnapshotAndWelcome() {
-        let table = Table(contents: [SectionContent(header: "H", rows: [RowContent(value: [1, "two"], editable: false)])])
+        let table = Table(contents: [
+            SectionContent(header: "H", rows: [RowContent(value: [1, "two"], editable: false)])
+        ])
         XCTAssertEqual(
             text(.snapshot(table: "t", version: 0, epoch: "e", rules: table.rules, sections: table.sections)),
             #"{"epoch":"e","rules":{"deleteConfirmationTitle":"Delete","maxRowsPerSection":100000,"maxSections":10000,"#
                 + #""maxValueBytes":65536,"moves":"any","reserveLastRow":false},"sections":[{"footer":null,"header":"H","#
-                + #""id":"s1","rows":[{"editable":false,"id":"r2","value":[1,"two"]}]}],"table":"t","type":"snapshot","version":0}"#)
+                + #""id":"s1","rows":[{"editable":false,"id":"r2","value":[1,"two"]}]}],"table":"t","type":"snapshot","version":0}"#
+        )
         let welcome = ServerMessage.Welcome(
             ref: nil, client: "anon-1", serverName: "tablecast", serverVersion: "1.0.0", maxMessageBytes: 1_048_576,
             maxBatchEntries: 1000, intentsPerSecond: 1000)

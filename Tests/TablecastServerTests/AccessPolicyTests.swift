@@ -55,7 +55,8 @@ final class AccessPolicyTests: XCTestCase {
         }
         XCTAssertThrowsError(try policy.authenticate(token: "guess")) { error in
             XCTAssertEqual((error as? AccessPolicy.Denial)?.code, .unauthorized)
-            XCTAssertEqual((error as? AccessPolicy.Denial)?.message, "the token given in hello is not valid on this server")
+            XCTAssertEqual(
+                (error as? AccessPolicy.Denial)?.message, "the token given in hello is not valid on this server")
         }
     }
 }

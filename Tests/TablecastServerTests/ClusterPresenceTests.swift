@@ -13,12 +13,17 @@ final class ClusterPresenceTests: XCTestCase {
             clients: [PresenceEntry(key: "c1", client: "ana", name: "Ana", editing: true, row: "r2")], viewers: 4)
         let read = ClusterPresence.decode(ClusterPresence.encode(share, node: "0123456789").jsonText)
         XCTAssertEqual(read.viewers, 4)
-        XCTAssertEqual(read.clients, [PresenceEntry(key: "01234567-c1", client: "ana", name: "Ana", editing: true, row: "r2")])
+        XCTAssertEqual(
+            read.clients, [PresenceEntry(key: "01234567-c1", client: "ana", name: "Ana", editing: true, row: "r2")])
     }
 
     func testABareListFromAnOlderNodeCountsNoViewers() {
         let read = ClusterPresence.decode(#"[{"key":"n-c1","client":"bo","name":"Bo","editing":false}]"#)
-        XCTAssertEqual(read, ClusterPresence.Share(clients: [PresenceEntry(key: "n-c1", client: "bo", name: "Bo", editing: false, row: nil)]))
+        XCTAssertEqual(
+            read,
+            ClusterPresence.Share(clients: [
+                PresenceEntry(key: "n-c1", client: "bo", name: "Bo", editing: false, row: nil)
+            ]))
         XCTAssertEqual(ClusterPresence.decode("not json"), ClusterPresence.Share())
     }
 
@@ -45,8 +50,9 @@ final class ClusterPresenceTests: XCTestCase {
 
     func testTheOtherNodesCountsAreReadOncePerLifetimeHoweverManyAsk() async throws {
         let url = try PostgresCluster.shared().createDatabase(prefix: "presence")
-        _ = try PostgresTableStore(url: url)  // creates the schema
-        let here = ClusterPresence(url: url, logger: Logger(label: "here"), tasks: ServerTasks(), countsLifetime: .seconds(2))
+        _ = try PostgresTableStore(url: url) // creates the schema
+        let here = ClusterPresence(
+            url: url, logger: Logger(label: "here"), tasks: ServerTasks(), countsLifetime: .seconds(2))
         let there = ClusterPresence(url: url, logger: Logger(label: "there"), tasks: ServerTasks())
         defer {
             here.stop()

@@ -20,17 +20,21 @@ final class CommitPipelineTests: XCTestCase {
     private func use(_ fingerprint: String) -> RefUse { RefUse(table: "t", epoch: 1, intent: fingerprint) }
 
     /// Resolves an insert of `value` into `pipeline` as the table actor does: applied to the engine, recorded.
-    private func insert(_ value: String, ref: String?, from connection: UInt64 = 1, into pipeline: inout CommitPipeline) throws {
+    private func insert(_ value: String, ref: String?, from connection: UInt64 = 1, into pipeline: inout CommitPipeline)
+        throws
+    {
         let intent = Intent.insert(at: RowPath(section: 0, row: 0), row: RowContent(value: .string(value)))
         let resolution = try engine.resolve(intent, base: nil)
         pipeline.willChange(engine)
         try engine.commit(resolution)
         let who = requester(connection)
         let record = CommitRecord(
-            table: "t", version: Int64(resolution.version), batch: "{}", originClient: who.client, originRef: ref, time: 0)
+            table: "t", version: Int64(resolution.version), batch: "{}", originClient: who.client, originRef: ref,
+            time: 0)
         let entry = PendingGroup.Entry(
             requester: who, ref: ref, claim: nil, use: ref.map { _ in use(value) },
-            update: WebSocketMessage(kind: .text, bytes: Array("update \(value)".utf8)), ack: Array("ack \(value)".utf8))
+            update: WebSocketMessage(kind: .text, bytes: Array("update \(value)".utf8)), ack: Array("ack \(value)".utf8)
+        )
         pipeline.take(entry, record: record, source: .init(requester: who, ref: ref, base: nil, intent: intent))
     }
 
@@ -94,17 +98,21 @@ final class CommitPipelineTests: XCTestCase {
         var pipeline = CommitPipeline(recording: false)
         try insert("x", ref: "r1", into: &pipeline)
         let key = RefKey(owner: RefOwner(principal: "", client: "c"), ref: "r1")
-        let source = PendingGroup.Source(requester: requester(7), ref: "r1", base: nil, intent: .delete(RowRef(RowPath(section: 0, row: 0))))
+        let source = PendingGroup.Source(
+            requester: requester(7), ref: "r1", base: nil, intent: .delete(RowRef(RowPath(section: 0, row: 0))))
         // Pending: the retry is taken there.
         XCTAssertTrue(try pipeline.takeRetry(key, use("x"), from: WebSocketConnectionID(rawValue: 7), source: source))
         _ = pipeline.submit()
         // In flight: taken there too.
         XCTAssertTrue(try pipeline.takeRetry(key, use("x"), from: WebSocketConnectionID(rawValue: 8), source: source))
-        XCTAssertThrowsError(try pipeline.takeRetry(key, use("other"), from: WebSocketConnectionID(rawValue: 9), source: source)) {
+        XCTAssertThrowsError(
+            try pipeline.takeRetry(key, use("other"), from: WebSocketConnectionID(rawValue: 9), source: source)
+        ) {
             XCTAssertEqual(($0 as? ProtocolError)?.code, .refReused)
         }
         let other = RefKey(owner: RefOwner(principal: "", client: "c"), ref: "r2")
-        XCTAssertFalse(try pipeline.takeRetry(other, use("x"), from: WebSocketConnectionID(rawValue: 7), source: source))
+        XCTAssertFalse(
+            try pipeline.takeRetry(other, use("x"), from: WebSocketConnectionID(rawValue: 7), source: source))
         let group = try XCTUnwrap(published(pipeline.finish(.success(())).first))
         XCTAssertEqual(group.duplicates.map(\.connection.rawValue), [7, 8], "both retries get the original's ack")
         XCTAssertEqual(group.duplicates.map(\.entry), [0, 0])
@@ -128,7 +136,8 @@ final class CommitPipelineTests: XCTestCase {
 
         try insert("z", ref: "r3", into: &pipeline)
         _ = pipeline.submit()
-        guard case .rebase(_, _, true) = pipeline.finish(.failure(StoreError(.duplicateRef, "ref r3 stored"))).first else {
+        guard case .rebase(_, _, true) = pipeline.finish(.failure(StoreError(.duplicateRef, "ref r3 stored"))).first
+        else {
             return XCTFail("a ref stored by another node is looked up again")
         }
     }

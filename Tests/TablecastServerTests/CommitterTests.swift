@@ -75,7 +75,8 @@ final class CommitterTests: XCTestCase {
     }
 
     private func record(_ version: Int64) -> CommitRecord {
-        CommitRecord(table: "t", version: version, batch: String(repeating: "b", count: 5000), originClient: "c", time: 0)
+        CommitRecord(
+            table: "t", version: version, batch: String(repeating: "b", count: 5000), originClient: "c", time: 0)
     }
 
     private func commit(_ record: CommitRecord, with committer: Committer) async throws {

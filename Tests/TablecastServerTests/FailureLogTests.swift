@@ -8,7 +8,8 @@ import XCTest
 final class FailureLogTests: XCTestCase {
     func testRepeatsAreCountedOncePerIntervalAndPerCause() async throws {
         let recorder = LogRecorder()
-        let failures = FailureLog(logger: Logger(label: "test") { _ in recorder }, interval: .milliseconds(300), tasks: ServerTasks())
+        let failures = FailureLog(
+            logger: Logger(label: "test") { _ in recorder }, interval: .milliseconds(300), tasks: ServerTasks())
         for _ in 0..<57 { failures.log(.critical, "could not reload", cause: "unreachable", metadata: [:]) }
         failures.log(.critical, "could not reload", cause: "full", metadata: [:])
         XCTAssertEqual(recorder.messages, ["could not reload", "could not reload"])

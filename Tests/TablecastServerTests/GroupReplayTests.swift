@@ -17,7 +17,9 @@ final class GroupReplayTests: XCTestCase {
     }
 
     /// Resolves `intent` into `group` as the table actor does, and commits it to `engine`.
-    private func take(_ intent: Intent, base: UInt64?, into group: inout GroupReplay<(Intent, UInt64?)>, _ engine: inout TableEngine) throws {
+    private func take(
+        _ intent: Intent, base: UInt64?, into group: inout GroupReplay<(Intent, UInt64?)>, _ engine: inout TableEngine
+    ) throws {
         group.took((intent, base))
         let resolution = try engine.resolve(intent, base: base)
         guard !resolution.isNoop else { return }
@@ -30,12 +32,15 @@ final class GroupReplayTests: XCTestCase {
         var loser = winner
         // The winner commits two versions: an edit of "a" and a delete of "c".
         var log: [LogEntry] = []
-        for intent in [Intent.edit(RowRef(RowPath(section: 0, row: 0)), value: "A"), .delete(RowRef(RowPath(section: 0, row: 2)))] {
+        for intent in [
+            Intent.edit(RowRef(RowPath(section: 0, row: 0)), value: "A"), .delete(RowRef(RowPath(section: 0, row: 2))),
+        ] {
             let resolution = try winner.resolve(intent, base: nil)
             try winner.commit(resolution)
             log.append(
                 LogEntry(
-                    table: "t", version: Int64(resolution.version), batch: String(decoding: resolution.batch.jsonBytes, as: UTF8.self),
+                    table: "t", version: Int64(resolution.version),
+                    batch: String(decoding: resolution.batch.jsonBytes, as: UTF8.self),
                     originClient: "w", originRef: nil, time: 0))
         }
         // Meanwhile the loser resolved a group at versions 1 and 2 (an insert after "b", an edit of "c" made

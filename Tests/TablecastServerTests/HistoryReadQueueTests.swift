@@ -37,7 +37,8 @@ final class HistoryReadQueueTests: XCTestCase {
         var queue = HistoryReadQueue<String>()
         queue.add("a", table: "big", connection: flooder, principal: "")
         _ = queue.next(now: 0)
-        queue.finished(table: "big", connection: flooder, principal: "", seconds: 2, now: 2)  // 2 s of reader time, limit 0.5 s
+        // 2 s of reader time, over the limit of 0.5 s.
+        queue.finished(table: "big", connection: flooder, principal: "", seconds: 2, now: 2)
         queue.replyWritten(flooder)
         queue.add("b", table: "big", connection: flooder, principal: "")
         XCTAssertNil(queue.next(now: 2))
@@ -60,7 +61,9 @@ final class HistoryReadQueueTests: XCTestCase {
             queue.finished(table: "big", connection: connection, principal: "token-a", seconds: 0.4, now: 0)
             queue.replyWritten(connection)
         }
-        queue.add("fourth connection of token-a", table: "big", connection: WebSocketConnectionID(rawValue: 9), principal: "token-a")
+        queue.add(
+            "fourth connection of token-a", table: "big", connection: WebSocketConnectionID(rawValue: 9),
+            principal: "token-a")
         XCTAssertNil(queue.next(now: 0))
         queue.add("team's", table: "big", connection: probe, principal: "team")
         XCTAssertEqual(queue.next(now: 0)?.request, "team's")

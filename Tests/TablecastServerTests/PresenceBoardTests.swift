@@ -6,7 +6,9 @@ import XCTest
 final class PresenceBoardTests: XCTestCase {
     typealias Entry = PresenceEntry
 
-    private func entry(_ key: String, _ client: String, _ name: String, editing: Bool = false, row: String? = nil) -> Entry {
+    private func entry(_ key: String, _ client: String, _ name: String, editing: Bool = false, row: String? = nil)
+        -> Entry
+    {
         Entry(key: key, client: client, name: name, editing: editing, row: row)
     }
 
@@ -54,9 +56,12 @@ final class PresenceBoardTests: XCTestCase {
         _ = board.join(1, key: "c1", client: "a", name: "Ana")
         _ = board.join(2, key: "c2", client: "anon-2", name: nil)
         _ = board.join(3, key: "c3", client: "anon-3", name: nil)
-        XCTAssertEqual(board.takeDelta(table: "t"), PresenceDelta(table: "t", joined: [entry("c1", "a", "Ana")], viewers: 2))
+        XCTAssertEqual(
+            board.takeDelta(table: "t"), PresenceDelta(table: "t", joined: [entry("c1", "a", "Ana")], viewers: 2))
         XCTAssertTrue(board.setEditing(3, false), "sending presence lists a viewer, even when it changes nothing else")
-        XCTAssertEqual(board.takeDelta(table: "t"), PresenceDelta(table: "t", joined: [entry("c3", "anon-3", "anon-3")], viewers: 1))
+        XCTAssertEqual(
+            board.takeDelta(table: "t"),
+            PresenceDelta(table: "t", joined: [entry("c3", "anon-3", "anon-3")], viewers: 1))
         XCTAssertTrue(board.leave(2))
         XCTAssertEqual(board.takeDelta(table: "t"), PresenceDelta(table: "t", viewers: 0))
     }
@@ -71,7 +76,8 @@ final class PresenceBoardTests: XCTestCase {
         XCTAssertTrue(board.beginEditingRow(1, row: "r4"), "a new row replaces the old one")
         XCTAssertFalse(board.endEditingRow(1, row: "r3"), "ending a row not being edited changes nothing")
         XCTAssertEqual(
-            board.takeDelta(table: "t"), PresenceDelta(table: "t", changed: [entry("c1", "a", "Ana", editing: true, row: "r4")], viewers: 0))
+            board.takeDelta(table: "t"),
+            PresenceDelta(table: "t", changed: [entry("c1", "a", "Ana", editing: true, row: "r4")], viewers: 0))
         XCTAssertTrue(board.endEditingRow(1, row: "r4"))
         XCTAssertTrue(board.beginEditingRow(1, row: "r4"))
         XCTAssertNil(board.takeDelta(table: "t"), "a change undone before the delta is no news")
@@ -120,7 +126,9 @@ final class PresenceBoardTests: XCTestCase {
         for step in 0..<2_000 {
             let connection = Int.random(in: 0..<20, using: &generator)
             switch Int.random(in: 0..<6, using: &generator) {
-            case 0: _ = board.join(connection, key: "c\(connection)", client: "x", name: Bool.random() ? "N\(connection)" : nil)
+            case 0:
+                _ = board.join(
+                    connection, key: "c\(connection)", client: "x", name: Bool.random() ? "N\(connection)" : nil)
             case 1: _ = board.leave(connection)
             case 2: _ = board.setEditing(connection, Bool.random())
             case 3: _ = board.beginEditingRow(connection, row: "r\(Int.random(in: 0..<4))")
@@ -132,9 +140,14 @@ final class PresenceBoardTests: XCTestCase {
                 for index in subscribers.indices { subscribers[index].receive(delta) }
                 if step % 30 == 0 {
                     let state = try JSONValue(parsing: board.publishedStateJSON())
-                    XCTAssertEqual(state, PresenceState(you: "", clients: board.publishedClients, viewers: board.publishedViewerCount).json.removing("you"))
+                    XCTAssertEqual(
+                        state,
+                        PresenceState(you: "", clients: board.publishedClients, viewers: board.publishedViewerCount)
+                            .json.removing("you"))
                     subscribers.append(
-                        Subscriber(state: PresenceState(you: "", clients: board.publishedClients, viewers: board.publishedViewerCount)))
+                        Subscriber(
+                            state: PresenceState(
+                                you: "", clients: board.publishedClients, viewers: board.publishedViewerCount)))
                 }
             }
         }

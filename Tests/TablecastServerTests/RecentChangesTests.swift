@@ -11,11 +11,14 @@ import XCTest
 final class RecentChangesTests: XCTestCase {
     private func update(_ version: UInt64) -> WebSocketMessage {
         let update = ServerMessage.Update(
-            table: "t", version: version, originClient: "ana", originRef: "r\(version)", batch: Batch(deleteRows: [RowPath(section: 0, row: 0)]))
+            table: "t", version: version, originClient: "ana", originRef: "r\(version)",
+            batch: Batch(deleteRows: [RowPath(section: 0, row: 0)]))
         return WebSocketMessage(kind: .text, bytes: update.encoded)
     }
 
-    private func changes(_ recent: RecentChanges, from: UInt64? = nil, to: UInt64? = nil, limit: Int, newestFirst: Bool = true)
+    private func changes(
+        _ recent: RecentChanges, from: UInt64? = nil, to: UInt64? = nil, limit: Int, newestFirst: Bool = true
+    )
         -> ServerMessage.Changes?
     {
         recent.changes("t", epoch: 9, from: from, to: to, limit: limit, newestFirst: newestFirst, ref: "q")
@@ -24,7 +27,8 @@ final class RecentChangesTests: XCTestCase {
     func testPagesWhatItHoldsAndNothingElse() {
         let recent = RecentChanges(account: MemoryBudget.unlimited[.updateHistory], limit: 5)
         for version in UInt64(1)...8 {
-            recent.append("t", epoch: 9, version: version, time: Int64(version), originName: "Ana", update: update(version))
+            recent.append(
+                "t", epoch: 9, version: version, time: Int64(version), originName: "Ana", update: update(version))
         }
         // Versions 4...8 are held.
         let page = changes(recent, limit: 3)
@@ -36,10 +40,12 @@ final class RecentChangesTests: XCTestCase {
         XCTAssertEqual(changes(recent, to: 5, limit: 3)?.entries.map(\.version), nil, "3 and 2 are not held")
         XCTAssertEqual(changes(recent, to: 5, limit: 2)?.entries.map(\.version), [5, 4])
         XCTAssertNil(changes(recent, to: 5, limit: 2)?.next, "4 is the oldest held")
-        XCTAssertEqual(changes(recent, from: 4, limit: 2, newestFirst: false).map { $0.entries.map(\.version) }, [4, 5])
+        XCTAssertEqual(
+            changes(recent, from: 4, limit: 2, newestFirst: false).map { $0.entries.map(\.version) }, [4, 5])
         XCTAssertEqual(changes(recent, from: 4, limit: 2, newestFirst: false)?.next, 6)
         XCTAssertNil(changes(recent, from: 2, limit: 2, newestFirst: false))
-        XCTAssertNil(recent.changes("t", epoch: 10, from: nil, to: nil, limit: 1, newestFirst: true, ref: nil), "another life")
+        XCTAssertNil(
+            recent.changes("t", epoch: 10, from: nil, to: nil, limit: 1, newestFirst: true, ref: nil), "another life")
     }
 
     func testAGapOrAnotherLifeStartsOver() {
@@ -47,7 +53,8 @@ final class RecentChangesTests: XCTestCase {
         for version in UInt64(1)...3 {
             recent.append("t", epoch: 9, version: version, time: 0, originName: "", update: update(version))
         }
-        XCTAssertEqual(changes(recent, limit: 10)?.entries.map(\.version), [3, 2, 1], "from the first version: all of it")
+        XCTAssertEqual(
+            changes(recent, limit: 10)?.entries.map(\.version), [3, 2, 1], "from the first version: all of it")
         recent.append("t", epoch: 9, version: 7, time: 0, originName: "", update: update(7))
         XCTAssertNil(changes(recent, limit: 10))
         XCTAssertEqual(changes(recent, limit: 1)?.entries.map(\.version), [7])
@@ -56,7 +63,7 @@ final class RecentChangesTests: XCTestCase {
 
     func testItsBytesCountInTheBudgetAndGiveWayWhenItsShareIsFull() {
         let size = update(1).count
-        let account = MemoryBudget(limit: size * 4 * 4)[.updateHistory]  // a share of 4 updates
+        let account = MemoryBudget(limit: size * 4 * 4)[.updateHistory] // a share of 4 updates
         var recent: RecentChanges? = RecentChanges(account: account)
         for version in UInt64(1)...3 {
             recent!.append("t", epoch: 9, version: version, time: 0, originName: "", update: update(version))

@@ -26,7 +26,8 @@ final class RefRegistryTests: XCTestCase {
         let registry = RefRegistry(limit: 3)
         registry.load(alice, refs: [:])
         for ref in ["1", "2", "3", "4", "5"] { _ = registry.claim(alice, ref, for: use) }
-        XCTAssertEqual(["1", "2", "3", "4", "5"].map { registry.use(alice, $0) != nil }, [false, false, true, true, true])
+        XCTAssertEqual(
+            ["1", "2", "3", "4", "5"].map { registry.use(alice, $0) != nil }, [false, false, true, true, true])
     }
 
     /// A ref names one use: a second claim returns the first use, whoever makes it; other owners (another principal
@@ -66,8 +67,10 @@ final class RefRegistryTests: XCTestCase {
     }
 
     func testTokenDigestMatchesTheStandardSHA256Vectors() {
-        XCTAssertEqual(TokenDigest.sha256Hex("".utf8), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        XCTAssertEqual(TokenDigest.sha256Hex("abc".utf8), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(
+            TokenDigest.sha256Hex("".utf8), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        XCTAssertEqual(
+            TokenDigest.sha256Hex("abc".utf8), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         XCTAssertEqual(
             TokenDigest.sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")

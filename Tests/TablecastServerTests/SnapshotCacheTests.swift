@@ -14,8 +14,8 @@ final class SnapshotCacheTests: XCTestCase {
         var cache = SnapshotCache<Table>(capacity: 2)
         cache.insert(table(1), for: key("a", 1))
         cache.insert(table(2), for: key("b", 2))
-        XCTAssertEqual(cache.value(key("a", 1))?.version, 1)  // a is now the most recent
-        cache.insert(table(3), for: key("c", 3))  // b goes
+        XCTAssertEqual(cache.value(key("a", 1))?.version, 1) // a is now the most recent
+        cache.insert(table(3), for: key("c", 3)) // b goes
         XCTAssertNil(cache.value(key("b", 2)))
         XCTAssertEqual(cache.value(key("a", 1))?.version, 1)
         XCTAssertEqual(cache.value(key("c", 3))?.version, 3)

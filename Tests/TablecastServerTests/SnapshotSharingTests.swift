@@ -13,7 +13,8 @@ final class SnapshotSharingTests: XCTestCase {
     private func waiter(_ connection: UInt64, subscribing: Bool = true) -> SnapshotSharing.Waiter {
         .init(
             requester: Requester(
-                connection: WebSocketConnectionID(rawValue: connection), client: "c\(connection)", name: nil, stable: false,
+                connection: WebSocketConnectionID(rawValue: connection), client: "c\(connection)", name: nil,
+                stable: false,
                 principal: ""),
             ref: "r\(connection)", subscribing: subscribing)
     }
@@ -44,10 +45,12 @@ final class SnapshotSharingTests: XCTestCase {
 
     func testACatchUpIsTheSharedSnapshotAndTheUpdatesAfterItWhileTheyFit() throws {
         var sharing = SnapshotSharing()
-        XCTAssertNil(sharing.catchUp(version: 5, rules: TableRules(), history: history(after: 5, updates: 0), limit: limit))
+        XCTAssertNil(
+            sharing.catchUp(version: 5, rules: TableRules(), history: history(after: 5, updates: 0), limit: limit))
         _ = sharing.wait(waiter(1))
         _ = sharing.built(snapshot(5))
-        let same = try XCTUnwrap(sharing.catchUp(version: 5, rules: TableRules(), history: history(after: 5, updates: 0), limit: limit))
+        let same = try XCTUnwrap(
+            sharing.catchUp(version: 5, rules: TableRules(), history: history(after: 5, updates: 0), limit: limit))
         XCTAssertEqual(same.count, 1)
         let later = try XCTUnwrap(
             sharing.catchUp(version: 8, rules: TableRules(), history: history(after: 5, updates: 3), limit: limit))
@@ -56,7 +59,8 @@ final class SnapshotSharingTests: XCTestCase {
             sharing.catchUp(version: 9, rules: TableRules(), history: history(after: 5, updates: 4), limit: limit),
             "more updates than the bound: a newer snapshot")
         XCTAssertNil(
-            sharing.catchUp(version: 8, rules: TableRules(), history: history(after: 5, updates: 3, bytes: 40), limit: limit),
+            sharing.catchUp(
+                version: 8, rules: TableRules(), history: history(after: 5, updates: 3, bytes: 40), limit: limit),
             "more bytes than the bound")
         XCTAssertNil(
             sharing.catchUp(version: 8, rules: TableRules(), history: history(after: 6, updates: 2), limit: limit),

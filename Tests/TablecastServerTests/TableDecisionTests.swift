@@ -28,29 +28,40 @@ final class TableDecisionTests: XCTestCase {
         XCTAssertEqual(try IntentRef.lookup(key, use, known: nil, ownerLoaded: true, checkStore: true), .store)
         XCTAssertEqual(try IntentRef.lookup(key, use, known: use, ownerLoaded: true, checkStore: false), .store)
         XCTAssertThrowsError(
-            try IntentRef.lookup(key, use, known: RefUse(table: "u", epoch: 1, intent: "f"), ownerLoaded: true, checkStore: false)
+            try IntentRef.lookup(
+                key, use, known: RefUse(table: "u", epoch: 1, intent: "f"), ownerLoaded: true, checkStore: false)
         ) { error in
             XCTAssertEqual((error as? ProtocolError)?.code, .refReused)
             XCTAssertTrue((error as? ProtocolError)?.message.contains("on table 'u'") == true)
         }
         // A ref used on an earlier life of the same table name says so.
-        let earlier = IntentRef.reused("r1", of: "c", by: RefUse(table: "t", epoch: 1, intent: "f"), for: RefUse(table: "t", epoch: 2, intent: "f"))
+        let earlier = IntentRef.reused(
+            "r1", of: "c", by: RefUse(table: "t", epoch: 1, intent: "f"), for: RefUse(table: "t", epoch: 2, intent: "f")
+        )
         XCTAssertTrue(earlier.message.contains("earlier table named 't'"), earlier.message)
     }
 
     func testAStoredAckAnswersARetryOnlyOfTheSameIntent() throws {
         let use = RefUse(table: "t", epoch: 2, intent: "f")
         XCTAssertFalse(try IntentRef.answer(stored: nil, for: key, use))
-        XCTAssertTrue(try IntentRef.answer(stored: StoredAck(table: "t", epoch: 2, version: 5, ack: "{}", intent: "f"), for: key, use))
+        XCTAssertTrue(
+            try IntentRef.answer(
+                stored: StoredAck(table: "t", epoch: 2, version: 5, ack: "{}", intent: "f"), for: key, use))
         // Stored before epochs or fingerprints were: the table name decides.
         XCTAssertTrue(try IntentRef.answer(stored: StoredAck(table: "t", version: 5, ack: "{}"), for: key, use))
-        XCTAssertThrowsError(try IntentRef.answer(stored: StoredAck(table: "t", epoch: 2, version: 5, ack: "{}", intent: "g"), for: key, use))
-        XCTAssertThrowsError(try IntentRef.answer(stored: StoredAck(table: "t", epoch: 1, version: 5, ack: "{}", intent: "f"), for: key, use))
+        XCTAssertThrowsError(
+            try IntentRef.answer(
+                stored: StoredAck(table: "t", epoch: 2, version: 5, ack: "{}", intent: "g"), for: key, use))
+        XCTAssertThrowsError(
+            try IntentRef.answer(
+                stored: StoredAck(table: "t", epoch: 1, version: 5, ack: "{}", intent: "f"), for: key, use))
     }
 
     func testAStoredAckIsSentWithTheTablesCurrentEpoch() throws {
         let ack = IntentRef.ack(#"{"type":"ack","ref":"r1","epoch":"old","version":5}"#, withEpoch: "new")
-        guard case .object(let members) = try JSONValue(parsing: String(decoding: ack, as: UTF8.self)) else { return XCTFail() }
+        guard case .object(let members) = try JSONValue(parsing: String(decoding: ack, as: UTF8.self)) else {
+            return XCTFail()
+        }
         XCTAssertEqual(members["epoch"], .string("new"))
         XCTAssertEqual(members["version"], .number(5))
         XCTAssertEqual(IntentRef.ack("not json", withEpoch: "new"), Array("not json".utf8), "sent as stored")

@@ -6,7 +6,8 @@ final class TablePatternTests: XCTestCase {
         let cases: [(String, String, Bool)] = [
             ("*", "", true), ("*", "groceries", true), ("team-*", "team-", true), ("team-*", "team-red", true),
             ("team-*", "teams", false), ("a?c", "abc", true), ("a?c", "ac", false), ("*.log*", "x.log.1", true),
-            ("a*b*c", "aXbYbZc", true), ("a*b*c", "aXbYbZ", false), ("exact", "exact", true), ("exact", "exactly", false),
+            ("a*b*c", "aXbYbZc", true), ("a*b*c", "aXbYbZ", false), ("exact", "exact", true),
+            ("exact", "exactly", false),
         ]
         for (pattern, name, expected) in cases {
             XCTAssertEqual(TablePattern(pattern).matches(name), expected, "\(pattern) ~ \(name)")

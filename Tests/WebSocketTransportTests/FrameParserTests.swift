@@ -21,7 +21,8 @@ final class FrameParserTests: XCTestCase {
 
     /// Frames arriving a byte at a time come out whole, unmasked, once their last byte is in.
     func testFramesSplitAnywhereComeOutWhole() {
-        let bytes = RawSocket.frame(opcode: 0x1, fin: false, payload: Array("héllo".utf8))
+        let bytes =
+            RawSocket.frame(opcode: 0x1, fin: false, payload: Array("héllo".utf8))
             + RawSocket.frame(opcode: 0x9, fin: true, payload: [1, 2])
             + RawSocket.frame(opcode: 0x0, fin: true, payload: [UInt8](repeating: 7, count: 70_000))
         var parser = FrameParser()
@@ -52,9 +53,13 @@ final class FrameParserTests: XCTestCase {
         XCTAssertEqual(code([0x81, 0x80 | 127, 0x80, 0, 0, 0, 0, 0, 0, 0]), 1009, "2^63")
         XCTAssertEqual(code([0x81, 0x80 | 126, 0x01, 0x00], limit: 255), 1009, "256 bytes over a 255-byte limit")
         XCTAssertEqual(
-            code(RawSocket.frame(opcode: 0x1, fin: false, payload: [0x61]) + RawSocket.frame(opcode: 0x1, fin: true, payload: [])),
+            code(
+                RawSocket.frame(opcode: 0x1, fin: false, payload: [0x61])
+                    + RawSocket.frame(opcode: 0x1, fin: true, payload: [])),
             1002, "a new message inside a fragmented one")
-        XCTAssertEqual(code(RawSocket.frame(opcode: 0x1, fin: true, payload: [UInt8](repeating: 0x61, count: 255)), limit: 255), nil)
+        XCTAssertEqual(
+            code(RawSocket.frame(opcode: 0x1, fin: true, payload: [UInt8](repeating: 0x61, count: 255)), limit: 255),
+            nil)
     }
 
     /// The budget is what the message in progress may still take.
@@ -74,7 +79,8 @@ final class FrameParserTests: XCTestCase {
         var parser = FrameParser()
         parser.skipsData = true
         let big = [UInt8](repeating: 7, count: 3 << 20)
-        let bytes = RawSocket.frame(opcode: 0x2, fin: false, payload: big)
+        let bytes =
+            RawSocket.frame(opcode: 0x2, fin: false, payload: big)
             + RawSocket.frame(opcode: 0x9, fin: true, payload: [1])
             + RawSocket.frame(opcode: 0x0, fin: true, payload: [2, 3])
             + RawSocket.frame(opcode: 0x8, fin: true, payload: [0x03, 0xE8])
@@ -91,7 +97,9 @@ final class FrameParserTests: XCTestCase {
         // A length with its top bit set cannot be skipped: the stream is unreadable from there.
         parser.skipsData = true
         [0x82, 0x80 | 127, 0x80, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4].withUnsafeBytes { parser.append($0) }
-        guard case .violation(let frame)? = parser.next(assembled: 0, limit: 100) else { return XCTFail("no violation") }
+        guard case .violation(let frame)? = parser.next(assembled: 0, limit: 100) else {
+            return XCTFail("no violation")
+        }
         XCTAssertEqual(frame.code, .protocolError)
     }
 }

@@ -26,7 +26,8 @@ final class WebSocketClientTests: XCTestCase {
         client.send(WebSocketMessage(bytes: [0, 1, 2, 255]), to: id)
         try await clientEvents.wait("two echoes") { $0.messages(on: id).count == 2 }
         XCTAssertEqual(clientEvents.messages(on: id).map(\.text).first, "hello, tables")
-        XCTAssertEqual(clientEvents.messages(on: id).last, WebSocketInboundMessage(kind: .binary, bytes: [0, 1, 2, 255]))
+        XCTAssertEqual(
+            clientEvents.messages(on: id).last, WebSocketInboundMessage(kind: .binary, bytes: [0, 1, 2, 255]))
 
         let info = try XCTUnwrap(serverEvents.opened.first)
         XCTAssertEqual(info.path, "/tables/7")
@@ -82,7 +83,8 @@ extension WebSocketClientTests {
     /// A message larger than the client's `maxMessageSize` closes the client's connection with 1009; nothing else.
     func testOversizedMessageToTheClientClosesWith1009() async throws {
         let serverEvents = EventRecorder()
-        let server = try WebSocketServer(configuration: .init(host: "127.0.0.1", port: 0), onEvent: serverEvents.handler)
+        let server = try WebSocketServer(
+            configuration: .init(host: "127.0.0.1", port: 0), onEvent: serverEvents.handler)
         let clientEvents = EventRecorder()
         let client = try WebSocketClient(configuration: .init(maxMessageSize: 1 << 20), onEvent: clientEvents.handler)
         let id = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port))

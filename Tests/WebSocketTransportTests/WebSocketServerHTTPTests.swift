@@ -7,17 +7,21 @@ import XCTest
 final class WebSocketServerHTTPTests: XCTestCase {
     func testHealthzMetricsStaticFilesAndNotFound() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tablecast-static-\(UUID())")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("js"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("js"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let page = "<!doctype html><title>Tablecast</title>"
         try page.write(to: directory.appendingPathComponent("index.html"), atomically: true, encoding: .utf8)
-        try "export const x = 1;\n".write(to: directory.appendingPathComponent("js/app.js"), atomically: true, encoding: .utf8)
+        try "export const x = 1;\n".write(
+            to: directory.appendingPathComponent("js/app.js"), atomically: true, encoding: .utf8)
         let image = Data((0..<40_000).map { UInt8($0 % 251) })
         try image.write(to: directory.appendingPathComponent("big.png"))
 
         let registry = PrometheusCollectorRegistry()
-        registry.makeCounter(descriptor: MetricNameDescriptor(
-            metricName: "app_edits", unitName: "total", helpText: "an application metric")).increment(by: Int64(3))
+        registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                metricName: "app_edits", unitName: "total", helpText: "an application metric")
+        ).increment(by: Int64(3))
         let server = try WebSocketServer(
             configuration: .init(
                 host: "127.0.0.1", port: 0, staticFilesDirectory: directory.path,

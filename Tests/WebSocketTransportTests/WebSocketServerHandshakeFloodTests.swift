@@ -41,7 +41,8 @@ final class WebSocketServerHandshakeFloodTests: XCTestCase {
     /// while other addresses connect; completed handshakes and closed connections free their place.
     func testStalledHandshakesPerAddressAreCapped() async throws {
         let server = try WebSocketServer(
-            configuration: .init(host: "127.0.0.1", port: 0, handshakeTimeout: .seconds(30), maxHandshakesPerAddress: 8),
+            configuration: .init(
+                host: "127.0.0.1", port: 0, handshakeTimeout: .seconds(30), maxHandshakesPerAddress: 8),
             onEvent: { _ in })
         var stalled = try (0..<8).map { _ in try StalledSocket(from: "127.0.0.3", port: server.port) }
         for socket in stalled { socket.send(Self.partialRequest) }
@@ -52,7 +53,8 @@ final class WebSocketServerHandshakeFloodTests: XCTestCase {
         // Completed handshakes free their places: after 8 upgrades from one address, a 9th still gets in.
         let upgraded = try (0..<8).map { _ in try StalledSocket(from: "127.0.0.2", port: server.port) }
         for socket in upgraded { XCTAssertEqual(socket.upgrade(), "HTTP/1.1 101 Switching Protocols") }
-        XCTAssertEqual(try StalledSocket(from: "127.0.0.2", port: server.port).upgrade(), "HTTP/1.1 101 Switching Protocols")
+        XCTAssertEqual(
+            try StalledSocket(from: "127.0.0.2", port: server.port).upgrade(), "HTTP/1.1 101 Switching Protocols")
 
         // Closed connections free theirs. The server sees the closes a moment later: retry until it has.
         stalled.removeAll()
@@ -104,7 +106,8 @@ private final class StalledSocket {
         remote.sin_family = sa_family_t(AF_INET)
         remote.sin_port = in_port_t(UInt16(port).bigEndian)
         remote.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let ok = Self.withAddress(&local) { bind(fd, $0, $1) == 0 } && Self.withAddress(&remote) { connect(fd, $0, $1) == 0 }
+        let ok =
+            Self.withAddress(&local) { bind(fd, $0, $1) == 0 } && Self.withAddress(&remote) { connect(fd, $0, $1) == 0 }
         guard ok else {
             close(fd)
             throw POSIXError(.ECONNREFUSED)
@@ -113,7 +116,9 @@ private final class StalledSocket {
 
     deinit { close(fd) }
 
-    private static func withAddress(_ address: inout sockaddr_in, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Bool) -> Bool {
+    private static func withAddress(_ address: inout sockaddr_in, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Bool)
+        -> Bool
+    {
         withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }

@@ -93,7 +93,9 @@ final class WebSocketServerMemoryBudgetTests: XCTestCase {
         XCTAssertEqual(account.degradations, 1)
 
         // The others are served: the live readers get everything, the small one all it was sent once it reads.
-        try await clientEvents.wait("readers served") { events in readers.allSatisfy { events.messageCount(on: $0) == 200 } }
+        try await clientEvents.wait("readers served") { events in
+            readers.allSatisfy { events.messageCount(on: $0) == 200 }
+        }
         for index in 0..<3000 {
             let frame = small.readFrame()
             XCTAssertEqual(frame?.payload.count, 1000, "message \(index)")

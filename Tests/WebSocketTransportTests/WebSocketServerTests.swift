@@ -68,10 +68,16 @@ final class WebSocketServerTests: XCTestCase {
         let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
         let cases: [(name: String, bytes: [UInt8], code: UInt16)] = [
             ("an unmasked frame", [0x81, 0x02] + Array("hi".utf8), 1002),
-            ("a ping with 200 bytes", RawSocket.frame(opcode: 0x9, fin: true, payload: [UInt8](repeating: 1, count: 200)), 1002),
+            (
+                "a ping with 200 bytes",
+                RawSocket.frame(opcode: 0x9, fin: true, payload: [UInt8](repeating: 1, count: 200)), 1002
+            ),
             ("a length of 2^63", [0x81, 0x80 | 127, 0x80, 0, 0, 0, 0, 0, 0, 0] + mask, 1009),
             ("2 bytes in a 16-bit length", [0x81, 0x80 | 126, 0x00, 0x02] + mask + [0x7A, 0x5D], 1002),
-            ("300 bytes in a 64-bit length", [0x82, 0x80 | 127, 0, 0, 0, 0, 0, 0, 0x01, 0x2C] + mask + [UInt8](repeating: 0, count: 300), 1002),
+            (
+                "300 bytes in a 64-bit length",
+                [0x82, 0x80 | 127, 0, 0, 0, 0, 0, 0, 0x01, 0x2C] + mask + [UInt8](repeating: 0, count: 300), 1002
+            ),
             ("a reserved opcode", [0x83, 0x80] + mask, 1002),
             ("a fragmented ping", [0x09, 0x80] + mask, 1002),
         ]
@@ -234,7 +240,8 @@ final class WebSocketServerTests: XCTestCase {
     func testOutboundBacklogCountsUnwrittenMessagesAtMost64PerConnection() async throws {
         let serverEvents = EventRecorder()
         let server = try makeServer(
-            .init(host: "127.0.0.1", port: 0, maxQueuedBytes: 64 << 20, maxQueuedMessages: 100_000), events: serverEvents)
+            .init(host: "127.0.0.1", port: 0, maxQueuedBytes: 64 << 20, maxQueuedMessages: 100_000),
+            events: serverEvents)
         let clientEvents = EventRecorder()
         let client = try WebSocketClient(onEvent: clientEvents.handler)
         let readers = (0..<3).map { _ in client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port)) }
@@ -243,7 +250,9 @@ final class WebSocketServerTests: XCTestCase {
 
         let message = WebSocketMessage(bytes: [UInt8](repeating: 0x2A, count: 1024))
         for _ in 0..<2000 { server.send(message, to: ids) }
-        try await clientEvents.wait("every message") { events in readers.allSatisfy { events.messageCount(on: $0) == 2000 } }
+        try await clientEvents.wait("every message") { events in
+            readers.allSatisfy { events.messageCount(on: $0) == 2000 }
+        }
         try await backlog(of: server, reaches: 0)
 
         // 20 MB: more than the socket buffers hold, so thousands stay queued for the reader that does not read.
@@ -253,7 +262,7 @@ final class WebSocketServerTests: XCTestCase {
         let stalledID = try XCTUnwrap(serverEvents.opened.first { $0.path == "/stalled" }?.id)
         for _ in 0..<20_000 { server.send(message, to: stalledID) }
         try await backlog(of: server, reaches: 64)
-        stalled = nil  // closes the socket: the server drops the connection and its queue
+        stalled = nil // closes the socket: the server drops the connection and its queue
         try await serverEvents.wait("the stalled reader gone") { !$0.closes(on: stalledID).isEmpty }
         try await backlog(of: server, reaches: 0)
         await client.shutdown()
@@ -262,7 +271,9 @@ final class WebSocketServerTests: XCTestCase {
 
     private func backlog(of server: WebSocketServer, reaches value: Int) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
-        while server.outboundBacklog != value, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        while server.outboundBacklog != value, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         XCTAssertEqual(server.outboundBacklog, value)
     }
 
@@ -278,7 +289,8 @@ final class WebSocketServerTests: XCTestCase {
         let clientEvents = EventRecorder()
         let client = try WebSocketClient(onEvent: clientEvents.handler)
         for batch in 0..<20 {
-            let ids = (0..<50).map { _ in client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port)) }
+            let ids = (0..<50).map { _ in client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port))
+            }
             try await clientEvents.wait("batch \(batch) open") { $0.opened.count == (batch + 1) * 50 }
             for id in ids { client.close(id) }
             try await clientEvents.wait("batch \(batch) closed") { $0.closes().count == (batch + 1) * 50 }
@@ -334,15 +346,18 @@ extension WebSocketServerTests {
     /// With `maxUnconsumedMessages`, a peer sending faster than the application consumes is no longer read (its
     /// messages wait in TCP, not in memory) and is read again once the application catches up; nothing is lost.
     func testUnconsumedMessagesPauseReadingUntilConsumed() async throws {
-        let whilePaused = try await sendUnconsumed(configuration: .init(host: "127.0.0.1", port: 0, maxUnconsumedMessages: 8))
+        let whilePaused = try await sendUnconsumed(
+            configuration: .init(host: "127.0.0.1", port: 0, maxUnconsumedMessages: 8))
         // lws may hand over what it already read past the bound; it read none here, but allow a little.
         XCTAssertTrue((8...10).contains(whilePaused), "reading pauses at 8 unconsumed messages, not \(whilePaused)")
     }
 
     /// The same with a bound on bytes: 8,000-byte messages against 20,000 bytes pause after the third.
     func testUnconsumedBytesPauseReadingUntilConsumed() async throws {
-        let whilePaused = try await sendUnconsumed(configuration: .init(host: "127.0.0.1", port: 0, maxUnconsumedBytes: 20_000))
-        XCTAssertTrue((3...5).contains(whilePaused), "reading pauses at 24,000 unconsumed bytes, not \(whilePaused) messages")
+        let whilePaused = try await sendUnconsumed(
+            configuration: .init(host: "127.0.0.1", port: 0, maxUnconsumedBytes: 20_000))
+        XCTAssertTrue(
+            (3...5).contains(whilePaused), "reading pauses at 24,000 unconsumed bytes, not \(whilePaused) messages")
     }
 
     /// Sends 200 messages of ~8 KB that the server's application does not consume at first; returns how many were
@@ -366,7 +381,9 @@ extension WebSocketServerTests {
                 server.consumed(connection)
                 consumed += 1
             }
-            if consumed < 200 { try await events.wait("more messages", timeout: .seconds(10)) { $0.messages().count > received } }
+            if consumed < 200 {
+                try await events.wait("more messages", timeout: .seconds(10)) { $0.messages().count > received }
+            }
         }
         XCTAssertEqual(events.messages().map { $0.text.prefix { $0 != " " } }, (0..<200).map { Substring(String($0)) })
         await client.shutdown()
@@ -405,7 +422,8 @@ extension WebSocketServerTests {
         WebSocketServer, WebSocketClient, EventRecorder, WebSocketConnectionID, WebSocketConnectionID
     ) {
         let serverEvents = EventRecorder()
-        let server = try WebSocketServer(configuration: .init(host: "127.0.0.1", port: 0), onEvent: serverEvents.handler)
+        let server = try WebSocketServer(
+            configuration: .init(host: "127.0.0.1", port: 0), onEvent: serverEvents.handler)
         let clientEvents = EventRecorder()
         let client = try WebSocketClient(onEvent: clientEvents.handler)
         let id = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port))
@@ -421,7 +439,8 @@ extension WebSocketServerTests {
         let small = WebSocketMessage(text: "tail")
         let big = WebSocketMessage(kind: .binary, bytes: (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
         let heads = [Array("head one, ".utf8), [], Array("h".utf8), [UInt8](repeating: 9, count: 70_000)]
-        let sent = heads.map { WebSocketMessage(kind: .text, head: $0, sharing: small) }
+        let sent =
+            heads.map { WebSocketMessage(kind: .text, head: $0, sharing: small) }
             + heads.map { WebSocketMessage(kind: .binary, head: $0, sharing: big) }
         for message in sent { server.send(message, to: connection) }
         try await clientEvents.wait("every message") { $0.messages(on: id).count == sent.count }

@@ -73,7 +73,8 @@ public struct Batch: Hashable, Sendable {
         public var editingStyle: EditingStyle?
         /// Creates an entry.
         public init(
-            at: RowPath, value: JSONValue, editable: Bool? = nil, movable: Bool? = nil, editingStyle: EditingStyle? = nil
+            at: RowPath, value: JSONValue, editable: Bool? = nil, movable: Bool? = nil,
+            editingStyle: EditingStyle? = nil
         ) {
             self.at = at
             self.value = value

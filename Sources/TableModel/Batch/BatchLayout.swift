@@ -45,7 +45,8 @@ struct BatchLayout: Sendable {
         sectionsUnchanged = sections.removed.isEmpty && sections.placed.isEmpty
         singleRowChange =
             sectionsUnchanged && removedRows.count <= 1 && placedRows.count <= 1
-            ? SingleRowChange(removed: removedRows.first, destination: rowDestinations.first ?? nil, placed: placedRows.first)
+            ? SingleRowChange(
+                removed: removedRows.first, destination: rowDestinations.first ?? nil, placed: placedRows.first)
             : nil
     }
 
@@ -130,7 +131,9 @@ struct BatchLayout: Sendable {
             predecessor -= 1
             removedBefore -= 1
         }
-        var row = predecessor >= 0 ? finalRow(ofSurvivor: predecessor - (removedBefore - sectionStart), inFinal: final) + 1 : 0
+        var row =
+            predecessor >= 0
+            ? finalRow(ofSurvivor: predecessor - (removedBefore - sectionStart), inFinal: final) + 1 : 0
         var placed = placedRows.countLess(than: RowPath(section: final, row: row))
         while placed < placedRows.count, placedRows[placed] == RowPath(section: final, row: row) {
             row += 1

@@ -113,7 +113,9 @@ extension Array {
             // Runs moving left only land on holes or on themselves when done in ascending order, and runs moving
             // right likewise in descending order; a left-moving run never lands where a right-moving run starts,
             // because final positions keep the order of the old ones.
-            for run in runs where run.to < run.from { (base + run.to).moveInitialize(from: base + run.from, count: run.count) }
+            for run in runs where run.to < run.from {
+                (base + run.to).moveInitialize(from: base + run.from, count: run.count)
+            }
             for run in runs.reversed() where run.to > run.from {
                 (base + run.to).moveInitialize(from: base + run.from, count: run.count)
             }

@@ -39,9 +39,12 @@ extension Table {
             sections[reload.at].footer = reload.footer
         }
         var rowPlacements: [Int: [(index: Int, element: Row)]] = [:]
-        for insert in batch.insertRows { rowPlacements[insert.at.section, default: []].append((insert.at.row, insert.row)) }
+        for insert in batch.insertRows {
+            rowPlacements[insert.at.section, default: []].append((insert.at.row, insert.row))
+        }
         for move in batch.moveRows {
-            rowPlacements[move.to.section, default: []].append((move.to.row, sections[move.from.section].rows[move.from.row]))
+            rowPlacements[move.to.section, default: []].append(
+                (move.to.row, sections[move.from.section].rows[move.from.row]))
         }
         rearrangeSections(batch, layout: layout)
         var touched = Set(rowPlacements.keys)
@@ -75,7 +78,8 @@ extension Table {
         var sectionRole: [Int: (verb: String, label: String)] = [:]
         func claimSection(_ section: Int, _ verb: String, _ entry: String) throws(TableError) {
             guard section >= 0, section < oldSectionCount else {
-                throw .outOfRange(entry, "section \(section) does not exist: table has \(oldSectionCount) sections before the update")
+                throw .outOfRange(
+                    entry, "section \(section) does not exist: table has \(oldSectionCount) sections before the update")
             }
             if let other = sectionRole[section] {
                 throw .invalidBatch(entry, "section \(section) is also \(other.verb) by \(other.label)")
@@ -99,7 +103,10 @@ extension Table {
         var sectionSlot: [Int: String] = [:]
         func placeSection(_ section: Int, _ entry: String) throws(TableError) {
             guard section >= 0, section < finalSectionCount else {
-                throw .outOfRange(entry, "section index \(section) is out of range: table has \(finalSectionCount) sections after the update")
+                throw .outOfRange(
+                    entry,
+                    "section index \(section) is out of range: table has \(finalSectionCount) sections after the update"
+                )
             }
             if let other = sectionSlot[section] {
                 throw .invalidBatch(entry, "section index \(section) is also the destination of \(other)")
@@ -116,25 +123,31 @@ extension Table {
             try placeSection(move.to, label(.moveSections, index))
             movedInto[move.to] = move.from
         }
-        let sectionRemovals = (batch.deleteSections.map { (from: $0, to: Int?.none) } + batch.moveSections.map { ($0.from, $0.to) })
+        let sectionRemovals =
+            (batch.deleteSections.map { (from: $0, to: Int?.none) } + batch.moveSections.map { ($0.from, $0.to) })
             .sorted { $0.from < $1.from }
         let sectionReindexing = Reindexing(
-            removed: sectionRemovals.map(\.from), placed: (batch.insertSections.map(\.at) + batch.moveSections.map(\.to)).sorted())
+            removed: sectionRemovals.map(\.from),
+            placed: (batch.insertSections.map(\.at) + batch.moveSections.map(\.to)).sorted())
 
         // Rows, old space: deletions, reloads, move sources, in sections that exist and that the batch keeps.
         var rowRole: [RowPath: (verb: String, label: String)] = [:]
         func claimRow(_ path: RowPath, _ verb: String, _ entry: String) throws(TableError) {
             guard path.section >= 0, path.section < oldSectionCount else {
-                throw .outOfRange(entry, "row \(path) does not exist: table has \(oldSectionCount) sections before the update")
+                throw .outOfRange(
+                    entry, "row \(path) does not exist: table has \(oldSectionCount) sections before the update")
             }
             let rowCount = sections[path.section].rows.count
             guard path.row >= 0, path.row < rowCount else {
-                throw .outOfRange(entry, "row \(path) does not exist: section \(path.section) has \(rowCount) rows before the update")
+                throw .outOfRange(
+                    entry, "row \(path) does not exist: section \(path.section) has \(rowCount) rows before the update")
             }
             if deletedSections.contains(path.section), let deleter = sectionRole[path.section]?.label {
                 throw .invalidBatch(entry, "row \(path) is in section \(path.section), which \(deleter) deletes")
             }
-            if let other = rowRole[path] { throw .invalidBatch(entry, "row \(path) is also \(other.verb) by \(other.label)") }
+            if let other = rowRole[path] {
+                throw .invalidBatch(entry, "row \(path) is also \(other.verb) by \(other.label)")
+            }
             rowRole[path] = (verb, entry)
         }
         var removedRowCounts: [Int: Int] = [:]
@@ -156,14 +169,16 @@ extension Table {
             let entry = label(.insertRows, index)
             placedEntries[insert.at.section, default: []].append((insert.at.row, entry))
             guard insert.at.section >= 0, insert.at.section < finalSectionCount else {
-                throw .outOfRange(entry, "row \(insert.at) is out of range: table has \(finalSectionCount) sections after the update")
+                throw .outOfRange(
+                    entry, "row \(insert.at) is out of range: table has \(finalSectionCount) sections after the update")
             }
         }
         for (index, move) in batch.moveRows.enumerated() {
             let entry = label(.moveRows, index)
             placedEntries[move.to.section, default: []].append((move.to.row, entry))
             guard move.to.section >= 0, move.to.section < finalSectionCount else {
-                throw .outOfRange(entry, "row \(move.to) is out of range: table has \(finalSectionCount) sections after the update")
+                throw .outOfRange(
+                    entry, "row \(move.to) is out of range: table has \(finalSectionCount) sections after the update")
             }
         }
         for section in placedEntries.keys.sorted() {
@@ -172,7 +187,9 @@ extension Table {
             if let insert = sectionInserts[section] {
                 survivors = batch.insertSections[insert].section.rows.count
             } else {
-                let old = movedInto[section] ?? sectionReindexing.oldIndex(ofSurvivor: sectionReindexing.survivorsBefore(final: section))
+                let old =
+                    movedInto[section]
+                    ?? sectionReindexing.oldIndex(ofSurvivor: sectionReindexing.survivorsBefore(final: section))
                 survivors = sections[old].rows.count - removedRowCounts[old, default: 0]
             }
             let finalCount = survivors + entries.count
@@ -180,9 +197,13 @@ extension Table {
             for (row, entry) in entries {
                 let path = RowPath(section: section, row: row)
                 guard row >= 0, row < finalCount else {
-                    throw .outOfRange(entry, "row \(path) is out of range: section \(section) has \(finalCount) rows after the update")
+                    throw .outOfRange(
+                        entry, "row \(path) is out of range: section \(section) has \(finalCount) rows after the update"
+                    )
                 }
-                if let other = taken[row] { throw .invalidBatch(entry, "row \(path) is also the destination of \(other)") }
+                if let other = taken[row] {
+                    throw .invalidBatch(entry, "row \(path) is also the destination of \(other)")
+                }
                 taken[row] = entry
             }
         }
@@ -211,7 +232,8 @@ extension Table {
         }
         return BatchLayout(
             sections: sectionReindexing, sectionDestinations: sectionRemovals.map(\.to), sectionInserts: sectionInserts,
-            sectionSources: movedInto, removedRows: removedRows, rowDestinations: rowDestinations, placedRows: placedRows)
+            sectionSources: movedInto, removedRows: removedRows, rowDestinations: rowDestinations,
+            placedRows: placedRows)
     }
 
     /// Inserted ids must be exactly the next ones the generator assigns (in any order), which makes them unique
@@ -223,7 +245,10 @@ extension Table {
             let number = id.hasPrefix(kind.rawValue) ? UInt64(id.dropFirst()) : nil
             guard let number, number >= nextID, number - nextID < count, Table.id(kind, number) == id else {
                 let expected = count == 1 ? "\(nextID)" : "\(nextID) to \(nextID + count - 1)"
-                throw .invalidBatch(entry, "\(kind == .section ? "section" : "row") id \"\(id)\" is not a fresh id: this batch assigns ids numbered \(expected)")
+                throw .invalidBatch(
+                    entry,
+                    "\(kind == .section ? "section" : "row") id \"\(id)\" is not a fresh id: this batch assigns ids numbered \(expected)"
+                )
             }
             if !seen.insert(number).inserted { throw .invalidBatch(entry, "id \"\(id)\" is assigned twice") }
         }
@@ -232,7 +257,9 @@ extension Table {
             try check(insert.section.id, .section, entry)
             for row in insert.section.rows { try check(row.id, .row, entry) }
         }
-        for (index, insert) in batch.insertRows.enumerated() { try check(insert.row.id, .row, label(.insertRows, index)) }
+        for (index, insert) in batch.insertRows.enumerated() {
+            try check(insert.row.id, .row, label(.insertRows, index))
+        }
     }
 }
 

@@ -59,13 +59,17 @@ public struct JSONObjectReader {
     public func contains(_ key: String) -> Bool { members[key] != nil }
 
     /// The member `key`, which must be present.
-    public func required<T>(_ key: String, _ decode: (JSONValue, String) throws(JSONDecodingError) -> T) throws(JSONDecodingError) -> T {
+    public func required<T>(_ key: String, _ decode: (JSONValue, String) throws(JSONDecodingError) -> T)
+        throws(JSONDecodingError) -> T
+    {
         guard let value = members[key] else { throw JSONDecodingError(path: path(key), message: "missing") }
         return try decode(value, path(key))
     }
 
     /// The member `key`, or `nil` when it is absent.
-    public func optional<T>(_ key: String, _ decode: (JSONValue, String) throws(JSONDecodingError) -> T) throws(JSONDecodingError) -> T? {
+    public func optional<T>(_ key: String, _ decode: (JSONValue, String) throws(JSONDecodingError) -> T)
+        throws(JSONDecodingError) -> T?
+    {
         guard let value = members[key] else { return nil }
         return try decode(value, path(key))
     }
@@ -107,7 +111,8 @@ public enum JSONDecode {
 
     /// A non-negative integer that a double represents exactly (below 2^53).
     public static func count(_ value: JSONValue, _ path: String) throws(JSONDecodingError) -> Int {
-        guard case .number(let number) = value, number >= 0, number < 9_007_199_254_740_992, number.rounded(.towardZero) == number
+        guard case .number(let number) = value, number >= 0, number < 9_007_199_254_740_992,
+            number.rounded(.towardZero) == number
         else { throw mismatch("a non-negative integer", value, path) }
         return Int(number)
     }

@@ -22,7 +22,8 @@ extension Row {
 
     /// Decodes ``json`` found at `path`, which errors name.
     public init(json: JSONValue, path: String) throws(JSONDecodingError) {
-        let object = try JSONObjectReader(json, path: path, allowing: ["id", "value", "editable", "movable", "editingStyle"])
+        let object = try JSONObjectReader(
+            json, path: path, allowing: ["id", "value", "editable", "movable", "editingStyle"])
         self.init(
             id: try object.required("id", JSONDecode.string), value: try object.required("value", JSONDecode.any),
             editable: try object.optional("editable", JSONDecode.bool) ?? true,
@@ -56,7 +57,8 @@ extension RowContent {
     /// Reads the content's members (``jsonKeys``) from `object`, which may hold others (a protocol message's).
     public init(reading object: JSONObjectReader) throws(JSONDecodingError) {
         self.init(
-            value: try object.required("value", JSONDecode.any), editable: try object.optional("editable", JSONDecode.bool) ?? true,
+            value: try object.required("value", JSONDecode.any),
+            editable: try object.optional("editable", JSONDecode.bool) ?? true,
             movable: try object.optional("movable", JSONDecode.bool) ?? true,
             editingStyle: try object.optional("editingStyle", JSONDecode.editingStyle) ?? .delete)
     }
@@ -75,9 +77,12 @@ extension Section {
     public init(json: JSONValue, path: String) throws(JSONDecodingError) {
         let object = try JSONObjectReader(json, path: path, allowing: ["id", "header", "footer", "rows"])
         self.init(
-            id: try object.required("id", JSONDecode.string), header: try object.optional("header", JSONDecode.nullableString) ?? nil,
+            id: try object.required("id", JSONDecode.string),
+            header: try object.optional("header", JSONDecode.nullableString) ?? nil,
             footer: try object.optional("footer", JSONDecode.nullableString) ?? nil,
-            rows: try object.required("rows", JSONDecode.array { (value, path) throws(JSONDecodingError) in try Row(json: value, path: path) }))
+            rows: try object.required(
+                "rows", JSONDecode.array { (value, path) throws(JSONDecodingError) in try Row(json: value, path: path) }
+            ))
     }
 }
 
@@ -103,7 +108,10 @@ extension SectionContent {
         self.init(
             header: try object.optional("header", JSONDecode.nullableString) ?? nil,
             footer: try object.optional("footer", JSONDecode.nullableString) ?? nil,
-            rows: try object.optional("rows", JSONDecode.array { (value, path) throws(JSONDecodingError) in try RowContent(json: value, path: path) }) ?? [])
+            rows: try object.optional(
+                "rows",
+                JSONDecode.array { (value, path) throws(JSONDecodingError) in try RowContent(json: value, path: path) })
+                ?? [])
     }
 }
 
@@ -127,7 +135,8 @@ extension TableRules {
         self.init(
             moves: try object.optional("moves", Moves.decode) ?? defaults.moves,
             reserveLastRow: try object.optional("reserveLastRow", JSONDecode.bool) ?? defaults.reserveLastRow,
-            deleteConfirmationTitle: try object.optional("deleteConfirmationTitle", JSONDecode.string) ?? defaults.deleteConfirmationTitle,
+            deleteConfirmationTitle: try object.optional("deleteConfirmationTitle", JSONDecode.string)
+                ?? defaults.deleteConfirmationTitle,
             maxSections: try object.optional("maxSections", JSONDecode.count) ?? defaults.maxSections,
             maxRowsPerSection: try object.optional("maxRowsPerSection", JSONDecode.count) ?? defaults.maxRowsPerSection,
             maxValueBytes: try object.optional("maxValueBytes", JSONDecode.count) ?? defaults.maxValueBytes)
@@ -163,15 +172,21 @@ extension Table {
     public init(json: JSONValue) throws(JSONDecodingError) {
         let object = try JSONObjectReader(json, path: "", allowing: ["version", "nextID", "rules", "sections"])
         self.init(
-            sections: try object.required("sections", JSONDecode.array { (value, path) throws(JSONDecodingError) in try Section(json: value, path: path) }),
+            sections: try object.required(
+                "sections",
+                JSONDecode.array { (value, path) throws(JSONDecodingError) in try Section(json: value, path: path) }),
             version: try object.required("version", JSONDecode.version),
-            rules: try object.required("rules") { (value, path) throws(JSONDecodingError) in try TableRules(json: value, path: path) },
+            rules: try object.required("rules") { (value, path) throws(JSONDecodingError) in
+                try TableRules(json: value, path: path)
+            },
             nextID: try object.required("nextID", JSONDecode.version))
         var seen = Set<String>()
         let nextID = nextID
         func check(_ id: String, _ kind: IDKind, _ path: String) throws(JSONDecodingError) {
             if !seen.insert(id).inserted { throw JSONDecodingError(path: path, message: "duplicate id \"\(id)\"") }
-            if id.hasPrefix(kind.rawValue), let number = UInt64(id.dropFirst()), number >= nextID, Table.id(kind, number) == id {
+            if id.hasPrefix(kind.rawValue), let number = UInt64(id.dropFirst()), number >= nextID,
+                Table.id(kind, number) == id
+            {
                 throw JSONDecodingError(path: path, message: "id \"\(id)\" is not below nextID \(nextID)")
             }
         }

@@ -7,7 +7,9 @@ struct Draft {
     var moveSections: [(from: Int, to: Int, origin: Int)] = []
     var deleteRows: [(path: RowPath, origin: Int)] = []
     var insertRows: [(at: RowPath, content: RowContent, origin: Int)] = []
-    var reloadRows: [(at: RowPath, value: JSONValue, editable: Bool?, movable: Bool?, editingStyle: EditingStyle?, origin: Int)] = []
+    var reloadRows:
+        [(at: RowPath, value: JSONValue, editable: Bool?, movable: Bool?, editingStyle: EditingStyle?, origin: Int)] =
+            []
     var moveRows: [(from: RowPath, to: RowPath, origin: Int)] = []
     /// Where the rows that section reloads replace begin in `deleteRows` and `insertRows`: they follow the client's
     /// own entries, and their origin is the reloadSections entry's.
@@ -38,11 +40,15 @@ struct Draft {
     init(_ client: ClientBatch) {
         deleteSections = client.deleteSections.enumerated().map { ($1.index, $0) }
         insertSections = client.insertSections.enumerated().map { ($1.at, $1.section, $0) }
-        reloadSections = client.reloadSections.enumerated().map { ($1.section.index, $1.header, $1.footer, $1.rows, $0) }
+        reloadSections = client.reloadSections.enumerated().map {
+            ($1.section.index, $1.header, $1.footer, $1.rows, $0)
+        }
         moveSections = client.moveSections.enumerated().map { ($1.from.index, $1.to, $0) }
         deleteRows = client.deleteRows.enumerated().map { ($1.path, $0) }
         insertRows = client.insertRows.enumerated().map { ($1.at, $1.row, $0) }
-        reloadRows = client.reloadRows.enumerated().map { ($1.row.path, $1.value, $1.editable, $1.movable, $1.editingStyle, $0) }
+        reloadRows = client.reloadRows.enumerated().map {
+            ($1.row.path, $1.value, $1.editable, $1.movable, $1.editingStyle, $0)
+        }
         moveRows = client.moveRows.enumerated().map { ($1.from.path, $1.to, $0) }
     }
 
@@ -59,7 +65,9 @@ struct Draft {
                     section: Section(
                         id: "", header: insert.content.header, footer: insert.content.footer,
                         rows: insert.content.rows.map {
-                            Row(id: "", value: $0.value, editable: $0.editable, movable: $0.movable, editingStyle: $0.editingStyle)
+                            Row(
+                                id: "", value: $0.value, editable: $0.editable, movable: $0.movable,
+                                editingStyle: $0.editingStyle)
                         }))
             },
             reloadSections: reloadSections.map { reload in
@@ -77,7 +85,9 @@ struct Draft {
                         editingStyle: $0.content.editingStyle))
             },
             reloadRows: reloadRows.map {
-                .init(at: $0.at, value: $0.value, editable: $0.editable, movable: $0.movable, editingStyle: $0.editingStyle)
+                .init(
+                    at: $0.at, value: $0.value, editable: $0.editable, movable: $0.movable,
+                    editingStyle: $0.editingStyle)
             },
             moveRows: moveRows.map { .init(from: $0.from, to: $0.to) })
     }

@@ -18,11 +18,13 @@ extension TableEngine {
         draft.reloadRows.removeAll { reload in
             let row = table.sections[reload.at.section].rows[reload.at.row]
             return row.value == reload.value && (reload.editable ?? row.editable) == row.editable
-                && (reload.movable ?? row.movable) == row.movable && (reload.editingStyle ?? row.editingStyle) == row.editingStyle
+                && (reload.movable ?? row.movable) == row.movable
+                && (reload.editingStyle ?? row.editingStyle) == row.editingStyle
         }
         draft.reloadSections.removeAll { reload in
             let section = table.sections[reload.at]
-            return (reload.header ?? section.header) == section.header && (reload.footer ?? section.footer) == section.footer
+            return (reload.header ?? section.header) == section.header
+                && (reload.footer ?? section.footer) == section.footer
         }
         let changesNothing =
             draft.deleteSections.isEmpty && draft.insertSections.isEmpty && draft.reloadSections.isEmpty
@@ -103,7 +105,8 @@ extension TableEngine {
         for (index, _) in retargeted {
             let left = draft.moveRows[index].to
             // Row -1 until it is placed below, so that nothing closes up over it or counts it as taken.
-            draft.moveRows[index].to = RowPath(section: layout.finalSection(ofOld: draft.moveRows[index].from.section)!, row: -1)
+            draft.moveRows[index].to = RowPath(
+                section: layout.finalSection(ofOld: draft.moveRows[index].from.section)!, row: -1)
             for other in draft.insertRows.indices where draft.insertRows[other].at.section == left.section {
                 if draft.insertRows[other].at.row > left.row { draft.insertRows[other].at.row -= 1 }
             }
@@ -139,7 +142,8 @@ extension TableEngine {
         for (section, rows) in placedRows {
             guard let old = layout.oldSection(ofFinal: section), !table.sections[old].rows.isEmpty else { continue }
             let survivors = table.sections[old].rows.count - layout.removedRowCount(inOld: old)
-            placeholderRow[section] = Reindexing(removed: [], placed: rows.sorted()).finalIndex(ofSurvivor: survivors - 1)
+            placeholderRow[section] = Reindexing(removed: [], placed: rows.sorted()).finalIndex(
+                ofSurvivor: survivors - 1)
         }
         var changed = false
         for index in draft.insertRows.indices {

@@ -11,14 +11,17 @@ extension TableEngine {
         if finalSectionCount > rules.maxSections, finalSectionCount > table.sections.count {
             // More sections than before: the batch inserts at least one, and the first is named.
             throw .limitExceeded(
-                label(.insertSections, 0), "table would have \(finalSectionCount) sections, more than the limit of \(rules.maxSections)")
+                label(.insertSections, 0),
+                "table would have \(finalSectionCount) sections, more than the limit of \(rules.maxSections)")
         }
 
         for (index, insert) in draft.insertSections.enumerated() {
             let entry = label(.insertSections, index)
             if insert.content.rows.count > rules.maxRowsPerSection {
                 throw .limitExceeded(
-                    entry, "section \(insert.at) would have \(insert.content.rows.count) rows, more than the limit of \(rules.maxRowsPerSection)")
+                    entry,
+                    "section \(insert.at) would have \(insert.content.rows.count) rows, more than the limit of \(rules.maxRowsPerSection)"
+                )
             }
             for row in insert.content.rows { try checkValueSize(row.value, was: nil, entry) }
         }
@@ -26,18 +29,24 @@ extension TableEngine {
             for (section, count) in finalRowCounts(draft, layout: layout).sorted(by: { $0.key < $1.key })
             where count > rules.maxRowsPerSection {
                 // A section the batch inserts had no rows before.
-                guard count > layout.oldSection(ofFinal: section).map({ table.sections[$0].rows.count }) ?? 0 else { continue }
+                guard count > layout.oldSection(ofFinal: section).map({ table.sections[$0].rows.count }) ?? 0 else {
+                    continue
+                }
                 let entry =
                     draft.insertRows.firstIndex { $0.at.section == section }.map { label(.insertRows, $0) }
                     ?? label(.moveRows, draft.moveRows.firstIndex { $0.to.section == section }!)
-                throw .limitExceeded(entry, "section \(section) would have \(count) rows, more than the limit of \(rules.maxRowsPerSection)")
+                throw .limitExceeded(
+                    entry,
+                    "section \(section) would have \(count) rows, more than the limit of \(rules.maxRowsPerSection)")
             }
         }
         for (index, insert) in draft.insertRows.enumerated() {
             try checkValueSize(insert.content.value, was: nil, label(.insertRows, index))
         }
         for (index, reload) in draft.reloadRows.enumerated() {
-            try checkValueSize(reload.value, was: table.sections[reload.at.section].rows[reload.at.row].value, label(.reloadRows, index))
+            try checkValueSize(
+                reload.value, was: table.sections[reload.at.section].rows[reload.at.row].value,
+                label(.reloadRows, index))
         }
     }
 

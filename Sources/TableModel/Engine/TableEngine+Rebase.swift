@@ -25,7 +25,10 @@ extension TableEngine {
                 index = next
             }
             if let id = ref.id, table.sections.indices.contains(index), table.sections[index].id != id {
-                throw .conflict(entry, "section \(ref.index) of version \(base) is now section \(index), which is \(table.sections[index].id), not \(id)")
+                throw .conflict(
+                    entry,
+                    "section \(ref.index) of version \(base) is now section \(index), which is \(table.sections[index].id), not \(id)"
+                )
             }
             return index
         }
@@ -42,11 +45,13 @@ extension TableEngine {
                     throw .conflict(entry, "row \(ref.path) of version \(base) has been deleted since")
                 case .sectionDeleted:
                     if deleting { return nil }
-                    throw .conflict(entry, "row \(ref.path) of version \(base) is in a section that has been deleted since")
+                    throw .conflict(
+                        entry, "row \(ref.path) of version \(base) is in a section that has been deleted since")
                 }
             }
             if let id = ref.id, let current = table.row(at: path), current.id != id {
-                throw .conflict(entry, "row \(ref.path) of version \(base) is now row \(path), which is \(current.id), not \(id)")
+                throw .conflict(
+                    entry, "row \(ref.path) of version \(base) is now row \(path), which is \(current.id), not \(id)")
             }
             return path
         }
@@ -55,20 +60,26 @@ extension TableEngine {
         }
         for (index, reload) in client.reloadSections.enumerated() {
             draft.reloadSections.append(
-                (try section(reload.section, label(.reloadSections, index)), reload.header, reload.footer, reload.rows, index))
+                (
+                    try section(reload.section, label(.reloadSections, index)), reload.header, reload.footer,
+                    reload.rows, index
+                ))
         }
         for (index, move) in client.moveSections.enumerated() {
             draft.moveSections.append((try section(move.from, label(.moveSections, index)), 0, index))
         }
         for (index, ref) in client.deleteRows.enumerated() {
-            if let path = try row(ref, label(.deleteRows, index), deleting: true) { draft.deleteRows.append((path, index)) }
+            if let path = try row(ref, label(.deleteRows, index), deleting: true) {
+                draft.deleteRows.append((path, index))
+            }
         }
         for (index, reload) in client.reloadRows.enumerated() {
             let path = try row(reload.row, label(.reloadRows, index), deleting: false)!
             draft.reloadRows.append((path, reload.value, reload.editable, reload.movable, reload.editingStyle, index))
         }
         for (index, move) in client.moveRows.enumerated() {
-            draft.moveRows.append((try row(move.from, label(.moveRows, index), deleting: false)!, RowPath(section: 0, row: 0), index))
+            draft.moveRows.append(
+                (try row(move.from, label(.moveRows, index), deleting: false)!, RowPath(section: 0, row: 0), index))
         }
 
         draft.insertSections = client.insertSections.enumerated().map { (0, $1.section, $0) }
@@ -80,13 +91,17 @@ extension TableEngine {
             placed: (client.insertSections.map(\.at) + client.moveSections.map(\.to)).sorted())
         var sectionPlacements: [(gap: Int, clientFinal: Int, insert: Int?, move: Int?)] = []
         for (index, insert) in client.insertSections.enumerated() {
-            sectionPlacements.append((sectionGap(clientSections, final: insert.at, through: entries), insert.at, index, nil))
+            sectionPlacements.append(
+                (sectionGap(clientSections, final: insert.at, through: entries), insert.at, index, nil))
         }
         for (index, move) in client.moveSections.enumerated() {
-            sectionPlacements.append((sectionGap(clientSections, final: move.to, through: entries), move.to, nil, index))
+            sectionPlacements.append(
+                (sectionGap(clientSections, final: move.to, through: entries), move.to, nil, index))
         }
         let draftRemovedSections = (draft.deleteSections.map(\.index) + draft.moveSections.map(\.from)).sorted()
-        for (rank, placement) in Self.ranked(sectionPlacements.map { ($0.gap - draftRemovedSections.countLess(than: $0.gap), $0.clientFinal) }).enumerated() {
+        for (rank, placement) in Self.ranked(
+            sectionPlacements.map { ($0.gap - draftRemovedSections.countLess(than: $0.gap), $0.clientFinal) }
+        ).enumerated() {
             let item = sectionPlacements[placement.item]
             if let insert = item.insert { draft.insertSections[insert].at = placement.survivorsBefore + rank }
             if let move = item.move { draft.moveSections[move].to = placement.survivorsBefore + rank }
@@ -96,12 +111,16 @@ extension TableEngine {
         // path now. Rows placed into a section the batch itself inserts keep their index within it.
         var clientRowsRemoved: [Int: [Int]] = [:]
         for ref in client.deleteRows { clientRowsRemoved[ref.path.section, default: []].append(ref.path.row) }
-        for move in client.moveRows { clientRowsRemoved[move.from.path.section, default: []].append(move.from.path.row) }
+        for move in client.moveRows {
+            clientRowsRemoved[move.from.path.section, default: []].append(move.from.path.row)
+        }
         var clientRowsPlaced: [Int: [Int]] = [:]
         for insert in client.insertRows { clientRowsPlaced[insert.at.section, default: []].append(insert.at.row) }
         for move in client.moveRows { clientRowsPlaced[move.to.section, default: []].append(move.to.row) }
-        let insertedSection = Dictionary(client.insertSections.enumerated().map { ($1.at, $0) }, uniquingKeysWith: { first, _ in first })
-        let movedSection = Dictionary(client.moveSections.enumerated().map { ($1.to, $0) }, uniquingKeysWith: { first, _ in first })
+        let insertedSection = Dictionary(
+            client.insertSections.enumerated().map { ($1.at, $0) }, uniquingKeysWith: { first, _ in first })
+        let movedSection = Dictionary(
+            client.moveSections.enumerated().map { ($1.to, $0) }, uniquingKeysWith: { first, _ in first })
 
         /// Where a placement goes now: into a section this batch inserts (row kept), or a gap in a current section.
         enum Target {
@@ -114,11 +133,13 @@ extension TableEngine {
                 movedSection[at.section].map { client.moveSections[$0].from.index }
                 ?? clientSections.oldIndex(ofSurvivor: clientSections.survivorsBefore(final: at.section))
             let clientRows = Reindexing(
-                removed: (clientRowsRemoved[baseSection] ?? []).sorted(), placed: (clientRowsPlaced[at.section] ?? []).sorted())
+                removed: (clientRowsRemoved[baseSection] ?? []).sorted(),
+                placed: (clientRowsPlaced[at.section] ?? []).sorted())
             var position = RowPath(section: baseSection, row: Self.gap(clientRows, final: at.row))
             for history in entries {
                 guard let next = history.layout.finalRowGap(section: position.section, gap: position.row) else {
-                    throw .conflict(entry, "position \(at) of version \(base) is in a section that has been deleted since")
+                    throw .conflict(
+                        entry, "position \(at) of version \(base) is in a section that has been deleted since")
                 }
                 position = next
             }
@@ -136,7 +157,8 @@ extension TableEngine {
         let draftSections = Reindexing(
             removed: draftRemovedSections,
             placed: (draft.insertSections.map(\.at) + draft.moveSections.map(\.to)).sorted())
-        let draftMoves = Dictionary(draft.moveSections.map { ($0.from, $0.to) }, uniquingKeysWith: { first, _ in first })
+        let draftMoves = Dictionary(
+            draft.moveSections.map { ($0.from, $0.to) }, uniquingKeysWith: { first, _ in first })
         var draftRowsRemoved: [Int: [Int]] = [:]
         for delete in draft.deleteRows { draftRowsRemoved[delete.path.section, default: []].append(delete.path.row) }
         for move in draft.moveRows { draftRowsRemoved[move.from.section, default: []].append(move.from.row) }
@@ -160,7 +182,9 @@ extension TableEngine {
             if let deleter = draft.deleteSections.first(where: { $0.index == section }) {
                 let first = targets[placements[0].target]
                 let entry = first.insert.map { label(.insertRows, $0) } ?? label(.moveRows, first.move!)
-                throw .invalidBatch(entry, "the position is in section \(section), which \(label(.deleteSections, deleter.origin)) deletes")
+                throw .invalidBatch(
+                    entry,
+                    "the position is in section \(section), which \(label(.deleteSections, deleter.origin)) deletes")
             }
             let finalSection = draftMoves[section] ?? draftSections.finalIndex(ofOld: section)
             for (rank, placement) in Self.ranked(placements.map { ($0.survivorsBefore, $0.clientRow) }).enumerated() {
@@ -191,20 +215,31 @@ extension TableEngine {
     /// placements precede it, so its final index is its survivors-before plus its rank.
     static func ranked(_ keys: [(survivorsBefore: Int, clientFinal: Int)]) -> [(item: Int, survivorsBefore: Int)] {
         keys.indices
-            .sorted { (keys[$0].survivorsBefore, keys[$0].clientFinal, $0) < (keys[$1].survivorsBefore, keys[$1].clientFinal, $1) }
+            .sorted {
+                (keys[$0].survivorsBefore, keys[$0].clientFinal, $0) < (
+                    keys[$1].survivorsBefore, keys[$1].clientFinal, $1
+                )
+            }
             .map { ($0, keys[$0].survivorsBefore) }
     }
 
     /// Negative indices cannot be carried through history meaningfully; they are out of range at any version.
     private func rejectNegativeIndices(_ client: ClientBatch, intent: Intent) throws(TableError) {
-        func check(_ value: Int, _ list: BatchList, _ index: Int, _ what: @autoclosure () -> String) throws(TableError) {
+        func check(_ value: Int, _ list: BatchList, _ index: Int, _ what: @autoclosure () -> String) throws(TableError)
+        {
             if value < 0 { throw .outOfRange(intent.label(list, index), "\(what()) does not exist") }
         }
         func check(_ path: RowPath, _ list: BatchList, _ index: Int) throws(TableError) {
-            if path.section < 0 || path.row < 0 { throw .outOfRange(intent.label(list, index), "row \(path) does not exist") }
+            if path.section < 0 || path.row < 0 {
+                throw .outOfRange(intent.label(list, index), "row \(path) does not exist")
+            }
         }
-        for (index, ref) in client.deleteSections.enumerated() { try check(ref.index, .deleteSections, index, "section \(ref.index)") }
-        for (index, insert) in client.insertSections.enumerated() { try check(insert.at, .insertSections, index, "section \(insert.at)") }
+        for (index, ref) in client.deleteSections.enumerated() {
+            try check(ref.index, .deleteSections, index, "section \(ref.index)")
+        }
+        for (index, insert) in client.insertSections.enumerated() {
+            try check(insert.at, .insertSections, index, "section \(insert.at)")
+        }
         for (index, reload) in client.reloadSections.enumerated() {
             try check(reload.section.index, .reloadSections, index, "section \(reload.section.index)")
         }

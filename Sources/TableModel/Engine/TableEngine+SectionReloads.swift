@@ -20,14 +20,16 @@ extension TableEngine {
         for (index, reload) in draft.reloadSections.enumerated() {
             // A section that does not exist, or that the batch also deletes, moves or reloads, is refused by the
             // validation, which names both entries.
-            guard let rows = reload.rows, table.sections.indices.contains(reload.at), !sections.removed.contains(reload.at),
+            guard let rows = reload.rows, table.sections.indices.contains(reload.at),
+                !sections.removed.contains(reload.at),
                 replaced.insert(reload.at).inserted
             else { continue }
             let final = sections.finalIndex(ofSurvivor: sections.survivorIndex(ofOld: reload.at))
             let replacing = draft.label(.reloadSections, index, in: intent)
             func refuse(_ list: BatchList, _ entry: Int, _ path: RowPath) -> TableError {
                 .invalidBatch(
-                    draft.label(list, entry, in: intent), "row \(path) is in section \(path.section), whose rows \(replacing) replaces")
+                    draft.label(list, entry, in: intent),
+                    "row \(path) is in section \(path.section), whose rows \(replacing) replaces")
             }
             for entry in 0..<clientDeletes where draft.deleteRows[entry].path.section == reload.at {
                 throw refuse(.deleteRows, entry, draft.deleteRows[entry].path)
@@ -46,7 +48,9 @@ extension TableEngine {
             }
             let oldCount = table.sections[reload.at].rows.count
             let kept = table.rules.reserveLastRow ? min(oldCount, 1) : 0
-            for row in 0..<(oldCount - kept) { draft.deleteRows.append((RowPath(section: reload.at, row: row), reload.origin)) }
+            for row in 0..<(oldCount - kept) {
+                draft.deleteRows.append((RowPath(section: reload.at, row: row), reload.origin))
+            }
             for (row, content) in rows.enumerated() {
                 draft.insertRows.append((RowPath(section: final, row: row), content, reload.origin))
             }

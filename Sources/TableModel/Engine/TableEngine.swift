@@ -53,7 +53,8 @@ public struct TableEngine: Sendable {
     /// replayed batches become the history, so the oldest base accepted is the snapshot's version (or later, if
     /// more than the history's limits were replayed).
     public init(
-        snapshot: Table, replaying batches: some Sequence<Batch>, historyLimit: Int = 10_000, historyByteLimit: Int = .max
+        snapshot: Table, replaying batches: some Sequence<Batch>, historyLimit: Int = 10_000,
+        historyByteLimit: Int = .max
     ) throws(TableError) {
         self.init(table: snapshot, historyLimit: historyLimit, historyByteLimit: historyByteLimit)
         for batch in batches { try apply(batch) }
@@ -98,7 +99,10 @@ public struct TableEngine: Sendable {
     public mutating func commit(_ resolution: Resolution) throws(TableError) {
         guard !resolution.isNoop else { return }
         guard resolution.tableVersion == table.version else {
-            throw .stale(nil, "the resolution was made at version \(resolution.tableVersion) but the table is at version \(table.version)")
+            throw .stale(
+                nil,
+                "the resolution was made at version \(resolution.tableVersion) but the table is at version \(table.version)"
+            )
         }
         try apply(resolution.batch)
     }
@@ -111,7 +115,8 @@ public struct TableEngine: Sendable {
         for path in batch.deleteRows { deletedRowIDs[path] = table.row(at: path)?.id }
         let layout = try table.applyReturningLayout(batch)
         history.append(
-            HistoryEntry(layout: layout, deletedRowIDs: deletedRowIDs), keeping: historyLimit, byteLimit: historyByteLimit)
+            HistoryEntry(layout: layout, deletedRowIDs: deletedRowIDs), keeping: historyLimit,
+            byteLimit: historyByteLimit)
     }
 
     /// Sets the id generator to the first id `batch` creates, if it creates any: a client's replica does not
@@ -144,10 +149,16 @@ public struct TableEngine: Sendable {
             }
         }
         for (index, ref) in client.deleteSections.enumerated() { try check(ref, intent.label(.deleteSections, index)) }
-        for (index, reload) in client.reloadSections.enumerated() { try check(reload.section, intent.label(.reloadSections, index)) }
-        for (index, move) in client.moveSections.enumerated() { try check(move.from, intent.label(.moveSections, index)) }
+        for (index, reload) in client.reloadSections.enumerated() {
+            try check(reload.section, intent.label(.reloadSections, index))
+        }
+        for (index, move) in client.moveSections.enumerated() {
+            try check(move.from, intent.label(.moveSections, index))
+        }
         for (index, ref) in client.deleteRows.enumerated() { try check(ref, intent.label(.deleteRows, index)) }
-        for (index, reload) in client.reloadRows.enumerated() { try check(reload.row, intent.label(.reloadRows, index)) }
+        for (index, reload) in client.reloadRows.enumerated() {
+            try check(reload.row, intent.label(.reloadRows, index))
+        }
         for (index, move) in client.moveRows.enumerated() { try check(move.from, intent.label(.moveRows, index)) }
     }
 }

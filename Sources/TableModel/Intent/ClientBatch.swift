@@ -80,7 +80,8 @@ public struct ClientBatch: Hashable, Sendable {
         public var editingStyle: EditingStyle?
         /// Creates an entry.
         public init(
-            row: RowRef, value: JSONValue, editable: Bool? = nil, movable: Bool? = nil, editingStyle: EditingStyle? = nil
+            row: RowRef, value: JSONValue, editable: Bool? = nil, movable: Bool? = nil,
+            editingStyle: EditingStyle? = nil
         ) {
             self.row = row
             self.value = value

@@ -44,7 +44,9 @@ public enum Intent: Hashable, Sendable {
         case .move(let from, let to): ClientBatch(moveRows: [.init(from: from, to: to)])
         case .edit(let row, let value, let editable, let movable, let editingStyle):
             ClientBatch(
-                reloadRows: [.init(row: row, value: value, editable: editable, movable: movable, editingStyle: editingStyle)])
+                reloadRows: [
+                    .init(row: row, value: value, editable: editable, movable: movable, editingStyle: editingStyle)
+                ])
         case .insertSection(let at, let section): ClientBatch(insertSections: [.init(at: at, section: section)])
         case .deleteSection(let section): ClientBatch(deleteSections: [section])
         case .moveSection(let from, let to): ClientBatch(moveSections: [.init(from: from, to: to)])

@@ -78,9 +78,15 @@ struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
         case let byte: throw fail("unexpected \(describe(byte)), expected a value")
         }
@@ -143,11 +149,15 @@ struct JSONParser {
             skipWhitespace()
             let keyStart = index
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
-                throw fail(index < bytes.count ? "expected a string key in an object" : "unexpected end of input inside an object")
+                throw fail(
+                    index < bytes.count
+                        ? "expected a string key in an object" : "unexpected end of input inside an object")
             }
             let key = try parseString()
             skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':' after an object key") }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                throw fail("expected ':' after an object key")
+            }
             index += 1
             skipWhitespace()
             members.append((key, try parseValue(), keyStart))
@@ -286,14 +296,20 @@ struct JSONParser {
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             isInteger = false
             index += 1
-            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("expected a digit after '.' in a number") }
+            guard index < bytes.count, isDigit(bytes[index]) else {
+                throw fail("expected a digit after '.' in a number")
+            }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             isInteger = false
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
-            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("expected a digit in a number's exponent") }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
+            guard index < bytes.count, isDigit(bytes[index]) else {
+                throw fail("expected a digit in a number's exponent")
+            }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
         if isInteger, digits <= 15 { return negative ? -Double(integer) : Double(integer) }

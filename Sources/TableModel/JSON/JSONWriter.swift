@@ -104,7 +104,7 @@ extension JSONValue {
         if value < 0 { output.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
         guard magnitude >= 10 else { return output.append(UInt8(ascii: "0") + UInt8(magnitude)) }
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch: enough for 20 digits
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0) // 24 bytes of scratch: enough for 20 digits
         withUnsafeMutableBytes(of: &digits) { scratch in
             var index = scratch.count
             while magnitude > 0 {

@@ -138,7 +138,8 @@ extension AnchoredIntent {
         }
         func rowPlacement(_ path: RowPath) -> RowPlacement {
             let placement = before.rowPlacement(at: path)
-            return RowPlacement(section: name(placement.section), predecessors: placement.predecessors.map(name), order: path)
+            return RowPlacement(
+                section: name(placement.section), predecessors: placement.predecessors.map(name), order: path)
         }
 
         anchored.deleteSections = batch.insertSections.map(\.section.id)
@@ -165,7 +166,8 @@ extension AnchoredIntent {
             let row = before.sections[reload.at.section].rows[reload.at.row]
             return RowReload(
                 id: row.id, value: row.value, editable: reload.editable.map { _ in row.editable },
-                movable: reload.movable.map { _ in row.movable }, editingStyle: reload.editingStyle.map { _ in row.editingStyle })
+                movable: reload.movable.map { _ in row.movable },
+                editingStyle: reload.editingStyle.map { _ in row.editingStyle })
         }
         anchored.moveRows = batch.moveRows.map {
             RowMove(id: before.sections[$0.from.section].rows[$0.from.row].id, placement: rowPlacement($0.from))
@@ -178,7 +180,9 @@ extension AnchoredIntent {
         guard !aliases.isEmpty else { return self }
         func name(_ id: String) -> String { aliases[id] ?? id }
         func row(_ placement: RowPlacement) -> RowPlacement {
-            RowPlacement(section: name(placement.section), predecessors: placement.predecessors.map(name), order: placement.order)
+            RowPlacement(
+                section: name(placement.section), predecessors: placement.predecessors.map(name), order: placement.order
+            )
         }
         func section(_ placement: SectionPlacement) -> SectionPlacement {
             SectionPlacement(predecessors: placement.predecessors.map(name), order: placement.order)
@@ -186,14 +190,21 @@ extension AnchoredIntent {
         var copy = self
         copy.deleteSections = deleteSections.map(name)
         copy.insertSections = insertSections.map {
-            SectionInsert(id: name($0.id), content: $0.content, rowIDs: $0.rowIDs.map(name), placement: section($0.placement))
+            SectionInsert(
+                id: name($0.id), content: $0.content, rowIDs: $0.rowIDs.map(name), placement: section($0.placement))
         }
-        copy.reloadSections = reloadSections.map { SectionReload(id: name($0.id), header: $0.header, footer: $0.footer) }
+        copy.reloadSections = reloadSections.map {
+            SectionReload(id: name($0.id), header: $0.header, footer: $0.footer)
+        }
         copy.moveSections = moveSections.map { SectionMove(id: name($0.id), placement: section($0.placement)) }
         copy.deleteRows = deleteRows.map(name)
-        copy.insertRows = insertRows.map { RowInsert(id: name($0.id), content: $0.content, placement: row($0.placement)) }
+        copy.insertRows = insertRows.map {
+            RowInsert(id: name($0.id), content: $0.content, placement: row($0.placement))
+        }
         copy.reloadRows = reloadRows.map {
-            RowReload(id: name($0.id), value: $0.value, editable: $0.editable, movable: $0.movable, editingStyle: $0.editingStyle)
+            RowReload(
+                id: name($0.id), value: $0.value, editable: $0.editable, movable: $0.movable,
+                editingStyle: $0.editingStyle)
         }
         copy.moveRows = moveRows.map { RowMove(id: name($0.id), placement: row($0.placement)) }
         return copy
@@ -225,12 +236,16 @@ extension AnchoredIntent {
         }
         func checked(_ id: String) -> String? { Self.isProvisional(id) ? nil : id }
         func section(_ id: String, _ list: BatchList, _ index: Int) throws(TableError) -> Int {
-            guard let found = sectionIndex[id] else { throw .conflict(at(list, index), "section \(id) has been deleted") }
+            guard let found = sectionIndex[id] else {
+                throw .conflict(at(list, index), "section \(id) has been deleted")
+            }
             return found
         }
         func row(_ id: String, _ list: BatchList, _ index: Int) throws(TableError) -> RowPath {
             guard let found = rowPath[id] else {
-                let fact = Self.isProvisional(id) ? "was not created (the intent inserting it was refused)" : "has been deleted"
+                let fact =
+                    Self.isProvisional(id)
+                    ? "was not created (the intent inserting it was refused)" : "has been deleted"
                 throw .conflict(at(list, index), "row \(id) \(fact)")
             }
             return found
@@ -248,7 +263,10 @@ extension AnchoredIntent {
         }
         for (index, reload) in reloadSections.enumerated() {
             let found = try section(reload.id, .reloadSections, index)
-            client.reloadSections.append(.init(section: SectionRef(found, id: checked(reload.id)), header: .some(reload.header), footer: .some(reload.footer)))
+            client.reloadSections.append(
+                .init(
+                    section: SectionRef(found, id: checked(reload.id)), header: .some(reload.header),
+                    footer: .some(reload.footer)))
         }
         var movedSectionFrom: [SectionRef] = []
         for (index, move) in moveSections.enumerated() {
@@ -267,9 +285,10 @@ extension AnchoredIntent {
         }
         for (index, reload) in reloadRows.enumerated() {
             let found = try row(reload.id, .reloadRows, index)
-            client.reloadRows.append(.init(
-                row: RowRef(found, id: checked(reload.id)), value: reload.value, editable: reload.editable,
-                movable: reload.movable, editingStyle: reload.editingStyle))
+            client.reloadRows.append(
+                .init(
+                    row: RowRef(found, id: checked(reload.id)), value: reload.value, editable: reload.editable,
+                    movable: reload.movable, editingStyle: reload.editingStyle))
         }
         var movedRowFrom: [RowRef] = []
         for (index, move) in moveRows.enumerated() {
@@ -280,9 +299,12 @@ extension AnchoredIntent {
 
         // The sections after the intent, then each placement's final index.
         var sections = table.sections.map(\.id).filter { !removedSections.contains($0) }
-        let sectionPlacements = (insertSections.map { ($0.id, $0.placement) } + moveSections.map { ($0.id, $0.placement) })
+        let sectionPlacements =
+            (insertSections.map { ($0.id, $0.placement) } + moveSections.map { ($0.id, $0.placement) })
             .sorted { $0.1.order < $1.1.order }
-        for (id, placement) in sectionPlacements { sections.insert(id, at: Self.position(after: placement.predecessors, in: sections)) }
+        for (id, placement) in sectionPlacements {
+            sections.insert(id, at: Self.position(after: placement.predecessors, in: sections))
+        }
         let finalSection = Dictionary(uniqueKeysWithValues: sections.enumerated().map { ($1, $0) })
 
         // The rows of every section something is placed into, after the intent.
@@ -291,7 +313,8 @@ extension AnchoredIntent {
         for (target, placements) in Dictionary(grouping: rowPlacements, by: \.1.section) {
             guard let final = finalSection[target] else {
                 let first = placements[0].0
-                let entry = insertRows.firstIndex { $0.id == first }.map { at(.insertRows, $0) }
+                let entry =
+                    insertRows.firstIndex { $0.id == first }.map { at(.insertRows, $0) }
                     ?? at(.moveRows, moveRows.firstIndex { $0.id == first }!)
                 throw .conflict(entry, "section \(target) has been deleted")
             }
@@ -341,7 +364,8 @@ extension AnchoredIntent {
 
     /// A one-entry client batch as its one-entry intent, any other non-empty one as a batch.
     static func intent(_ client: ClientBatch) -> Intent? {
-        let count = client.deleteSections.count + client.insertSections.count + client.reloadSections.count
+        let count =
+            client.deleteSections.count + client.insertSections.count + client.reloadSections.count
             + client.moveSections.count + client.deleteRows.count + client.insertRows.count + client.reloadRows.count
             + client.moveRows.count
         guard count > 0 else { return nil }
@@ -355,7 +379,9 @@ extension AnchoredIntent {
         if let ref = client.deleteRows.first { return .delete(ref) }
         if let insert = client.insertRows.first { return .insert(at: insert.at, row: insert.row) }
         if let reload = client.reloadRows.first {
-            return .edit(reload.row, value: reload.value, editable: reload.editable, movable: reload.movable, editingStyle: reload.editingStyle)
+            return .edit(
+                reload.row, value: reload.value, editable: reload.editable, movable: reload.movable,
+                editingStyle: reload.editingStyle)
         }
         let move = client.moveRows[0]
         return .move(from: move.from, to: move.to)
@@ -383,5 +409,7 @@ extension Section {
 
 extension Row {
     /// The row without its id.
-    var content: RowContent { RowContent(value: value, editable: editable, movable: movable, editingStyle: editingStyle) }
+    var content: RowContent {
+        RowContent(value: value, editable: editable, movable: movable, editingStyle: editingStyle)
+    }
 }

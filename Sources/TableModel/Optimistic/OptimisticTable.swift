@@ -161,7 +161,8 @@ public struct OptimisticTable: Sendable {
 
     private mutating func submit(_ intent: Intent, role: Role) throws(TableError) -> Submission {
         guard pendingCount < pendingLimit else {
-            throw TableError(.limitExceeded, at: intent.name, "\(pendingLimit) intents are already waiting for the server")
+            throw TableError(
+                .limitExceeded, at: intent.name, "\(pendingLimit) intents are already waiting for the server")
         }
         let id = nextLocalID
         nextLocalID += 1
@@ -297,14 +298,18 @@ public struct OptimisticTable: Sendable {
             let resolution = try? confirmed.resolve(flight.outgoing.intent, base: flight.outgoing.base),
             (try? engine.commit(resolution)) != nil
         {
-            for (engineID, provisional) in zip(resolution.createdIDs, flight.provisional) { shown[engineID] = provisional }
+            for (engineID, provisional) in zip(resolution.createdIDs, flight.provisional) {
+                shown[engineID] = provisional
+            }
         }
         for queued in queue {
             let view = engine.table.renamingIDs(shown)
             guard let intent = try? queued.anchored.materialize(on: view, strict: false),
                 let resolution = try? engine.resolve(intent), (try? engine.commit(resolution)) != nil
             else { continue }
-            for (engineID, provisional) in zip(resolution.createdIDs, queued.anchored.created) { shown[engineID] = provisional }
+            for (engineID, provisional) in zip(resolution.createdIDs, queued.anchored.created) {
+                shown[engineID] = provisional
+            }
         }
         scratch = engine
         shownIDs = shown
@@ -335,7 +340,9 @@ extension Batch {
         for s in batch.insertSections.indices {
             if let id = ids[batch.insertSections[s].section.id] { batch.insertSections[s].section.id = id }
             for r in batch.insertSections[s].section.rows.indices {
-                if let id = ids[batch.insertSections[s].section.rows[r].id] { batch.insertSections[s].section.rows[r].id = id }
+                if let id = ids[batch.insertSections[s].section.rows[r].id] {
+                    batch.insertSections[s].section.rows[r].id = id
+                }
             }
         }
         for r in batch.insertRows.indices {
@@ -367,11 +374,15 @@ extension Intent {
             return .editSection(strip(ref), header: header, footer: footer, rows: rows)
         case .batch(var batch):
             batch.deleteSections = batch.deleteSections.map(strip)
-            batch.reloadSections = batch.reloadSections.map { .init(section: strip($0.section), header: $0.header, footer: $0.footer, rows: $0.rows) }
+            batch.reloadSections = batch.reloadSections.map {
+                .init(section: strip($0.section), header: $0.header, footer: $0.footer, rows: $0.rows)
+            }
             batch.moveSections = batch.moveSections.map { .init(from: strip($0.from), to: $0.to) }
             batch.deleteRows = batch.deleteRows.map(strip)
             batch.reloadRows = batch.reloadRows.map {
-                .init(row: strip($0.row), value: $0.value, editable: $0.editable, movable: $0.movable, editingStyle: $0.editingStyle)
+                .init(
+                    row: strip($0.row), value: $0.value, editable: $0.editable, movable: $0.movable,
+                    editingStyle: $0.editingStyle)
             }
             batch.moveRows = batch.moveRows.map { .init(from: strip($0.from), to: $0.to) }
             return .batch(batch)

@@ -12,7 +12,9 @@ public struct Row: Hashable, Sendable {
     public var editingStyle: EditingStyle
 
     /// Creates a row; ids come from the table's generator, so outside the model this is for decoding and tests.
-    public init(id: String, value: JSONValue, editable: Bool = true, movable: Bool = true, editingStyle: EditingStyle = .delete) {
+    public init(
+        id: String, value: JSONValue, editable: Bool = true, movable: Bool = true, editingStyle: EditingStyle = .delete
+    ) {
         self.id = id
         self.value = value
         self.editable = editable

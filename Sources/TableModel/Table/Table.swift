@@ -37,7 +37,9 @@ public struct Table: Hashable, Sendable {
             var section = Section(id: assignID(.section), header: content.header, footer: content.footer)
             for row in content.rows {
                 section.rows.append(
-                    Row(id: assignID(.row), value: row.value, editable: row.editable, movable: row.movable, editingStyle: row.editingStyle))
+                    Row(
+                        id: assignID(.row), value: row.value, editable: row.editable, movable: row.movable,
+                        editingStyle: row.editingStyle))
             }
             sections.append(section)
         }

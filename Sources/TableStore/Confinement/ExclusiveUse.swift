@@ -1,7 +1,7 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Checks, in debug builds, that an object documented as used by one thread at a time (a SQLite or libpq
@@ -38,8 +38,8 @@ public final class ExclusiveUse: @unchecked Sendable {
     @inline(__always)
     public func checked<T, E: Error>(_ what: StaticString, _ body: () throws(E) -> T) throws(E) -> T {
         #if DEBUG
-        precondition(enter(), "\(what) is used by two threads at once")
-        defer { leave() }
+            precondition(enter(), "\(what) is used by two threads at once")
+            defer { leave() }
         #endif
         return try body()
     }

@@ -67,7 +67,8 @@ final class PostgresConnection {
             let message = String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines
             PQclear(result)
             throw PostgresError(
-                sqlState: isConnected ? state : nil, message: message.isEmpty ? Self.message(handle) : message, sql: sql)
+                sqlState: isConnected ? state : nil, message: message.isEmpty ? Self.message(handle) : message, sql: sql
+            )
         }
         return PostgresResult(result)
     }

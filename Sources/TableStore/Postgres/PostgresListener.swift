@@ -54,7 +54,9 @@ public final class PostgresListener: Sendable {
                 first = false
                 try listen(connection, handlers)
             } catch {
-                handlers.onLost(StoreError(error, while: "listening for other nodes' commits on \(PostgresTableStore.redacted(url))"))
+                handlers.onLost(
+                    StoreError(
+                        error, while: "listening for other nodes' commits on \(PostgresTableStore.redacted(url))"))
                 let until = Date().addingTimeInterval(backoff)
                 while !stopping.load(ordering: .acquiring) && Date() < until { usleep(20_000) }
                 backoff = min(backoff * 2, 2)
@@ -73,7 +75,9 @@ public final class PostgresListener: Sendable {
             for (_, payload) in try connection.notifications() {
                 if let notification = StoreNotification(payload: payload) { handlers.onNotification(notification) }
             }
-            guard connection.isConnected else { throw PostgresError(sqlState: nil, message: "the connection was closed") }
+            guard connection.isConnected else {
+                throw PostgresError(sqlState: nil, message: "the connection was closed")
+            }
         }
     }
 }

@@ -24,10 +24,12 @@ public final class PostgresPresence {
                     ON CONFLICT (node, table_name) DO UPDATE SET clients = excluded.clients
                     """, [node, table, clients])
             } else {
-                try connection.execute("DELETE FROM tablecast.presence WHERE node = $1 AND table_name = $2", [node, table])
+                try connection.execute(
+                    "DELETE FROM tablecast.presence WHERE node = $1 AND table_name = $2", [node, table])
             }
             try connection.execute(
-                "SELECT pg_notify($1, $2)", [StoreNotification.channel, StoreNotification.presenceChanged(table: table).payload])
+                "SELECT pg_notify($1, $2)",
+                [StoreNotification.channel, StoreNotification.presenceChanged(table: table).payload])
         }
     }
 

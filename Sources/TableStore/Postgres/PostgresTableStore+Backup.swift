@@ -48,8 +48,11 @@ extension PostgresTableStore {
             let name = tables.text(row, 0)
             try copy.run(
                 "INSERT INTO tables (name, epoch, rules, created, version) VALUES (?1, ?2, ?3, ?4, ?5)",
-                [.text(name), .integer(tables.int64(row, 1)), .text(tables.text(row, 2)), .integer(tables.int64(row, 3)),
-                 .integer(tables.int64(row, 4))])
+                [
+                    .text(name), .integer(tables.int64(row, 1)), .text(tables.text(row, 2)),
+                    .integer(tables.int64(row, 3)),
+                    .integer(tables.int64(row, 4)),
+                ])
             // One table's log and snapshots at a time, so that memory holds one table's rows, not the database's.
             let log = try connection.execute(
                 """
@@ -62,8 +65,12 @@ extension PostgresTableStore {
                     INSERT INTO log (table_name, version, batch, origin_client, origin_ref, time, origin_name)
                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                     """,
-                    [.text(name), .integer(log.int64(entry, 0)), .text(log.text(entry, 1)), .text(log.text(entry, 2)),
-                     SQLiteValue(log.optionalText(entry, 3)), .integer(log.int64(entry, 4)), .text(log.text(entry, 5))])
+                    [
+                        .text(name), .integer(log.int64(entry, 0)), .text(log.text(entry, 1)),
+                        .text(log.text(entry, 2)),
+                        SQLiteValue(log.optionalText(entry, 3)), .integer(log.int64(entry, 4)),
+                        .text(log.text(entry, 5)),
+                    ])
             }
             let snapshots = try connection.execute(
                 "SELECT version, body FROM tablecast.snapshots WHERE table_name = $1 ORDER BY version", [name])
@@ -86,9 +93,12 @@ extension PostgresTableStore {
                     INSERT INTO refs (principal, client, ref, table_name, version, seq, intent, ack, epoch)
                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                     """,
-                    [.text(refs.text(ref, 0)), .text(refs.text(ref, 1)), .text(refs.text(ref, 2)), .text(refs.text(ref, 3)),
-                     .integer(refs.int64(ref, 4)), .integer(refs.int64(ref, 5)), .text(refs.text(ref, 6)),
-                     .text(refs.text(ref, 7)), .integer(refs.int64(ref, 8))])
+                    [
+                        .text(refs.text(ref, 0)), .text(refs.text(ref, 1)), .text(refs.text(ref, 2)),
+                        .text(refs.text(ref, 3)),
+                        .integer(refs.int64(ref, 4)), .integer(refs.int64(ref, 5)), .text(refs.text(ref, 6)),
+                        .text(refs.text(ref, 7)), .integer(refs.int64(ref, 8)),
+                    ])
             }
             guard refs.count == refsPage else { return }
             after = refs.int64(refs.count - 1, 5)

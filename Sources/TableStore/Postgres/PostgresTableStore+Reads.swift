@@ -9,7 +9,9 @@ extension PostgresTableStore {
                 INSERT INTO tablecast.tables (name, epoch, rules, created, version) VALUES ($1, $2, $3, $4, 0)
                 ON CONFLICT (name) DO NOTHING
                 """, [name, String(epoch), rules, String(created)])
-            guard inserted.changes == 1 else { throw StoreError(.tableExists, "table \(name) already exists in \(location)") }
+            guard inserted.changes == 1 else {
+                throw StoreError(.tableExists, "table \(name) already exists in \(location)")
+            }
             // A table of the same name dropped meanwhile may have left nothing; clear leftovers of an older life.
             try connection.execute("DELETE FROM tablecast.log WHERE table_name = $1", [name])
             try connection.execute("DELETE FROM tablecast.snapshots WHERE table_name = $1", [name])
@@ -74,20 +76,24 @@ extension PostgresTableStore {
 
     public func load(_ name: String, logLimit: Int) throws -> LoadedTable {
         // One snapshot of the database for the three reads, so a commit between them cannot tear the result.
-        try transaction("loading table \(name) from \(location)", begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+        try transaction(
+            "loading table \(name) from \(location)", begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+        ) {
             connection in
             guard let info = try Self.info(of: name, connection) else {
                 throw StoreError(.noSuchTable, "no table \(name) in \(location)")
             }
             let found = try connection.execute(
-                "SELECT version, body FROM tablecast.snapshots WHERE table_name = $1 ORDER BY version DESC LIMIT 1", [name])
+                "SELECT version, body FROM tablecast.snapshots WHERE table_name = $1 ORDER BY version DESC LIMIT 1",
+                [name])
             guard found.count == 1 else { throw StoreError(.corrupt, "table \(name) has no snapshot in \(location)") }
             let snapshot = Snapshot(version: found.int64(0, 0), body: found.text(0, 1))
             let log = try entries(name, after: snapshot.version, limit: logLimit, connection)
             let contiguous = log.enumerated().allSatisfy { $1.version == snapshot.version + 1 + Int64($0) }
             guard contiguous, Int64(log.count) == min(info.version - snapshot.version, Int64(clamping: logLimit)) else {
                 throw StoreError(
-                    .corrupt, "table \(name) is at version \(info.version) but its snapshot (version "
+                    .corrupt,
+                    "table \(name) is at version \(info.version) but its snapshot (version "
                         + "\(snapshot.version)) and log (\(log.count) entries) do not lead there in \(location)")
             }
             return LoadedTable(info: info, snapshot: snapshot, log: log)
@@ -146,7 +152,8 @@ extension PostgresTableStore {
     }
 
     public func state(_ name: String, at version: Int64) throws -> HistoricalState {
-        try transaction("reading table \(name) at version \(version) in \(location)", begin: Self.readOnly) { connection in
+        try transaction("reading table \(name) at version \(version) in \(location)", begin: Self.readOnly) {
+            connection in
             let (info, oldest) = try historyBounds(name, connection)
             guard (oldest...info.version).contains(version) else {
                 return HistoricalState(info: info, oldest: oldest, snapshot: nil, log: [])
@@ -162,7 +169,8 @@ extension PostgresTableStore {
             let contiguous = log.enumerated().allSatisfy { $1.version == snapshot.version + 1 + Int64($0) }
             guard contiguous, snapshot.version + Int64(log.count) == version else {
                 throw StoreError(
-                    .corrupt, "table \(name)'s snapshot (version \(snapshot.version)) and log (\(log.count) entries) "
+                    .corrupt,
+                    "table \(name)'s snapshot (version \(snapshot.version)) and log (\(log.count) entries) "
                         + "do not lead to version \(version) in \(location)")
             }
             return HistoricalState(info: info, oldest: oldest, snapshot: snapshot, log: log)
@@ -191,7 +199,8 @@ extension PostgresTableStore {
                 """, [principal, client, ref])
             return found.count == 1
                 ? StoredAck(
-                    table: found.text(0, 0), epoch: found.int64(0, 4), version: found.int64(0, 1), ack: found.text(0, 2),
+                    table: found.text(0, 0), epoch: found.int64(0, 4), version: found.int64(0, 1),
+                    ack: found.text(0, 2),
                     intent: found.text(0, 3))
                 : nil
         }
@@ -204,7 +213,10 @@ extension PostgresTableStore {
                 [principal, client])
             return Dictionary(
                 found.map {
-                    (found.text($0, 0), StoredRef(table: found.text($0, 1), epoch: found.int64($0, 3), intent: found.text($0, 2)))
+                    (
+                        found.text($0, 0),
+                        StoredRef(table: found.text($0, 1), epoch: found.int64($0, 3), intent: found.text($0, 2))
+                    )
                 },
                 uniquingKeysWith: { first, _ in first })
         }

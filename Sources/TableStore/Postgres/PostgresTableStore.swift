@@ -56,7 +56,8 @@ public final class PostgresTableStore: TableStorage {
                 }
                 guard version == String(PostgresSchema.version) else {
                     throw StoreError(
-                        .foreign, "\(location) has Tablecast schema version \(version); this build knows version "
+                        .foreign,
+                        "\(location) has Tablecast schema version \(version); this build knows version "
                             + "\(PostgresSchema.version)")
                 }
             } else {
@@ -265,7 +266,8 @@ public final class PostgresTableStore: TableStorage {
                     Self.array(withRefs.map(\.principal)), Self.array(withRefs.map(\.originClient)),
                     Self.array(withRefs.map(\.originRef)), Self.array(withRefs.map { String($0.version) }),
                     Self.array(withRefs.map(\.intent)), Self.array(withRefs.map(\.ack)),
-                    StoreNotification.channel, StoreNotification.committed(table: first.table, version: last.version).payload,
+                    StoreNotification.channel,
+                    StoreNotification.committed(table: first.table, version: last.version).payload,
                     String(first.epoch),
                 ])
         }
@@ -286,7 +288,8 @@ public final class PostgresTableStore: TableStorage {
                 throw StoreError(.noSuchTable, "no table \(first.table) for version \(first.version) in \(location)")
             }
             throw StoreError(
-                .conflict, "table \(first.table) is at version \(advanced.text(0, 1)) or reserved by another node; a "
+                .conflict,
+                "table \(first.table) is at version \(advanced.text(0, 1)) or reserved by another node; a "
                     + "record for version \(first.version) cannot follow it")
         }
         // Housekeeping: without a transaction the commit is already durable and must not be reported failed (in
@@ -302,7 +305,8 @@ public final class PostgresTableStore: TableStorage {
     }
 
     /// Prunes `client`'s (of `principal`) refs beyond the last `refsPerClient` every 1/64th of that quota.
-    private func countRef(of client: String, principal: String, _ connection: PostgresConnection) throws(PostgresError) {
+    private func countRef(of client: String, principal: String, _ connection: PostgresConnection) throws(PostgresError)
+    {
         let key = "\(principal)\u{0}\(client)"
         let count = refCounts[key, default: 0] + 1
         refCounts[key] = count
@@ -318,10 +322,13 @@ public final class PostgresTableStore: TableStorage {
     /// `options.history`, what neither it nor `options.retention` keeps). Returns the number of log entries removed.
     @discardableResult
     private func prune(_ name: String, _ connection: PostgresConnection) throws(PostgresError) -> Int64 {
-        let latest = try connection.execute("SELECT max(version) FROM tablecast.snapshots WHERE table_name = $1", [name])
+        let latest = try connection.execute(
+            "SELECT max(version) FROM tablecast.snapshots WHERE table_name = $1", [name])
         guard !latest.isNull(0, 0) else { return 0 }
         let version = latest.int64(0, 0)
-        if let history = options.history { return try prune(name, keeping: history, latestSnapshot: version, connection) }
+        if let history = options.history {
+            return try prune(name, keeping: history, latestSnapshot: version, connection)
+        }
         try connection.execute(
             "DELETE FROM tablecast.snapshots WHERE table_name = $1 AND version < $2", [name, String(version)])
         guard case .versionsBeforeSnapshot(let kept) = options.retention else { return 0 }
@@ -356,10 +363,13 @@ public final class PostgresTableStore: TableStorage {
             "SELECT max(version) FROM tablecast.snapshots WHERE table_name = $1 AND version <= $2", [name, String(cut)])
         guard !base.isNull(0, 0) else { return 0 }
         let version = String(base.int64(0, 0))
-        try connection.execute("DELETE FROM tablecast.snapshots WHERE table_name = $1 AND version < $2", [name, version])
+        try connection.execute(
+            "DELETE FROM tablecast.snapshots WHERE table_name = $1 AND version < $2", [name, version])
         return Int64(
-            try connection.execute("DELETE FROM tablecast.log WHERE table_name = $1 AND version <= $2", [name, version])
-                .changes)
+            try connection.execute(
+                "DELETE FROM tablecast.log WHERE table_name = $1 AND version <= $2", [name, version]
+            )
+            .changes)
     }
 
     /// Prunes every table to what `options` keep, as the nodes do whenever they store a snapshot (`tablecast
@@ -386,7 +396,8 @@ public final class PostgresTableStore: TableStorage {
     /// A PostgreSQL array literal of `values` (nil → NULL), every element quoted. Built as UTF-8 bytes: it carries
     /// every batch and ack of a commit (no byte of a multi-byte character is a quote or a backslash).
     static func array(_ values: [String?]) -> String {
-        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        let quote = UInt8(ascii: "\"")
+        let backslash = UInt8(ascii: "\\")
         var bytes: [UInt8] = []
         bytes.reserveCapacity(values.reduce(2) { $0 + ($1?.utf8.count ?? 4) + 3 })
         bytes.append(UInt8(ascii: "{"))
@@ -453,5 +464,7 @@ public final class PostgresTableStore: TableStorage {
     }
 }
 
-@available(*, unavailable, message: "PostgresTableStore has one owner at a time: keep it inside the committer that drives it")
+@available(
+    *, unavailable, message: "PostgresTableStore has one owner at a time: keep it inside the committer that drives it"
+)
 extension PostgresTableStore: Sendable {}

@@ -82,11 +82,14 @@ package final class SQLiteConnection {
     /// Copies WAL frames back into the database file. Returns the frames in the WAL and how many of them are now
     /// in the database file. Callable from within `onWALCommit`.
     @discardableResult
-    package func checkpoint(_ mode: CheckpointMode) throws(SQLiteError) -> (walFrames: Int32, checkpointedFrames: Int32) {
+    package func checkpoint(_ mode: CheckpointMode) throws(SQLiteError) -> (walFrames: Int32, checkpointedFrames: Int32)
+    {
         try use.checked("a SQLite connection") { () throws(SQLiteError) in try checkpointInside(mode) }
     }
 
-    private func checkpointInside(_ mode: CheckpointMode) throws(SQLiteError) -> (walFrames: Int32, checkpointedFrames: Int32) {
+    private func checkpointInside(_ mode: CheckpointMode) throws(SQLiteError) -> (
+        walFrames: Int32, checkpointedFrames: Int32
+    ) {
         try checkOpen()
         var walFrames: Int32 = 0
         var checkpointedFrames: Int32 = 0
@@ -145,20 +148,25 @@ package final class SQLiteConnection {
     }
 
     /// Runs one cached statement with `values` and maps its rows.
-    package func rows<T>(_ sql: String, _ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> [T] {
+    package func rows<T>(_ sql: String, _ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws
+        -> [T]
+    {
         try use.checked("a SQLite connection") { try cachedStatement(sql).rows(values, transform) }
     }
 
     /// Runs one cached statement with `values` and maps its rows while `more` says so (see
     /// ``SQLiteStatement/rows(_:while:_:)``).
     package func rows<T>(
-        _ sql: String, _ values: [SQLiteValue] = [], while more: ([T]) -> Bool, _ transform: (SQLiteStatement) throws -> T
+        _ sql: String, _ values: [SQLiteValue] = [], while more: ([T]) -> Bool,
+        _ transform: (SQLiteStatement) throws -> T
     ) throws -> [T] {
         try use.checked("a SQLite connection") { try cachedStatement(sql).rows(values, while: more, transform) }
     }
 
     /// Runs one cached statement with `values` and maps its first row, if any.
-    package func firstRow<T>(_ sql: String, _ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> T? {
+    package func firstRow<T>(_ sql: String, _ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T)
+        throws -> T?
+    {
         try use.checked("a SQLite connection") { try cachedStatement(sql).firstRow(values, transform) }
     }
 
@@ -182,7 +190,9 @@ package final class SQLiteConnection {
         }
         let rc = sqlite3_backup_step(backup, -1)
         let finished = sqlite3_backup_finish(backup)
-        guard rc == SQLITE_DONE else { throw SQLiteError(extendedCode: rc, message: String(cString: sqlite3_errstr(rc))) }
+        guard rc == SQLITE_DONE else {
+            throw SQLiteError(extendedCode: rc, message: String(cString: sqlite3_errstr(rc)))
+        }
         guard finished == SQLITE_OK else { throw SQLiteError(extendedCode: finished, db: destination.handle) }
     }
 

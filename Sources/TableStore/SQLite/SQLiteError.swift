@@ -1,6 +1,7 @@
 import CSQLite
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A failed SQLite call: the result code, the extended code that refines it, and SQLite's own message,
@@ -29,7 +30,8 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// Reads the message of the last failure on `db`.
     init(extendedCode: Int32, db: OpaquePointer?, sql: String? = nil) {
         let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(extendedCode))
-        self.init(extendedCode: extendedCode, message: message, sql: sql, systemErrno: db.map(sqlite3_system_errno) ?? 0)
+        self.init(
+            extendedCode: extendedCode, message: message, sql: sql, systemErrno: db.map(sqlite3_system_errno) ?? 0)
     }
 
     /// The database or the disk is full (`SQLITE_FULL`), including a `max_page_count` limit reached.

@@ -72,7 +72,8 @@ extension SQLiteTableStore {
                 throw StoreError(.noSuchTable, "no table \(first.table) for version \(first.version) in \(path)")
             }
             throw StoreError(
-                .conflict, "table \(first.table) is at version \(current); a record for version \(first.version) "
+                .conflict,
+                "table \(first.table) is at version \(current); a record for version \(first.version) "
                     + "cannot follow it")
         }
     }
@@ -104,7 +105,8 @@ extension SQLiteTableStore {
     private func storeRef(_ ref: String, of record: CommitRecord) throws {
         let (principal, client) = (record.principal, record.originClient)
         let key = "\(principal)\u{0}\(client)"
-        let last = try refSequences[key]
+        let last =
+            try refSequences[key]
             ?? connection.firstRow(
                 "SELECT max(seq) FROM refs WHERE principal = ?1 AND client = ?2", [.text(principal), .text(client)]
             ) { $0.int64(at: 0) }
@@ -123,7 +125,8 @@ extension SQLiteTableStore {
                 ])
         } catch let error as SQLiteError where error.isConstraint {
             throw StoreError(
-                .conflict, "client \(client) already has ref \(ref) stored; a retry must be answered from ack(client:ref:)",
+                .conflict,
+                "client \(client) already has ref \(ref) stored; a retry must be answered from ack(client:ref:)",
                 underlying: error)
         }
         // Pruning every 1/64th of the quota rather than on every ref keeps the commit path short; a client keeps

@@ -70,7 +70,8 @@ extension SQLiteTableStore {
             let contiguous = log.enumerated().allSatisfy { $1.version == snapshot.version + 1 + Int64($0) }
             guard contiguous, snapshot.version + Int64(log.count) == version else {
                 throw StoreError(
-                    .corrupt, "table \(name)'s snapshot (version \(snapshot.version)) and log (\(log.count) entries) "
+                    .corrupt,
+                    "table \(name)'s snapshot (version \(snapshot.version)) and log (\(log.count) entries) "
                         + "do not lead to version \(version) in \(path)")
             }
             return HistoricalState(info: info, oldest: oldest, snapshot: snapshot, log: log)
@@ -80,7 +81,8 @@ extension SQLiteTableStore {
     /// The table's metadata and its oldest kept version, its oldest snapshot's.
     private func historyBounds(_ name: String) throws -> (TableInfo, oldest: Int64) {
         guard let info = try info(of: name) else { throw StoreError(.noSuchTable, "no table \(name) in \(path)") }
-        let oldest = try connection.firstRow("SELECT min(version) FROM snapshots WHERE table_name = ?1", [.text(name)]) {
+        let oldest = try connection.firstRow("SELECT min(version) FROM snapshots WHERE table_name = ?1", [.text(name)])
+        {
             $0.isNull(at: 0) ? nil : $0.int64(at: 0)
         }
         guard let oldest = oldest ?? nil else { throw StoreError(.corrupt, "table \(name) has no snapshot in \(path)") }
@@ -102,13 +104,14 @@ extension SQLiteTableStore {
         var cut = Int64.max
         if let versions = history.versions { cut = min(cut, info.version - versions) }
         if let age = history.age {
-            let before = try connection.firstRow(
-                """
-                SELECT max(version) FROM log WHERE table_name = ?1
-                AND time < CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) - ?2
-                """,
-                [.text(name), .integer(age)]
-            ) { $0.isNull(at: 0) ? Int64(0) : $0.int64(at: 0) } ?? 0
+            let before =
+                try connection.firstRow(
+                    """
+                    SELECT max(version) FROM log WHERE table_name = ?1
+                    AND time < CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) - ?2
+                    """,
+                    [.text(name), .integer(age)]
+                ) { $0.isNull(at: 0) ? Int64(0) : $0.int64(at: 0) } ?? 0
             cut = min(cut, before)
         }
         switch options.retention {
@@ -119,7 +122,8 @@ extension SQLiteTableStore {
             "SELECT max(version) FROM snapshots WHERE table_name = ?1 AND version <= ?2", [.text(name), .integer(cut)]
         ) { $0.isNull(at: 0) ? nil : $0.int64(at: 0) }
         guard let base = base ?? nil else { return 0 }
-        try connection.run("DELETE FROM snapshots WHERE table_name = ?1 AND version < ?2", [.text(name), .integer(base)])
+        try connection.run(
+            "DELETE FROM snapshots WHERE table_name = ?1 AND version < ?2", [.text(name), .integer(base)])
         try connection.run("DELETE FROM log WHERE table_name = ?1 AND version <= ?2", [.text(name), .integer(base)])
         return connection.changes
     }

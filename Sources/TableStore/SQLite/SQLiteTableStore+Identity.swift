@@ -22,14 +22,17 @@ extension SQLiteTableStore {
         let identity = try Self.identity(of: path)
         let recorded = try connection.firstRow("SELECT value FROM meta WHERE key = 'identity'") { $0.text(at: 0) }
         guard recorded != identity else { return }
-        try transaction("giving the tables of \(path) new epochs") { try Self.renewEpochs(connection, identity: identity) }
+        try transaction("giving the tables of \(path) new epochs") {
+            try Self.renewEpochs(connection, identity: identity)
+        }
     }
 
     /// Gives every table in the database `connection` is open on a new epoch (refs follow their table's life) and
     /// records `identity` as the file's. Runs in the caller's transaction.
     static func renewEpochs(_ connection: SQLiteConnection, identity: String) throws {
         let tables = try connection.rows("SELECT name, epoch FROM tables") { ($0.text(at: 0), $0.int64(at: 1)) }
-        try connection.execute("CREATE TEMP TABLE renewed (name TEXT NOT NULL, old INTEGER NOT NULL, new INTEGER NOT NULL)")
+        try connection.execute(
+            "CREATE TEMP TABLE renewed (name TEXT NOT NULL, old INTEGER NOT NULL, new INTEGER NOT NULL)")
         for (name, old) in tables {
             try connection.run(
                 "INSERT INTO temp.renewed (name, old, new) VALUES (?1, ?2, ?3)",

@@ -12,7 +12,8 @@ extension SQLiteTableStore {
             let contiguous = log.enumerated().allSatisfy { $1.version == snapshot.version + 1 + Int64($0) }
             guard contiguous, Int64(log.count) == min(info.version - snapshot.version, Int64(clamping: logLimit)) else {
                 throw StoreError(
-                    .corrupt, "table \(name) is at version \(info.version) but its snapshot (version "
+                    .corrupt,
+                    "table \(name) is at version \(info.version) but its snapshot (version "
                         + "\(snapshot.version)) and log (\(log.count) entries) do not lead there in \(path)")
             }
             return LoadedTable(info: info, snapshot: snapshot, log: log)

@@ -29,7 +29,9 @@ extension SQLiteTableStore {
     /// Replaces the rules of table `name` outside any version (use `CommitRecord.rules` to change them with one).
     public func updateRules(of name: String, _ change: (String) throws -> String) throws -> String {
         try transaction("setting the rules of table \(name) in \(path)") {
-            guard let stored = try connection.firstRow("SELECT rules FROM tables WHERE name = ?1", [.text(name)], { $0.text(at: 0) })
+            guard
+                let stored = try connection.firstRow(
+                    "SELECT rules FROM tables WHERE name = ?1", [.text(name)], { $0.text(at: 0) })
             else { throw StoreError(.noSuchTable, "no table \(name) in \(path)") }
             let rules = try change(stored)
             try connection.run("UPDATE tables SET rules = ?2 WHERE name = ?1", [.text(name), .text(rules)])
@@ -40,7 +42,8 @@ extension SQLiteTableStore {
     /// Every table, ordered by name.
     public func listTables() throws -> [TableInfo] {
         try perform("listing the tables of \(path)") {
-            try connection.rows("SELECT name, epoch, rules, created, version FROM tables ORDER BY name", [], Self.tableInfo)
+            try connection.rows(
+                "SELECT name, epoch, rules, created, version FROM tables ORDER BY name", [], Self.tableInfo)
         }
     }
 

@@ -106,7 +106,8 @@ public final class SQLiteTableStore {
                 _ = try connection.checkpoint(.restart)
                 fallbackCheckpointFailure = nil
             } catch {
-                fallbackCheckpointFailure = StoreError(error, while: "checkpoint of \(path) by the committing connection")
+                fallbackCheckpointFailure = StoreError(
+                    error, while: "checkpoint of \(path) by the committing connection")
             }
             checkpointRequestedAt = 0
         } else if walPages >= checkpointRequestedAt + threshold {
@@ -156,10 +157,14 @@ public final class SQLiteTableStore {
     private func migrate(from version: Int64) throws {
         guard !options.readOnly else {
             throw StoreError(
-                .foreign, "\(path) has Tablecast schema version \(version); open it read-write once to migrate it to \(Schema.version)")
+                .foreign,
+                "\(path) has Tablecast schema version \(version); open it read-write once to migrate it to \(Schema.version)"
+            )
         }
         for from in version..<Int64(Schema.version) {
-            try transaction("migrating \(path) from schema version \(from)") { try connection.execute(Schema.migrations[from]!) }
+            try transaction("migrating \(path) from schema version \(from)") {
+                try connection.execute(Schema.migrations[from]!)
+            }
         }
     }
 
@@ -173,7 +178,8 @@ public final class SQLiteTableStore {
         }
         guard userVersion == Int64(Schema.version) || Schema.migrations[userVersion] != nil else {
             throw StoreError(
-                .foreign, "\(path) has Tablecast schema version \(userVersion); this build knows version \(Schema.version)")
+                .foreign,
+                "\(path) has Tablecast schema version \(userVersion); this build knows version \(Schema.version)")
         }
         let missing = Schema.tableNames.subtracting(tables)
         guard missing.isEmpty else {
@@ -231,5 +237,7 @@ public final class SQLiteTableStore {
     }
 }
 
-@available(*, unavailable, message: "SQLiteTableStore has one owner at a time: keep it inside the committer that drives it")
+@available(
+    *, unavailable, message: "SQLiteTableStore has one owner at a time: keep it inside the committer that drives it"
+)
 extension SQLiteTableStore: Sendable {}

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One process's exclusive hold on a database file: a `flock` on `<database>.lock`, which holds the holder's pid.
 ///
@@ -25,7 +26,9 @@ public final class DatabaseLock: Sendable {
     public init(database: String) throws {
         path = database + ".lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw Failure(description: Self.describeOpenFailure(errno, database: database, lock: path)) }
+        guard fd >= 0 else {
+            throw Failure(description: Self.describeOpenFailure(errno, database: database, lock: path))
+        }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let error = errno
             let holder = Self.pid(in: fd)

@@ -38,7 +38,9 @@ public struct HistoryRetention: Sendable, Equatable, CustomStringConvertible {
         self = retention
     }
 
-    private static let units: [Character: Int64] = ["s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000]
+    private static let units: [Character: Int64] = [
+        "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000,
+    ]
 
     private static func milliseconds(_ text: Substring) -> Int64? {
         guard let unit = text.last.flatMap({ units[$0] }), let count = Int64(text.dropLast()), count >= 0,

@@ -62,7 +62,8 @@ enum Schema {
 
     /// Facts about the database itself, by key: `identity`, the file it was last opened as (see
     /// ``SQLiteTableStore/identity(of:)``).
-    private static let metaTable = "CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;"
+    private static let metaTable =
+        "CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;"
 
     /// The script that brings a file of each older version to the next one.
     static let migrations: [Int64: String] = [

@@ -70,14 +70,11 @@ extension StoreError {
     /// Classifies a SQLite failure. `context` says what the store was doing, e.g. "commit of 16 records to x.db".
     init(_ error: SQLiteError, while context: String) {
         let kind: Kind =
-            if error.isFull { .full }
-            else if error.isReadOnly { .readOnly }
-            else if error.isCorrupt { .corrupt }
-            else if error.isNotADatabase { .notADatabase }
-            else if error.isIOError || error.isCantOpen { .io }
-            else if error.isBusy { .busy }
-            else if error.isConstraint { .conflict }
-            else { .internal }
+            if error.isFull { .full } else if error.isReadOnly { .readOnly } else if error.isCorrupt {
+                .corrupt
+            } else if error.isNotADatabase { .notADatabase } else if error.isIOError || error.isCantOpen {
+                .io
+            } else if error.isBusy { .busy } else if error.isConstraint { .conflict } else { .internal }
         let what =
             switch kind {
             case .full: "the disk or the database's size limit is full"
@@ -97,11 +94,9 @@ extension StoreError {
     /// Classifies a PostgreSQL failure. `context` says what the store was doing.
     init(_ error: PostgresError, while context: String) {
         let kind: Kind =
-            if error.isConnectionFailure { .unreachable }
-            else if error.isFull { .full }
-            else if error.isReadOnly { .readOnly }
-            else if error.isConstraint { .conflict }
-            else { .internal }
+            if error.isConnectionFailure { .unreachable } else if error.isFull { .full } else if error.isReadOnly {
+                .readOnly
+            } else if error.isConstraint { .conflict } else { .internal }
         self.init(kind, "\(context): \(error)", postgres: error)
     }
 }

@@ -6,7 +6,9 @@ public enum StoreLocation: Sendable, Equatable {
 
     /// The location `text` names.
     public init(_ text: String) {
-        self = text.hasPrefix("postgresql://") || text.hasPrefix("postgres://") ? .postgres(url: text) : .sqlite(path: text)
+        self =
+            text.hasPrefix("postgresql://") || text.hasPrefix("postgres://")
+            ? .postgres(url: text) : .sqlite(path: text)
     }
 
     /// Whether several nodes may share the store (PostgreSQL).
@@ -18,7 +20,9 @@ public enum StoreLocation: Sendable, Equatable {
 /// Opens the store at `location` with `options` (``TableStoreOptions/readOnly`` and the integrity check apply to
 /// SQLite files): the one place that chooses the implementation, so that servers and commands see only
 /// ``TableStorage``.
-public func openStore(_ location: StoreLocation, options: TableStoreOptions = TableStoreOptions()) throws -> any TableStorage {
+public func openStore(_ location: StoreLocation, options: TableStoreOptions = TableStoreOptions()) throws
+    -> any TableStorage
+{
     switch location {
     case .sqlite(let path): try SQLiteTableStore(path: path, options: options)
     case .postgres(let url): try PostgresTableStore(url: url, options: options)

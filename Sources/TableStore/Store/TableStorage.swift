@@ -43,7 +43,8 @@ public protocol TableStorage: AnyObject {
     /// Up to `limit` kept log entries of table `name` with versions in `from...to`, newest or oldest first, with
     /// the table's oldest kept version; the entries end one after those whose batches reach `byteLimit` bytes (that
     /// one tells the caller where the next page starts). Throws `.noSuchTable`.
-    func history(_ name: String, from: Int64, to: Int64, limit: Int, byteLimit: Int, newestFirst: Bool) throws -> HistoryPage
+    func history(_ name: String, from: Int64, to: Int64, limit: Int, byteLimit: Int, newestFirst: Bool) throws
+        -> HistoryPage
     /// The nearest snapshot of table `name` at or below `version` and the log from it up to `version`. Throws
     /// `.noSuchTable`.
     func state(_ name: String, at version: Int64) throws -> HistoricalState

@@ -24,7 +24,9 @@ struct ConnectionOptions: ParsableArguments {
 
     @Option(
         name: .customLong("name"),
-        help: "Name shown to others in presence and history (default: $TABLECAST_NAME; without one, a subscriber is only counted among the viewers).")
+        help:
+            "Name shown to others in presence and history (default: $TABLECAST_NAME; without one, a subscriber is only counted among the viewers)."
+    )
     var nameFlag: String?
 
     @Option(name: .customLong("token"), help: "Token for a server with a tokens file (default: $TABLECAST_TOKEN).")
@@ -34,10 +36,14 @@ struct ConnectionOptions: ParsableArguments {
     var timeout: Double = 10
 
     func validate() throws {
-        guard timeout > 0, timeout.isFinite else { throw ValidationError("--timeout must be a positive number of seconds") }
+        guard timeout > 0, timeout.isFinite else {
+            throw ValidationError("--timeout must be a positive number of seconds")
+        }
     }
 
-    var url: String { urlFlag.isEmpty ? Environment.value("TABLECAST_URL") ?? Self.defaultURL : urlFlag.joined(separator: ",") }
+    var url: String {
+        urlFlag.isEmpty ? Environment.value("TABLECAST_URL") ?? Self.defaultURL : urlFlag.joined(separator: ",")
+    }
     var client: String? { clientFlag ?? Environment.value("TABLECAST_CLIENT") }
     var token: String? { tokenFlag ?? Environment.value("TABLECAST_TOKEN") }
     var name: String? { nameFlag ?? Environment.value("TABLECAST_NAME") }
@@ -47,7 +53,8 @@ struct ConnectionOptions: ParsableArguments {
     @OptionGroup var tls: TLSOptions
 
     func makeClient(transport: TablecastTransport? = nil, defaultName: String? = nil) throws -> TablecastClient {
-        var configuration = TablecastClient.Configuration(url: url, clientID: client, name: name ?? defaultName, token: token)
+        var configuration = TablecastClient.Configuration(
+            url: url, clientID: client, name: name ?? defaultName, token: token)
         configuration.tls = tls.clientTLS
         return try TablecastClient(configuration: configuration, transport: transport)
     }
@@ -56,7 +63,8 @@ struct ConnectionOptions: ParsableArguments {
     /// without shutting it down: a connection still in its handshake would hold the shutdown for its flush timeout.
     func makeTransport() throws -> TablecastTransport {
         try TablecastTransport(
-            configuration: .init(maxMessageSize: TablecastTransport.defaultMaxMessageSize, maxConnections: 16, tls: tls.clientTLS))
+            configuration: .init(
+                maxMessageSize: TablecastTransport.defaultMaxMessageSize, maxConnections: 16, tls: tls.clientTLS))
     }
 
     /// Connects, runs `body`, closes. A refusal prints the error as JSON on stderr and exits 1; a refused connection
@@ -116,7 +124,8 @@ struct ConnectionOptions: ParsableArguments {
                 return .failure(Unreachable(seconds: seconds, url: client.configuration.url, problem: problem))
             }
             group.addTask {
-                guard let refusal = await Unreachable.refusal(of: client.configuration.url, within: min(2, seconds)) else {
+                guard let refusal = await Unreachable.refusal(of: client.configuration.url, within: min(2, seconds))
+                else {
                     return nil
                 }
                 return .failure(Unreachable(url: client.configuration.url, refusal: refusal))
@@ -166,7 +175,8 @@ struct ConnectionOptions: ParsableArguments {
             var refusals: [String] = []
             for part in url.split(separator: ",") {
                 guard let endpoint = try? TablecastClient.parse(String(part)),
-                    let problem = await ConnectionProbe.problem(host: endpoint.host, port: endpoint.port, within: seconds),
+                    let problem = await ConnectionProbe.problem(
+                        host: endpoint.host, port: endpoint.port, within: seconds),
                     problem.hasPrefix(ConnectionProbe.refused)
                 else { return nil }
                 refusals.append(problem)

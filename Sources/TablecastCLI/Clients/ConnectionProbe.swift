@@ -45,10 +45,12 @@ enum ConnectionProbe {
         guard lookup == 0, let first = list else {
             // EAI_NONAME: the name does not exist; otherwise the look-up itself failed (no resolver answered, …).
             return lookup == EAI_NONAME
-                ? "no such host '\(host)'" : "no such host '\(host)' (the look-up failed: \(String(cString: gai_strerror(lookup))))"
+                ? "no such host '\(host)'"
+                : "no such host '\(host)' (the look-up failed: \(String(cString: gai_strerror(lookup))))"
         }
         defer { freeaddrinfo(list) }
-        let socket = Glibc.socket(first.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let socket = Glibc.socket(
+            first.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard socket >= 0 else { return "cannot open a socket: \(String(cString: strerror(errno)))" }
         defer { close(socket) }
         var error = connect(socket, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 ? 0 : errno

@@ -33,7 +33,8 @@ struct SectionCommand: AsyncParsableCommand {
                 index = try await connection.withClient { try await $0.subscribe(table).table.sections.count }
             }
             try await intent.send(
-                .insertSection(at: index, section: SectionContent(header: header, footer: footer)), connection: connection)
+                .insertSection(at: index, section: SectionContent(header: header, footer: footer)),
+                connection: connection)
         }
     }
 
@@ -53,7 +54,8 @@ struct SectionCommand: AsyncParsableCommand {
     }
 
     struct Move: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "move", abstract: "Move a section; prints the ack.")
+        static let configuration = CommandConfiguration(
+            commandName: "move", abstract: "Move a section; prints the ack.")
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var intent: IntentOptions
         @Option(help: "The section's index.")

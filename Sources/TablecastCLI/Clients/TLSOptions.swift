@@ -8,7 +8,10 @@ struct TLSOptions: ParsableArguments {
     @Option(help: "PEM file of a private CA to trust for wss:// (besides the system's CA store).")
     var caCert: String?
 
-    @Flag(help: "wss:// without verifying the server's certificate. For tests only: anyone in between can read and change everything.")
+    @Flag(
+        help:
+            "wss:// without verifying the server's certificate. For tests only: anyone in between can read and change everything."
+    )
     var insecure = false
 
     /// The verification settings; warns on stderr, every time, when verification is off.

@@ -28,10 +28,14 @@ struct TablesCommand: AsyncParsableCommand {
     }
 
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "create", abstract: "Create a table; prints the ack.")
+        static let configuration = CommandConfiguration(
+            commandName: "create", abstract: "Create a table; prints the ack.")
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var selection: TableSelection
-        @Option(help: #"Sections as JSON: [{"header": "Fruit", "rows": [{"value": "fig"}]}]. Default: one empty section ([] for none)."#)
+        @Option(
+            help:
+                #"Sections as JSON: [{"header": "Fruit", "rows": [{"value": "fig"}]}]. Default: one empty section ([] for none)."#
+        )
         var sections: String?
         @Option(help: #"Rules as JSON: {"moves": "withinSection", "reserveLastRow": true}."#)
         var rules: String?
@@ -39,10 +43,13 @@ struct TablesCommand: AsyncParsableCommand {
         func run() async throws {
             var members: [String: JSONValue] = ["type": "createTable", "table": .string(selection.name)]
             // One empty section by default: rows need a section to go in, and `insert --at 0,0` should just work.
-            members["sections"] = try sections.map { try JSONValue(parsing: $0) } ?? .array([.object(["rows": .array([])])])
+            members["sections"] =
+                try sections.map { try JSONValue(parsing: $0) } ?? .array([.object(["rows": .array([])])])
             if let rules { members["rules"] = try JSONValue(parsing: rules) }
             guard case .createTable(let name, let contents, let patch) = try decodeRequest(members) else { return }
-            let ack = try await connection.withClient { try await $0.createTable(name, sections: contents, rules: patch) }
+            let ack = try await connection.withClient {
+                try await $0.createTable(name, sections: contents, rules: patch)
+            }
             Output.line(ServerMessage.ack(ack).json.jsonText)
         }
     }
@@ -65,7 +72,10 @@ struct TablesCommand: AsyncParsableCommand {
         @OptionGroup var connection: ConnectionOptions
         @Option(help: "The table.")
         var table: String?
-        @Argument(help: ArgumentHelp(#"The rules to change as JSON, e.g. {"moves": "none"} (after the table, without --table)."#, valueName: "rules"))
+        @Argument(
+            help: ArgumentHelp(
+                #"The rules to change as JSON, e.g. {"moves": "none"} (after the table, without --table)."#,
+                valueName: "rules"))
         var arguments: [String] = []
 
         func validate() throws {
@@ -76,7 +86,9 @@ struct TablesCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (table, rules) = (self.table ?? arguments[0], arguments[arguments.count - 1])
-            let members: [String: JSONValue] = ["type": "setRules", "table": .string(table), "rules": try JSONValue(parsing: rules)]
+            let members: [String: JSONValue] = [
+                "type": "setRules", "table": .string(table), "rules": try JSONValue(parsing: rules),
+            ]
             guard case .setRules(let name, let patch) = try decodeRequest(members) else { return }
             let ack = try await connection.withClient { try await $0.setRules(name, patch) }
             Output.line(ServerMessage.ack(ack).json.jsonText)
@@ -113,7 +125,8 @@ struct ExportCommand: AsyncParsableCommand {
             SectionContent(
                 header: section.header, footer: section.footer,
                 rows: section.rows.map {
-                    RowContent(value: $0.value, editable: $0.editable, movable: $0.movable, editingStyle: $0.editingStyle)
+                    RowContent(
+                        value: $0.value, editable: $0.editable, movable: $0.movable, editingStyle: $0.editingStyle)
                 }
             ).json
         }
@@ -146,9 +159,12 @@ struct ImportCommand: AsyncParsableCommand {
         let unknown = Set(exported.keys).subtracting(Self.exportKeys).sorted()
         guard unknown.isEmpty else {
             throw ValidationError(
-                "\(file) is not a tablecast export: unknown field\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")) (expected table, version, rules, sections)")
+                "\(file) is not a tablecast export: unknown field\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")) (expected table, version, rules, sections)"
+            )
         }
-        guard exported["sections"] != nil else { throw ValidationError("\(file) is not a tablecast export: no sections") }
+        guard exported["sections"] != nil else {
+            throw ValidationError("\(file) is not a tablecast export: no sections")
+        }
         var members: [String: JSONValue] = ["type": "createTable"]
         members["table"] = name.map(JSONValue.string) ?? exported["table"]
         members["sections"] = exported["sections"]

@@ -32,7 +32,7 @@ struct WatchCommand: AsyncParsableCommand {
         if case .failure(let error) = await connection.within(client, { try await client.subscribe(table) }) {
             await client.close()
             let timedOut = error is ConnectionOptions.Unreachable
-            if !timedOut { await transport.shutdown() }  // (see ConnectionOptions.makeTransport)
+            if !timedOut { await transport.shutdown() } // (see ConnectionOptions.makeTransport)
             let text = (error as? ProtocolError).map { ServerMessage.error($0).json.jsonText } ?? "\(error)"
             Output.error("tablecast watch: \(text)")
             throw ExitCode(timedOut ? 2 : 1)
@@ -113,8 +113,12 @@ struct WatchCommand: AsyncParsableCommand {
         let batch = update.batch
         var parts: [String] = []
         parts += batch.deleteSections.map { "delete section \($0)" }
-        parts += batch.insertSections.map { "insert section \($0.at)\($0.section.header.map { " \($0)" } ?? "") with \($0.section.rows.count) rows" }
-        parts += batch.reloadSections.map { "section \($0.at) header \($0.header ?? "none") footer \($0.footer ?? "none")" }
+        parts += batch.insertSections.map {
+            "insert section \($0.at)\($0.section.header.map { " \($0)" } ?? "") with \($0.section.rows.count) rows"
+        }
+        parts += batch.reloadSections.map {
+            "section \($0.at) header \($0.header ?? "none") footer \($0.footer ?? "none")"
+        }
         parts += batch.moveSections.map { "move section \($0.from) → \($0.to)" }
         parts += batch.deleteRows.map { "delete \($0)" }
         parts += batch.insertRows.map { "insert \($0.at) \($0.row.value.jsonText) [\($0.row.id)]" }
@@ -124,4 +128,3 @@ struct WatchCommand: AsyncParsableCommand {
         return "v\(update.version) by \(origin): " + parts.joined(separator: "; ")
     }
 }
-

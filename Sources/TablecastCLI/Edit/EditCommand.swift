@@ -19,7 +19,8 @@ import TablecastProtocol
 struct EditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "edit",
-        abstract: "Edit a table live in the terminal (edit --table T), or give one row a new value (edit --table T --at S,R VALUE).",
+        abstract:
+            "Edit a table live in the terminal (edit --table T), or give one row a new value (edit --table T --at S,R VALUE).",
         discussion: """
             edit --table T (or edit T) [--url ws://127.0.0.1:8080] [--name NAME]: the full-screen editor, shared live with \
             everyone on the table. Press ? in it for its keys (also listed in the README). Typed values are \
@@ -51,7 +52,8 @@ struct EditCommand: AsyncParsableCommand {
         } else {
             // The editor's table: --table T, or the argument (edit T).
             guard arguments.count + (table == nil ? 0 : 1) == 1 else {
-                throw ValidationError("the editor takes one table (edit --table T, or edit T); a scripted edit needs --at")
+                throw ValidationError(
+                    "the editor takes one table (edit --table T, or edit T); a scripted edit needs --at")
             }
         }
     }
@@ -88,7 +90,8 @@ struct EditCommand: AsyncParsableCommand {
 
     func runEditor(table: String) async throws {
         guard Terminal.isTerminal else {
-            Output.error("tablecast edit: needs a terminal (stdin and stdout); for scripts use watch and the intent commands")
+            Output.error(
+                "tablecast edit: needs a terminal (stdin and stdout); for scripts use watch and the intent commands")
             throw ExitCode(1)
         }
         // An editor is a person at work: listed in presence under --name, else --client, else the login name.
@@ -185,7 +188,9 @@ struct EditCommand: AsyncParsableCommand {
                             let replica = try await client.refresh(table)
                             sink.yield(.refreshed(replica.table.version))
                         } catch {
-                            sink.yield(.failed(label: "refresh", message: (error as? ProtocolError)?.description ?? "\(error)"))
+                            sink.yield(
+                                .failed(label: "refresh", message: (error as? ProtocolError)?.description ?? "\(error)")
+                            )
                         }
                     }
                 }
@@ -207,7 +212,10 @@ struct EditCommand: AsyncParsableCommand {
             case .tick:
                 if let reconnectAt {
                     let left = reconnectAt - .now
-                    let seconds = max(0, Int((Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18).rounded(.up)))
+                    let seconds = max(
+                        0,
+                        Int((Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18).rounded(.up))
+                    )
                     editor.connection = .reconnecting(seconds: seconds, reason: reconnectReason)
                 }
             case .subscribeFailed(let message):
@@ -241,7 +249,9 @@ struct EditCommand: AsyncParsableCommand {
                             Task { sink.yield(.reconnectReason(await ReconnectReason.text(problem, url: url))) }
                         }
                         editor.connection = .reconnecting(
-                            seconds: Int((Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18).rounded(.up)),
+                            seconds: Int(
+                                (Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
+                                    .rounded(.up)),
                             reason: reconnectReason)
                         editor.presence = []
                         editor.viewers = 0
@@ -254,7 +264,7 @@ struct EditCommand: AsyncParsableCommand {
                     editor.replaceTable(predicted)
                 case .subscribed(let status) where status.table == table:
                     if let predicted = client.predicted(table) { editor.replaceTable(predicted) }
-                    _ = perform(editor.presenceCommands)  // after a reconnect the server knows none of it
+                    _ = perform(editor.presenceCommands) // after a reconnect the server knows none of it
                 case .presence(let name, let presence) where name == table:
                     editor.me = presence.you
                     editor.presence = presence.clients

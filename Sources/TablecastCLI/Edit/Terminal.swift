@@ -68,7 +68,9 @@ enum Terminal {
     /// Columns and lines (80 × 24 when unknown).
     static func size() -> (width: Int, height: Int) {
         var ws = winsize()
-        if ioctl(1, UInt(TIOCGWINSZ), &ws) == 0, ws.ws_col > 0, ws.ws_row > 0 { return (Int(ws.ws_col), Int(ws.ws_row)) }
+        if ioctl(1, UInt(TIOCGWINSZ), &ws) == 0, ws.ws_col > 0, ws.ws_row > 0 {
+            return (Int(ws.ws_col), Int(ws.ws_row))
+        }
         return (80, 24)
     }
 }

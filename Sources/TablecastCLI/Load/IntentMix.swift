@@ -14,8 +14,10 @@ struct IntentMix: Sendable, CustomStringConvertible {
         var weights: [(Kind, Int)] = []
         for part in text.split(separator: ",") {
             let pair = part.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2, let kind = Kind(rawValue: String(pair[0])), let weight = Int(pair[1]), weight >= 0 else {
-                throw LoadError("--mix: '\(part)' is not kind=weight with kind one of insert, delete, move, edit, batch")
+            guard pair.count == 2, let kind = Kind(rawValue: String(pair[0])), let weight = Int(pair[1]), weight >= 0
+            else {
+                throw LoadError(
+                    "--mix: '\(part)' is not kind=weight with kind one of insert, delete, move, edit, batch")
             }
             weights.append((kind, weight))
         }
@@ -36,14 +38,18 @@ struct IntentMix: Sendable, CustomStringConvertible {
     }
 
     /// A random intent that is valid against `table` (ids given, so a stale one may meet `conflict`).
-    func intent(for table: Table, value: JSONValue, ids: Bool = true, using random: inout some RandomNumberGenerator) -> Intent {
+    func intent(for table: Table, value: JSONValue, ids: Bool = true, using random: inout some RandomNumberGenerator)
+        -> Intent
+    {
         let sections = table.sections
         if sections.isEmpty { return .insertSection(at: 0, section: SectionContent(rows: [RowContent(value: value)])) }
         let rowCount = sections.reduce(0) { $0 + $1.rows.count }
         func anyRow() -> (RowPath, String?) {
             var index = Int.random(in: 0..<rowCount, using: &random)
             for (s, section) in sections.enumerated() {
-                if index < section.rows.count { return (RowPath(section: s, row: index), ids ? section.rows[index].id : nil) }
+                if index < section.rows.count {
+                    return (RowPath(section: s, row: index), ids ? section.rows[index].id : nil)
+                }
                 index -= section.rows.count
             }
             fatalError("unreachable")

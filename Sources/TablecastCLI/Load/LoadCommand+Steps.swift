@@ -10,7 +10,8 @@ import WebSocketTransport
 extension LoadCommand {
     /// One writer: paced (one intent per interval) or as fast as its in-flight window allows.
     func write(
-        index: Int, client: TablecastClient, view source: TablecastClient, table: String, mix: IntentMix, stats: LoadStats,
+        index: Int, client: TablecastClient, view source: TablecastClient, table: String, mix: IntentMix,
+        stats: LoadStats,
         deadline: ContinuousClock.Instant?, interval: Duration?
     ) async {
         var random = SystemRandomNumberGenerator()
@@ -39,7 +40,8 @@ extension LoadCommand {
                     sequence += 1
                     let sentAt = LoadStats.now()
                     let ref = stats.ref(writer: index, sequence: sequence, sentAt: sentAt)
-                    let intent = mix.intent(for: predicted, value: .string("w\(index)-\(sequence)"), ids: true, using: &random)
+                    let intent = mix.intent(
+                        for: predicted, value: .string("w\(index)-\(sequence)"), ids: true, using: &random)
                     stats.sent.add(1, ordering: .relaxed)
                     let pending: PendingIntent
                     do {
@@ -137,7 +139,9 @@ extension LoadCommand {
         let contents = (0..<sections).map { s in
             SectionContent(
                 header: "Section \(s)",
-                rows: (0..<(perSection + (s < initialRows % sections ? 1 : 0))).map { RowContent(value: .string("row \(s).\($0)")) })
+                rows: (0..<(perSection + (s < initialRows % sections ? 1 : 0))).map {
+                    RowContent(value: .string("row \(s).\($0)"))
+                })
         }
         for table in tables {
             do {
@@ -164,7 +168,8 @@ extension LoadCommand {
             let now = ContinuousClock.now
             let acked = stats.acked.load(ordering: .relaxed)
             let deliveries = stats.deliveries.load(ordering: .relaxed)
-            let span = Double((now - last.time).components.attoseconds) / 1e18 + Double((now - last.time).components.seconds)
+            let span =
+                Double((now - last.time).components.attoseconds) / 1e18 + Double((now - last.time).components.seconds)
             progress(
                 String(
                     format: "\r%6.1fs  %8.0f intents/s  %10.0f deliveries/s  %d errors  ", seconds(since: start),

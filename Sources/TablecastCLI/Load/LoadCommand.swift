@@ -38,15 +38,21 @@ struct LoadCommand: AsyncParsableCommand {
         return (0..<all.count).map { all[(index + $0) % all.count] }.joined(separator: ",")
     }
 
-    @Option(help: "Seconds to wait for the server while setting up (creating tables, connecting, subscribing) and for the final snapshots; exit 2 when it does not answer.")
+    @Option(
+        help:
+            "Seconds to wait for the server while setting up (creating tables, connecting, subscribing) and for the final snapshots; exit 2 when it does not answer."
+    )
     var timeout: Double = 30
 
     @OptionGroup var tls: TLSOptions
 
-    @Option(name: .customLong("table"), help: "A table to load (repeatable). Default: 'load', or load-0… with --tables.")
+    @Option(
+        name: .customLong("table"), help: "A table to load (repeatable). Default: 'load', or load-0… with --tables.")
     var tableNames: [String] = []
 
-    @Option(name: .customLong("tables"), help: "Use this many tables named load-0, load-1, … (writers and subscribers spread over them).")
+    @Option(
+        name: .customLong("tables"),
+        help: "Use this many tables named load-0, load-1, … (writers and subscribers spread over them).")
     var tableCount: Int?
 
     @Option(help: "Subscriber connections (spread over the tables).")
@@ -74,7 +80,10 @@ struct LoadCommand: AsyncParsableCommand {
         case replica, none
     }
 
-    @Option(help: "replica: intents carry the version of the view they were made from, and row ids (the server rebases them); none: no base and no ids (they apply to the table as it is, like a script's).")
+    @Option(
+        help:
+            "replica: intents carry the version of the view they were made from, and row ids (the server rebases them); none: no base and no ids (they apply to the table as it is, like a script's)."
+    )
     var base: BaseMode = .replica
 
     @Flag(help: "Contention: writers make intents from a stale view of their replica (bases behind the table).")
@@ -92,29 +101,47 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Sections of each created table.")
     var sections = 10
 
-    @Option(help: "Subscribers that keep full replicas (checked for convergence); the others only scan each update for its origin and count it. Default: all.")
+    @Option(
+        help:
+            "Subscribers that keep full replicas (checked for convergence); the others only scan each update for its origin and count it. Default: all."
+    )
     var replicas: Int?
 
-    @Flag(help: "Every writer subscribes and picks index paths from its own replica (default: the writers of a table share one subscribed view).")
+    @Flag(
+        help:
+            "Every writer subscribes and picks index paths from its own replica (default: the writers of a table share one subscribed view)."
+    )
     var writersSubscribe = false
 
-    @Flag(help: "Writers edit optimistically (the client library's submit, one intent in flight per writer, the rest queued): the report adds intent → own screen (the writer's predicted table shows it), which should be ~0, next to intent → delivery to the others. Needs --writers-subscribe.")
+    @Flag(
+        help:
+            "Writers edit optimistically (the client library's submit, one intent in flight per writer, the rest queued): the report adds intent → own screen (the writer's predicted table shows it), which should be ~0, next to intent → delivery to the others. Needs --writers-subscribe."
+    )
     var optimistic = false
 
-    @Flag(help: "Writers without the client library: bare connections that keep --in-flight edits each in flight and match answers by ref, so the generator costs the server's machine little. Sends edits only (--mix edit=1), without base or ids; not with --rate or --writers-subscribe.")
+    @Flag(
+        help:
+            "Writers without the client library: bare connections that keep --in-flight edits each in flight and match answers by ref, so the generator costs the server's machine little. Sends edits only (--mix edit=1), without base or ids; not with --rate or --writers-subscribe."
+    )
     var rawWriters = false
 
     enum WindowRelease: String, ExpressibleByArgument, CaseIterable {
         case ack, delivery
     }
 
-    @Option(help: "With --raw-writers, when an edit leaves its writer's --in-flight window: ack: when it is acked (the writers may run ahead of the fan-out, and delivery latency then includes that backlog); delivery: when it is acked and every subscriber of its table has it (as websocket-bench's publisher), so delivery latency measures the fan-out alone.")
+    @Option(
+        help:
+            "With --raw-writers, when an edit leaves its writer's --in-flight window: ack: when it is acked (the writers may run ahead of the fan-out, and delivery latency then includes that backlog); delivery: when it is acked and every subscriber of its table has it (as websocket-bench's publisher), so delivery latency measures the fan-out alone."
+    )
     var windowUntil: WindowRelease = .ack
 
     @Option(help: "Start when no presence message arrived for this many seconds after connecting everyone.")
     var settle: Double = 1
 
-    @Option(help: "The server's process id (on this machine): print its RSS per connection with everyone connected (before subscribing) and once everyone subscribed and presence settled.")
+    @Option(
+        help:
+            "The server's process id (on this machine): print its RSS per connection with everyone connected (before subscribing) and once everyone subscribed and presence settled."
+    )
     var serverPid: Int32?
 
     @Flag(help: "Print the report as JSON on stdout.")
@@ -131,10 +158,13 @@ struct LoadCommand: AsyncParsableCommand {
         }
         let parsed = try IntentMix(parsing: mix)
         if optimistic, !writersSubscribe || rawWriters || stale {
-            throw ValidationError("--optimistic needs --writers-subscribe (each writer edits its own predicted table), not --raw-writers or --stale")
+            throw ValidationError(
+                "--optimistic needs --writers-subscribe (each writer edits its own predicted table), not --raw-writers or --stale"
+            )
         }
         if windowUntil == .delivery, !rawWriters {
-            throw ValidationError("--window-until delivery is for --raw-writers (the client library's writers wait for acks)")
+            throw ValidationError(
+                "--window-until delivery is for --raw-writers (the client library's writers wait for acks)")
         }
         if rawWriters {
             guard parsed.weights.allSatisfy({ $0.kind == .edit || $0.weight == 0 }) else {
@@ -147,7 +177,8 @@ struct LoadCommand: AsyncParsableCommand {
     }
 
     private var url: String {
-        urlFlag.isEmpty ? Environment.value("TABLECAST_URL") ?? ConnectionOptions.defaultURL : urlFlag.joined(separator: ",")
+        urlFlag.isEmpty
+            ? Environment.value("TABLECAST_URL") ?? ConnectionOptions.defaultURL : urlFlag.joined(separator: ",")
     }
 
     private var tables: [String] {
@@ -169,7 +200,8 @@ struct LoadCommand: AsyncParsableCommand {
                 maxQueuedMessages: 1 << 20, maxConnections: subscribers + writers + 64, tls: clientTLS))
 
         // Everything before the run answers within --timeout, or the run stops with exit 2 and the reason.
-        let admin = try TablecastClient(configuration: .init(url: servers(from: 0), clientID: "load-\(run)-admin"), transport: transport)
+        let admin = try TablecastClient(
+            configuration: .init(url: servers(from: 0), clientID: "load-\(run)-admin"), transport: transport)
         let adminTLSWatch = exitOnTLSFailure(of: admin, url: url)
         defer { adminTLSWatch.cancel() }
         admin.connect()
@@ -185,8 +217,10 @@ struct LoadCommand: AsyncParsableCommand {
             configuration.observesPresence = false
             return configuration
         }
-        let deliveries = windowUntil == .delivery
-            ? DeliveryWindow(recipients: Dictionary(grouping: 0..<subscribers) { tables[$0 % tables.count] }.mapValues(\.count))
+        let deliveries =
+            windowUntil == .delivery
+            ? DeliveryWindow(
+                recipients: Dictionary(grouping: 0..<subscribers) { tables[$0 % tables.count] }.mapValues(\.count))
             : nil
         let subscriberClients = try (0..<subscribers).map { index in
             var settings = configuration("s\(index)", index + 1)
@@ -211,12 +245,14 @@ struct LoadCommand: AsyncParsableCommand {
         // What writers pick index paths from: their own replicas, or one subscribed view per table. Raw writers
         // need only the tables' shapes, which edits keep: they read them from a snapshot.
         let viewCount = rawWriters ? 0 : tables.count
-        let views: [TablecastClient] = try writersSubscribe
+        let views: [TablecastClient] =
+            try writersSubscribe
             ? writerClients
             : (0..<viewCount).map { index in
                 try TablecastClient(configuration: configuration("v\(index)", index), transport: transport)
             }
-        let everyone = subscriberClients.enumerated().map { ($1, tables[$0 % tables.count]) }
+        let everyone =
+            subscriberClients.enumerated().map { ($1, tables[$0 % tables.count]) }
             + views.enumerated().map { ($1, tables[$0 % tables.count]) }
         let rssBefore = serverPid.flatMap(ProcessMemory.residentBytes(of:))
         let connectStart = ContinuousClock.now
@@ -242,7 +278,9 @@ struct LoadCommand: AsyncParsableCommand {
                     try await client.subscribe(table)
                 }
                 for client in writerClients { client.connect() }
-                while !writerClients.allSatisfy({ $0.connectionState == .live }) { try await Task.sleep(for: .milliseconds(10)) }
+                while !writerClients.allSatisfy({ $0.connectionState == .live }) {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
             }
         }
         let parts =
@@ -264,7 +302,8 @@ struct LoadCommand: AsyncParsableCommand {
                 "presence of the joins: \(presence.count) message(s), the last \(format(seconds(presence.lastChange - settleStart)))s "
                     + "after connecting; then none for \(format(settle))s\n")
         } else {
-            progress("presence still arriving after \(format(timeout))s (\(presence.count) message(s)); starting anyway\n")
+            progress(
+                "presence still arriving after \(format(timeout))s (\(presence.count) message(s)); starting anyway\n")
         }
         if let serverPid, let rssBefore, let rssAfter = ProcessMemory.residentBytes(of: serverPid) {
             let connections = everyone.count + (writersSubscribe ? 0 : writerClients.count)
@@ -286,9 +325,12 @@ struct LoadCommand: AsyncParsableCommand {
         let perWriterInterval: Duration? = rate > 0 ? .nanoseconds(Int(1e9 * Double(writers) / rate)) : nil
         if rawWriters {
             var shapes: [String: [Int]] = [:]
-            for table in tables { shapes[table] = try await snapshot(table, transport: transport).table.sections.map(\.rows.count) }
+            for table in tables {
+                shapes[table] = try await snapshot(table, transport: transport).table.sections.map(\.rows.count)
+            }
             try await RawWriters(
-                rowsPerSection: shapes, window: inFlight, stats: stats, clientPrefix: "load-\(run)-raw", deadline: deadline,
+                rowsPerSection: shapes, window: inFlight, stats: stats, clientPrefix: "load-\(run)-raw",
+                deadline: deadline,
                 deliveries: deliveries
             ).run(urls: servers, tables: tables, count: writers, tls: clientTLS)
         }
@@ -310,7 +352,9 @@ struct LoadCommand: AsyncParsableCommand {
         // Updates still on their way, e.g. in the subscribers' socket buffers when the writers outran what this
         // process can read, are waited for (until none came for half a second, at most --timeout), so that the
         // latencies include the slowest rather than dropping them.
-        _ = try await Self.waitUntilQuiet(for: .milliseconds(500), atMost: .seconds(timeout), polling: .milliseconds(50)) {
+        _ = try await Self.waitUntilQuiet(
+            for: .milliseconds(500), atMost: .seconds(timeout), polling: .milliseconds(50)
+        ) {
             stats.deliveries.load(ordering: .relaxed)
         }
 
@@ -340,7 +384,8 @@ struct LoadCommand: AsyncParsableCommand {
             }
         }
         let lastDelivery = stats.lastDelivery.load(ordering: .relaxed)
-        let deliverySeconds = lastDelivery > startUptime ? max(Double(lastDelivery - startUptime) / 1e9, sendingSeconds) : sendingSeconds
+        let deliverySeconds =
+            lastDelivery > startUptime ? max(Double(lastDelivery - startUptime) / 1e9, sendingSeconds) : sendingSeconds
 
         for client in writerClients + subscriberClients + (writersSubscribe ? [] : views) {
             await client.close()
@@ -352,9 +397,12 @@ struct LoadCommand: AsyncParsableCommand {
             replicasCompared: compared, requestedRate: rate,
             settings: [
                 "url": .string(servers.joined(separator: ",")), "tables": .array(tables.map(JSONValue.string)),
-                "subscribers": .number(Double(subscribers)), "writers": .number(Double(writers)), "mix": .string(mix.description),
-                "rate": .number(rate), "inFlight": .number(Double(inFlight)), "stale": .bool(stale), "base": .string(base.rawValue),
-                "writersSubscribe": .bool(writersSubscribe), "rawWriters": .bool(rawWriters), "optimistic": .bool(optimistic),
+                "subscribers": .number(Double(subscribers)), "writers": .number(Double(writers)),
+                "mix": .string(mix.description),
+                "rate": .number(rate), "inFlight": .number(Double(inFlight)), "stale": .bool(stale),
+                "base": .string(base.rawValue),
+                "writersSubscribe": .bool(writersSubscribe), "rawWriters": .bool(rawWriters),
+                "optimistic": .bool(optimistic),
                 "windowUntil": .string(windowUntil.rawValue),
                 "replicas": .number(Double(replicas.map { min($0, subscribers) } ?? subscribers)),
             ])

@@ -31,7 +31,8 @@ struct LoadReport {
     var rateWarning: String? {
         guard let reached = reachedRate, reached < requestedRate * Self.rateTolerance else { return nil }
         return String(
-            format: "the writers reached %.0f intents/s, %.0f%% of the --rate %.0f asked for: their --in-flight windows "
+            format:
+                "the writers reached %.0f intents/s, %.0f%% of the --rate %.0f asked for: their --in-flight windows "
                 + "were full, waiting for acks (raise --in-flight or --writers)",
             reached, 100 * reached / requestedRate, requestedRate)
     }
@@ -68,11 +69,13 @@ struct LoadReport {
                 ])
             } ?? .null,
             "deliveries": .object([
-                "count": .number(Double(deliveries)), "perSecond": .number((Double(deliveries) / deliverySeconds).rounded()),
+                "count": .number(Double(deliveries)),
+                "perSecond": .number((Double(deliveries) / deliverySeconds).rounded()),
                 "seconds": Self.milliseconds(deliverySeconds),
             ]),
             "latencyMs": .object([
-                "intentToAck": object(latency(stats.ackHistogram)), "intentToDelivery": object(latency(stats.deliveryHistogram)),
+                "intentToAck": object(latency(stats.ackHistogram)),
+                "intentToDelivery": object(latency(stats.deliveryHistogram)),
                 "intentToOwnScreen": object(latency(stats.ownScreenHistogram)),
             ]),
             "convergence": .object([
@@ -93,12 +96,17 @@ struct LoadReport {
         }
         var lines = [
             String(
-                format: "intents: %d sent, %d acked (%d no-op) in %.3fs: %.0f acked/s", stats.sent.load(ordering: .relaxed),
+                format: "intents: %d sent, %d acked (%d no-op) in %.3fs: %.0f acked/s",
+                stats.sent.load(ordering: .relaxed),
                 acked, stats.noops.load(ordering: .relaxed), sendingSeconds, Double(acked) / sendingSeconds),
             "errors: "
                 + (stats.errorsByCode.isEmpty
-                    ? "none" : stats.errorsByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")),
-            String(format: "deliveries: %d in %.3fs: %.0f/s", deliveries, deliverySeconds, Double(deliveries) / deliverySeconds),
+                    ? "none"
+                    : stats.errorsByCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
+                        separator: ", ")),
+            String(
+                format: "deliveries: %d in %.3fs: %.0f/s", deliveries, deliverySeconds,
+                Double(deliveries) / deliverySeconds),
             "latency:",
             line("intent → own screen", stats.ownScreenHistogram),
             line("intent → ack", stats.ackHistogram),

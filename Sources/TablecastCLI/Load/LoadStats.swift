@@ -36,7 +36,8 @@ final class LoadStats: Sendable {
 
     /// Microseconds, up to a minute, three significant digits.
     static func histogram() -> Histogram<UInt64> {
-        Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+        Histogram<UInt64>(
+            lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
     }
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
@@ -67,7 +68,9 @@ final class LoadStats: Sendable {
         deliveries.add(1, ordering: .relaxed)
         let now = Self.now()
         lastDelivery.store(now, ordering: .relaxed)
-        guard let ref = originRef, ref.utf8.starts(with: refMarker.utf8), let sentAt = Self.sendTime(in: ref) else { return }
+        guard let ref = originRef, ref.utf8.starts(with: refMarker.utf8), let sentAt = Self.sendTime(in: ref) else {
+            return
+        }
         let micros = (now &- sentAt) / 1000
         shards[subscriber % shards.count].histogram.withLock { _ = $0.record(min(micros, 60_000_000)) }
     }
@@ -79,7 +82,9 @@ final class LoadStats: Sendable {
         var multiplier: UInt64 = 1
         for byte in ref.utf8.reversed() {
             if byte == UInt8(ascii: ".") { return multiplier > 1 ? value : nil }
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), multiplier <= 1_000_000_000_000_000_000 else { return nil }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), multiplier <= 1_000_000_000_000_000_000 else {
+                return nil
+            }
             value += UInt64(byte - UInt8(ascii: "0")) * multiplier
             multiplier = multiplier &* 10
         }

@@ -81,7 +81,9 @@ final class RawWriters: Sendable {
         switch event {
         case .opened(let info):
             let index = state.withLock { $0.writers[info.id]?.index }
-            if let index { send("{\"type\":\"hello\",\"client\":\"\(clientPrefix)\(index)\",\"name\":\"raw writer\"}", to: info.id) }
+            if let index {
+                send("{\"type\":\"hello\",\"client\":\"\(clientPrefix)\(index)\",\"name\":\"raw writer\"}", to: info.id)
+            }
         case .message(let id, let message):
             answered(id, message.bytes)
         case .closed(let id, _):
@@ -95,7 +97,8 @@ final class RawWriters: Sendable {
             for _ in 0..<window { sendNext(on: id) }
             return
         }
-        guard let ref = Self.ref(in: text), ref.utf8.starts(with: stats.refMarker.utf8), let sentAt = LoadStats.sendTime(in: ref)
+        guard let ref = Self.ref(in: text), ref.utf8.starts(with: stats.refMarker.utf8),
+            let sentAt = LoadStats.sendTime(in: ref)
         else {
             // An error that answers no intent (a refused hello): this writer cannot go on.
             if text.contains("\"type\":\"error\"") {
@@ -123,7 +126,9 @@ final class RawWriters: Sendable {
     /// Sends the next edit on `id`, or finishes the writer once the run is over and nothing is outstanding.
     private func sendNext(on id: WebSocketConnectionID) {
         let over = deadline.map { ContinuousClock.now >= $0 } ?? false
-        guard !over, stats.remaining.subtract(1, ordering: .relaxed).newValue >= 0 else { return finish(id, closed: false) }
+        guard !over, stats.remaining.subtract(1, ordering: .relaxed).newValue >= 0 else {
+            return finish(id, closed: false)
+        }
         let edit: (text: String, ref: String, table: String)? = state.withLock { state in
             guard var writer = state.writers[id], let target = editableSections[writer.table]?.randomElement() else {
                 return nil
@@ -133,7 +138,8 @@ final class RawWriters: Sendable {
             let row = Int.random(in: 0..<target.rows)
             let ref = stats.ref(writer: writer.index, sequence: writer.sequence, sentAt: LoadStats.now())
             state.writers[id] = writer
-            let text = "{\"type\":\"edit\",\"table\":\"\(writer.table)\",\"at\":[\(target.section),\(row)],"
+            let text =
+                "{\"type\":\"edit\",\"table\":\"\(writer.table)\",\"at\":[\(target.section),\(row)],"
                 + "\"value\":\"w\(writer.index)-\(writer.sequence)\",\"ref\":\"\(ref)\"}"
             return (text, ref, writer.table)
         }

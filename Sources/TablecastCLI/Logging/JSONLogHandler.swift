@@ -27,20 +27,29 @@ struct JSONLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         let fields = metadata.merging(event.metadata ?? [:]) { $1 }
-        let text = Self.line(time: Date(), level: event.level, message: "\(event.message)", label: label, fields: fields)
+        let text = Self.line(
+            time: Date(), level: event.level, message: "\(event.message)", label: label, fields: fields)
         Self.lock.withLock { FileHandle.standardError.write(Data(text.utf8)) }
     }
 
     /// The record as one line of JSON: time, level and message first, then label and the fields by name.
-    static func line(time: Date, level: Logger.Level, message: String, label: String, fields: Logger.Metadata) -> String {
+    static func line(time: Date, level: Logger.Level, message: String, label: String, fields: Logger.Metadata) -> String
+    {
         var members = [
-            ("time", JSONValue.string(time.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted)))),
+            (
+                "time",
+                JSONValue.string(
+                    time.formatted(
+                        .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(
+                            separator: .omitted)))
+            ),
             ("level", .string(level.rawValue)), ("message", .string(message)), ("label", .string(label)),
         ]
         for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
             members.append((key, json(value)))
         }
-        return "{" + members.map { "\(JSONValue.string($0.0).jsonText):\($0.1.jsonText)" }.joined(separator: ",") + "}\n"
+        return "{" + members.map { "\(JSONValue.string($0.0).jsonText):\($0.1.jsonText)" }.joined(separator: ",")
+            + "}\n"
     }
 
     private static func json(_ value: Logger.Metadata.Value) -> JSONValue {

@@ -5,7 +5,12 @@ import TablecastProtocol
 public struct PendingIntent: Sendable {
     /// Where the answer lands, whether or not anyone waits for it yet.
     final class Box: Sendable {
-        private let state = Mutex<(result: Result<ServerMessage.Ack?, any Error>?, waiter: CheckedContinuation<ServerMessage.Ack?, any Error>?)>((nil, nil))
+        private let state = Mutex<
+            (
+                result: Result<ServerMessage.Ack?, any Error>?,
+                waiter: CheckedContinuation<ServerMessage.Ack?, any Error>?
+            )
+        >((nil, nil))
 
         func settle(_ result: Result<ServerMessage.Ack?, any Error>) {
             let waiter = state.withLock { state in

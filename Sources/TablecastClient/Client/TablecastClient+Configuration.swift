@@ -1,3 +1,5 @@
+import TableModel
+import TablecastProtocol
 import WebSocketTransport
 
 extension TablecastClient {
@@ -39,7 +41,8 @@ extension TablecastClient {
         ///   - token: default: none.
         ///   - backoff: default: 100 ms doubling to 10 s, with jitter.
         public init(
-            url: String, clientID: String? = nil, name: String? = nil, token: String? = nil, backoff: Backoff = Backoff()
+            url: String, clientID: String? = nil, name: String? = nil, token: String? = nil,
+            backoff: Backoff = Backoff()
         ) {
             let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
             self.url = url
@@ -97,6 +100,3 @@ extension TablecastClient {
         case version(UInt64)
     }
 }
-
-import TableModel
-import TablecastProtocol

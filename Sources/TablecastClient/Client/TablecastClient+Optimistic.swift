@@ -68,7 +68,9 @@ extension TablecastClient {
     }
 
     /// Makes `edit` in the machine, with a box for its answer; `nil` when it submitted nothing.
-    private func optimistic(_ edit: Machine.OptimisticEdit, on table: String, ref: String? = nil) throws -> PendingIntent? {
+    private func optimistic(_ edit: Machine.OptimisticEdit, on table: String, ref: String? = nil) throws
+        -> PendingIntent?
+    {
         let box = PendingIntent.Box()
         let submitted = withState { state in
             let (submitted, actions) = state.machine.submit(edit, on: table, ref: ref)

@@ -33,7 +33,9 @@ extension TablecastClient {
     /// The tables on the server.
     public func listTables() async throws -> [ServerMessage.TableSummary] {
         let response = try await request(.plain(.listTables))
-        guard case .tables(_, let tables) = response else { throw TablecastClientError.unexpectedResponse("\(response)") }
+        guard case .tables(_, let tables) = response else {
+            throw TablecastClientError.unexpectedResponse("\(response)")
+        }
         return tables
     }
 
@@ -44,8 +46,11 @@ extension TablecastClient {
     public func history(
         _ table: String, from: UInt64? = nil, to: UInt64? = nil, limit: Int? = nil, newestFirst: Bool = true
     ) async throws -> ServerMessage.Changes {
-        let response = try await request(.plain(.history(table: table, from: from, to: to, limit: limit, newestFirst: newestFirst)))
-        guard case .changes(let changes) = response else { throw TablecastClientError.unexpectedResponse("\(response)") }
+        let response = try await request(
+            .plain(.history(table: table, from: from, to: to, limit: limit, newestFirst: newestFirst)))
+        guard case .changes(let changes) = response else {
+            throw TablecastClientError.unexpectedResponse("\(response)")
+        }
         return changes
     }
 
@@ -62,7 +67,8 @@ extension TablecastClient {
 
     /// Creates a table (admin); the ack carries its epoch.
     @discardableResult
-    public func createTable(_ table: String, sections: [SectionContent] = [], rules: RulesPatch = RulesPatch()) async throws
+    public func createTable(_ table: String, sections: [SectionContent] = [], rules: RulesPatch = RulesPatch())
+        async throws
         -> ServerMessage.Ack
     {
         try await ack(.plain(.createTable(table: table, sections: sections, rules: rules)))
@@ -120,7 +126,8 @@ extension TablecastClient {
     /// Gives a row a new value (reload).
     @discardableResult
     public func edit(
-        _ table: String, at path: RowPath, value: JSONValue, id: String? = nil, base: Base = .replica, ref: String? = nil
+        _ table: String, at path: RowPath, value: JSONValue, id: String? = nil, base: Base = .replica,
+        ref: String? = nil
     ) async throws -> ServerMessage.Ack {
         try await send(.edit(RowRef(path, id: id), value: value), to: table, base: base, ref: ref)
     }

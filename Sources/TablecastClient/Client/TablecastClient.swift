@@ -63,7 +63,8 @@ public final class TablecastClient: Sendable {
         }
         queue = DispatchQueue(label: "tablecast.client.\(configuration.clientID)")
         self.onEvent = onEvent
-        state = Mutex(ShellState(machine: ClientStateMachine(configuration: configuration, endpointCount: endpoints.count)))
+        state = Mutex(
+            ShellState(machine: ClientStateMachine(configuration: configuration, endpointCount: endpoints.count)))
     }
 
     /// Starts connecting (and reconnecting whenever the connection is lost, until ``close()``).

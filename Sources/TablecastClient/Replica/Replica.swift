@@ -36,7 +36,8 @@ public struct Replica: Hashable, Sendable {
 
     /// Whether two replicas hold the same table: sections, version and rules (not the id generator).
     public func hasSameContents(as other: Replica) -> Bool {
-        table.version == other.table.version && table.sections == other.table.sections && table.rules == other.table.rules
+        table.version == other.table.version && table.sections == other.table.sections
+            && table.rules == other.table.rules
     }
 
     private static func firstCreatedNumber(_ batch: Batch) -> UInt64? {

@@ -21,7 +21,9 @@ struct UpdateScanner {
         var index = 0
 
         mutating func skipSpace() {
-            while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 {
+            while index < bytes.count,
+                bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09
+            {
                 index += 1
             }
         }
@@ -137,14 +139,24 @@ struct UpdateScanner {
             var headerRead: Bool { type != nil && table != nil && version != nil && origin }
             let complete = object { cursor, key in
                 switch key {
-                case "type": type = cursor.string(); return type != nil && !headerRead
-                case "table": table = cursor.string(); return table != nil && !headerRead
-                case "version": version = cursor.number(); return version != nil && !headerRead
+                case "type":
+                    type = cursor.string()
+                    return type != nil && !headerRead
+                case "table":
+                    table = cursor.string()
+                    return table != nil && !headerRead
+                case "version":
+                    version = cursor.number()
+                    return version != nil && !headerRead
                 case "origin":
                     origin = cursor.object { inner, key in
                         switch key {
-                        case "client": client = inner.string(); return client != nil
-                        case "ref": ref = inner.string(); return ref != nil
+                        case "client":
+                            client = inner.string()
+                            return client != nil
+                        case "ref":
+                            ref = inner.string()
+                            return ref != nil
                         default: return inner.skipValue()
                         }
                     }

@@ -32,7 +32,7 @@ extension TablecastClient {
         for action in actions {
             switch action {
             case .socket:
-                break  // written above, in the order queued
+                break // written above, in the order queued
             case .schedule(let timer, let deadline):
                 schedule(timer, at: deadline)
             case .resume(let id, let result):
@@ -57,7 +57,8 @@ extension TablecastClient {
     private func perform(_ command: Machine.SocketCommand) {
         switch command {
         case .open(let socket, let endpoint):
-            let connection = transport.connect(endpoints[endpoint], receiver: SocketReceiver(client: self, socket: socket))
+            let connection = transport.connect(
+                endpoints[endpoint], receiver: SocketReceiver(client: self, socket: socket))
             // Commands are performed in order, so none names an earlier socket from now on.
             transportConnection.withLock { $0 = (socket, connection) }
         case .send(let message, let socket):

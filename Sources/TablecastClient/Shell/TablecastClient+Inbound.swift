@@ -8,7 +8,9 @@ extension TablecastClient {
     func receive(_ event: WebSocketEvent, on socket: Machine.SocketID) {
         // A client without replicas scans updates right here (a cheap walk of the top level, no allocation) rather
         // than hopping to its queue: thousands of counting connections would otherwise cost a dispatch each.
-        if !configuration.keepsReplicas, case .message(_, let message) = event, let update = UpdateScanner.scan(message.bytes) {
+        if !configuration.keepsReplicas, case .message(_, let message) = event,
+            let update = UpdateScanner.scan(message.bytes)
+        {
             if let seen = state.withLock({ $0.machine.updateSeen(update, on: socket) }) { emit(seen) }
             return
         }

@@ -13,7 +13,8 @@ extension ClientStateMachine {
             return apply(update)
         case .snapshot(let table, let version, let epoch, let rules, let sections):
             guard let subscription = subscriptions[table] else { return [] }
-            let replica = Replica(name: table, epoch: epoch, table: Table(sections: sections, version: version, rules: rules))
+            let replica = Replica(
+                name: table, epoch: epoch, table: Table(sections: sections, version: version, rules: rules))
             var renewed = Subscription(replica: replica, presence: subscription.presence)
             renewed.inFlightRef = subscription.inFlightRef
             if var optimistic = subscription.optimistic {
@@ -36,7 +37,9 @@ extension ClientStateMachine {
             subscriptions[table]?.optimistic?.setRules(rules)
             return [.emit(.rules(table: table, rules: rules))]
         case .dropped(let table):
-            return endSubscription(table, failing: ProtocolError(.noSuchTable, "\(table) was dropped")) + [.emit(.dropped(table: table))]
+            return endSubscription(table, failing: ProtocolError(.noSuchTable, "\(table) was dropped")) + [
+                .emit(.dropped(table: table))
+            ]
         case .presence(let delta):
             guard subscriptions[delta.table]?.presence != nil else { return [] }
             delta.apply(to: &subscriptions[delta.table]!.presence!)
@@ -60,7 +63,9 @@ extension ClientStateMachine {
     /// An update seen by a client that keeps no replicas (only its top level was scanned).
     func updateSeen(_ update: UpdateScanner.Summary, on socket: SocketID) -> TablecastClient.Event? {
         guard accepts(socket) else { return nil }
-        return .updateSeen(table: update.table, version: update.version, originClient: update.originClient, originRef: update.originRef)
+        return .updateSeen(
+            table: update.table, version: update.version, originClient: update.originClient, originRef: update.originRef
+        )
     }
 
     /// Applies an update to its replica and prediction; one that does not follow asks for a fresh snapshot.
@@ -68,14 +73,15 @@ extension ClientStateMachine {
         let table = update.table
         // Fields are read one by one, so that no copy of the subscription keeps the replica's storage shared.
         guard subscriptions[table]?.resyncing == false, let version = subscriptions[table]?.replica?.version,
-            update.version > version  // not applied already (never expected)
+            update.version > version // not applied already (never expected)
         else { return [] }
         let inFlightRef = subscriptions[table]!.inFlightRef
         do {
             // In place: the replica's arrays are uniquely referenced here, so nothing is copied.
             try subscriptions[table]!.replica!.apply(update)
             if subscriptions[table]!.optimistic != nil {
-                let own = update.originClient == welcomedAs && update.originRef != nil && update.originRef == inFlightRef
+                let own =
+                    update.originClient == welcomedAs && update.originRef != nil && update.originRef == inFlightRef
                 try subscriptions[table]!.optimistic!.receive(update.batch, own: own)
             }
         } catch {
@@ -84,7 +90,9 @@ extension ClientStateMachine {
             return [.socket(.send(ClientMessage(.subscribe(table: table, since: nil, epoch: nil)), on: socket))]
         }
         var actions: [Action] = [.emit(.update(update, subscriptions[table]!.replica!))]
-        if let predicted = subscriptions[table]!.optimistic?.predicted { actions.append(.emit(.predicted(table: table, predicted))) }
+        if let predicted = subscriptions[table]!.optimistic?.predicted {
+            actions.append(.emit(.predicted(table: table, predicted)))
+        }
         return actions
     }
 

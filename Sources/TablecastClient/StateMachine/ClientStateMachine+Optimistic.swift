@@ -48,7 +48,10 @@ extension ClientStateMachine {
         subscriptions[table]?.inFlightRef = ref
         inFlightIntents[ref] = InFlightIntent(table: table)
         guard let socket = openSocket else { return [] }
-        return [.socket(.send(ClientMessage(ref: ref, .intent(table: table, base: outgoing.base, outgoing.intent)), on: socket))]
+        return [
+            .socket(
+                .send(ClientMessage(ref: ref, .intent(table: table, base: outgoing.base, outgoing.intent)), on: socket))
+        ]
     }
 
     /// Answers the in-flight optimistic intent `ref` from its `ack` or `error`; nil when `ref` is not one.
@@ -86,14 +89,20 @@ extension ClientStateMachine {
             // The first refused is the in-flight intent when the server refused it: its words, not the engine's.
             let error = index == 0 ? serverError : nil
             let code = error?.code.rawValue ?? refusal.error.code.rawValue
-            actions.append(.emit(.intentRefused(table: table, intent: refusal.intent, code: code, message: error?.message ?? refusal.error.message)))
+            actions.append(
+                .emit(
+                    .intentRefused(
+                        table: table, intent: refusal.intent, code: code,
+                        message: error?.message ?? refusal.error.message)))
         }
         actions.append(.emit(.predicted(table: table, subscriptions[table]!.optimistic!.predicted)))
         for (index, id) in outcome.accepted.enumerated() {
             // The first accepted is the in-flight intent this ack answers; the others changed nothing.
             var answer: ServerMessage.Ack?
             if index == 0, case .ack(let ack) = message { answer = ack }
-            if let waiter = waiters[table]?.removeValue(forKey: id) { actions.append(.settle(waiter, .success(answer))) }
+            if let waiter = waiters[table]?.removeValue(forKey: id) {
+                actions.append(.settle(waiter, .success(answer)))
+            }
         }
         for (index, refusal) in outcome.refused.enumerated() {
             guard let waiter = waiters[table]?.removeValue(forKey: refusal.id) else { continue }

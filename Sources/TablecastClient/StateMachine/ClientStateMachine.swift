@@ -155,7 +155,8 @@ struct ClientStateMachine: Sendable {
                 requests[id]!.message.body = .subscribe(table: table, since: replica?.version, epoch: replica?.epoch)
             }
         }
-        for (table, subscription) in subscriptions.sorted(by: { $0.key < $1.key }) where !pendingSubscribes.contains(table) {
+        for (table, subscription) in subscriptions.sorted(by: { $0.key < $1.key })
+        where !pendingSubscribes.contains(table) {
             let replica = subscription.resyncing ? nil : subscription.replica
             messages.append(ClientMessage(.subscribe(table: table, since: replica?.version, epoch: replica?.epoch)))
         }

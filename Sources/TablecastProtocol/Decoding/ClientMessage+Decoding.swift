@@ -125,7 +125,8 @@ extension ClientMessage {
                 table: table, from: try fields.optional("from", JSONDecode.version),
                 to: try fields.optional("to", JSONDecode.version), limit: limit, newestFirst: order == "newest")
         case "snapshotAt":
-            return .snapshotAt(table: try tableName(fields), version: try fields.required("version", JSONDecode.version))
+            return .snapshotAt(
+                table: try tableName(fields), version: try fields.required("version", JSONDecode.version))
         default:
             let table = try tableName(fields)
             let base = try fields.optional("base", JSONDecode.version)
@@ -138,7 +139,8 @@ extension ClientMessage {
         let name = try fields.required("table", JSONDecode.string)
         let bytes = Array(name.utf8)
         func isAlphanumeric(_ byte: UInt8) -> Bool {
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
         }
         let valid =

@@ -41,7 +41,9 @@ extension ClientMessage {
         // Inserted and reloaded sections carry rows, each of which counts as an entry.
         for (list, sections) in lists where list == .insertSections || list == .reloadSections {
             for section in sections {
-                if case .object(let members) = section, case .array(let rows)? = members["rows"] { entries += rows.count }
+                if case .object(let members) = section, case .array(let rows)? = members["rows"] {
+                    entries += rows.count
+                }
             }
         }
         guard entries <= limits.maxBatchEntries else {
@@ -51,7 +53,8 @@ extension ClientMessage {
         var batch = ClientBatch()
         for (list, elements) in lists {
             for (index, element) in elements.enumerated() {
-                let entry = try JSONObjectReader(element, path: "\(list.rawValue)[\(index)]", allowing: entryKeys[list]!)
+                let entry = try JSONObjectReader(
+                    element, path: "\(list.rawValue)[\(index)]", allowing: entryKeys[list]!)
                 try append(list, entry, to: &batch)
             }
         }
@@ -71,18 +74,22 @@ extension ClientMessage {
         case .reloadSections:
             batch.reloadSections.append(
                 .init(
-                    section: try sectionRef(entry, "at"), header: try entry.optional("header", JSONDecode.nullableString),
+                    section: try sectionRef(entry, "at"),
+                    header: try entry.optional("header", JSONDecode.nullableString),
                     footer: try entry.optional("footer", JSONDecode.nullableString),
                     rows: try entry.optional(
                         "rows",
-                        JSONDecode.array { (value, path) throws(JSONDecodingError) in try RowContent(json: value, path: path) })))
+                        JSONDecode.array { (value, path) throws(JSONDecodingError) in
+                            try RowContent(json: value, path: path)
+                        })))
         case .moveSections:
             batch.moveSections.append(
                 .init(from: try sectionRef(entry, "from"), to: try entry.required("to", JSONDecode.count)))
         case .deleteRows:
             batch.deleteRows.append(try rowRef(entry, "at"))
         case .insertRows:
-            batch.insertRows.append(.init(at: try entry.required("at", JSONDecode.rowPath), row: try RowContent(reading: entry)))
+            batch.insertRows.append(
+                .init(at: try entry.required("at", JSONDecode.rowPath), row: try RowContent(reading: entry)))
         case .reloadRows:
             batch.reloadRows.append(
                 .init(
@@ -91,7 +98,8 @@ extension ClientMessage {
                     movable: try entry.optional("movable", JSONDecode.bool),
                     editingStyle: try entry.optional("editingStyle", JSONDecode.editingStyle)))
         case .moveRows:
-            batch.moveRows.append(.init(from: try rowRef(entry, "from"), to: try entry.required("to", JSONDecode.rowPath)))
+            batch.moveRows.append(
+                .init(from: try rowRef(entry, "from"), to: try entry.required("to", JSONDecode.rowPath)))
         }
     }
 

@@ -25,19 +25,24 @@ extension ServerMessage {
                 Welcome(
                     ref: try fields.optionalString("ref"), client: try fields.string("client"),
                     serverName: try server.string("name"), serverVersion: try server.string("version"),
-                    maxMessageBytes: try limits.int("maxMessageBytes"), maxBatchEntries: try limits.int("maxBatchEntries"),
+                    maxMessageBytes: try limits.int("maxMessageBytes"),
+                    maxBatchEntries: try limits.int("maxBatchEntries"),
                     intentsPerSecond: try limits.int("intentsPerSecond")))
         case "ack":
             let created = try fields.optionalArray("created")?.enumerated().map {
                 (index, value) throws(JSONDecodingError) -> String in
-                guard case .string(let id) = value else { throw JSONDecodingError(path: "created[\(index)]", message: "expected a string") }
+                guard case .string(let id) = value else {
+                    throw JSONDecodingError(path: "created[\(index)]", message: "expected a string")
+                }
                 return id
             }
             return .ack(
                 Ack(
-                    ref: try fields.optionalString("ref"), table: try fields.string("table"), version: try fields.version("version"),
+                    ref: try fields.optionalString("ref"), table: try fields.string("table"),
+                    version: try fields.version("version"),
                     epoch: try fields.optionalString("epoch"), created: created ?? [],
-                    resolved: try fields.optionalArray("resolved") ?? [], noop: try fields.optionalBool("noop") ?? false))
+                    resolved: try fields.optionalArray("resolved") ?? [], noop: try fields.optionalBool("noop") ?? false
+                ))
         case "error":
             let code = try fields.string("code")
             return .error(
@@ -49,11 +54,13 @@ extension ServerMessage {
             if try fields.optionalBool("historical") == true {
                 return .historicalSnapshot(
                     ref: try fields.optionalString("ref"), table: try fields.string("table"),
-                    version: try fields.version("version"), epoch: try fields.string("epoch"), rules: try fields.rules(),
+                    version: try fields.version("version"), epoch: try fields.string("epoch"),
+                    rules: try fields.rules(),
                     sections: sections)
             }
             return .snapshot(
-                table: try fields.string("table"), version: try fields.version("version"), epoch: try fields.string("epoch"),
+                table: try fields.string("table"), version: try fields.version("version"),
+                epoch: try fields.string("epoch"),
                 rules: try fields.rules(), sections: sections)
         case "update":
             guard case .object(var members) = json else { preconditionFailure("checked by the reader") }
@@ -66,7 +73,8 @@ extension ServerMessage {
                     batch: try Batch(json: .object(members))))
         case "subscribed", "refreshed":
             let status = TableStatus(
-                table: try fields.string("table"), version: try fields.version("version"), epoch: try fields.string("epoch"),
+                table: try fields.string("table"), version: try fields.version("version"),
+                epoch: try fields.string("epoch"),
                 rules: try fields.rules(), presence: try fields.optionalPresenceState("presence"))
             let ref = try fields.optionalString("ref")
             return type == "subscribed" ? .subscribed(ref: ref, status: status) : .refreshed(ref: ref, status: status)
@@ -77,7 +85,8 @@ extension ServerMessage {
                 (index, value) throws(JSONDecodingError) -> TableSummary in
                 let entry = try JSONObjectReader(lenient: value, path: "tables[\(index)]")
                 return TableSummary(
-                    table: try entry.string("table"), version: try entry.version("version"), epoch: try entry.string("epoch"),
+                    table: try entry.string("table"), version: try entry.version("version"),
+                    epoch: try entry.string("epoch"),
                     subscribers: try entry.int("subscribers"))
             }
             return .tables(ref: try fields.optionalString("ref"), tables)
@@ -113,7 +122,9 @@ extension ServerMessage {
     }
 
     private static func historyEntry(_ value: JSONValue, path: String) throws(JSONDecodingError) -> HistoryEntry {
-        guard case .object(var members) = value else { throw JSONDecodingError(path: path, message: "expected an object") }
+        guard case .object(var members) = value else {
+            throw JSONDecodingError(path: path, message: "expected an object")
+        }
         let entry = try JSONObjectReader(lenient: value, path: path)
         let origin = try JSONObjectReader(lenient: entry.value("origin"), path: path + ".origin")
         for key in ["version", "time", "origin"] { members[key] = nil }
@@ -164,7 +175,8 @@ extension JSONObjectReader {
         guard let value = try optional(key, JSONDecode.any) else { return nil }
         let state = try JSONObjectReader(lenient: value, path: path(key))
         return PresenceState(
-            you: try state.string("you"), clients: try state.presenceEntries("clients"), viewers: try state.int("viewers"))
+            you: try state.string("you"), clients: try state.presenceEntries("clients"),
+            viewers: try state.int("viewers"))
     }
 
     fileprivate func value(_ key: String) throws(JSONDecodingError) -> JSONValue { try required(key, JSONDecode.any) }
@@ -176,7 +188,9 @@ extension JSONObjectReader {
         try optional(key, JSONDecode.nullableString) ?? nil
     }
 
-    fileprivate func optionalBool(_ key: String) throws(JSONDecodingError) -> Bool? { try optional(key, JSONDecode.bool) }
+    fileprivate func optionalBool(_ key: String) throws(JSONDecodingError) -> Bool? {
+        try optional(key, JSONDecode.bool)
+    }
 
     fileprivate func optionalArray(_ key: String) throws(JSONDecodingError) -> [JSONValue]? {
         try optional(key, JSONDecode.array(JSONDecode.any))
@@ -184,7 +198,11 @@ extension JSONObjectReader {
 
     fileprivate func int(_ key: String) throws(JSONDecodingError) -> Int { try required(key, JSONDecode.count) }
 
-    fileprivate func version(_ key: String) throws(JSONDecodingError) -> UInt64 { try required(key, JSONDecode.version) }
+    fileprivate func version(_ key: String) throws(JSONDecodingError) -> UInt64 {
+        try required(key, JSONDecode.version)
+    }
 
-    fileprivate func rules() throws(JSONDecodingError) -> TableRules { try required("rules", TableRules.init(json:path:)) }
+    fileprivate func rules() throws(JSONDecodingError) -> TableRules {
+        try required("rules", TableRules.init(json:path:))
+    }
 }

@@ -35,7 +35,9 @@ extension ServerMessage {
                 "epoch": .string(epoch), "rules": rules.json, "sections": .array(sections.map(\.json)),
             ]
         case .update(let update):
-            guard case .object(let lists) = update.batch.json else { preconditionFailure("a batch encodes as an object") }
+            guard case .object(let lists) = update.batch.json else {
+                preconditionFailure("a batch encodes as an object")
+            }
             members = lists
             members["type"] = "update"
             members["table"] = .string(update.table)
@@ -103,11 +105,14 @@ extension ServerMessage {
         case .ack(let ack): ack.encoded
         case .presence(let delta): delta.encoded
         case .subscribed(let ref, let status) where status.presence != nil:
-            status.encoded(type: "subscribed", ref: ref, you: status.presence!.you, sharedPresence: status.presence!.sharedJSON)
+            status.encoded(
+                type: "subscribed", ref: ref, you: status.presence!.you, sharedPresence: status.presence!.sharedJSON)
         case .refreshed(let ref, let status) where status.presence != nil:
-            status.encoded(type: "refreshed", ref: ref, you: status.presence!.you, sharedPresence: status.presence!.sharedJSON)
+            status.encoded(
+                type: "refreshed", ref: ref, you: status.presence!.you, sharedPresence: status.presence!.sharedJSON)
         case .historicalSnapshot(let ref, let table, let version, let epoch, let rules, let sections):
-            Self.historicalSnapshot(ref: ref, table: table, version: version, epoch: epoch, rules: rules, sections: sections)
+            Self.historicalSnapshot(
+                ref: ref, table: table, version: version, epoch: epoch, rules: rules, sections: sections)
         default: json.jsonBytes
         }
     }
@@ -119,7 +124,8 @@ extension ServerMessage {
     static func historicalSnapshot(
         ref: String?, table: String, version: UInt64, epoch: String, rules: TableRules, sections: [Section]
     ) -> [UInt8] {
-        let encoding = HistoricalSnapshotEncoding(table: table, version: version, epoch: epoch, rules: rules, sections: sections)
+        let encoding = HistoricalSnapshotEncoding(
+            table: table, version: version, epoch: epoch, rules: rules, sections: sections)
         return encoding.head(ref: ref) + encoding.shared
     }
 }

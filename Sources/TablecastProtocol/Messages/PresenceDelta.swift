@@ -11,7 +11,9 @@ public struct PresenceDelta: Hashable, Sendable {
     /// The number of unlisted subscribers now.
     public var viewers: Int
 
-    public init(table: String, joined: [PresenceEntry] = [], changed: [PresenceEntry] = [], left: [String] = [], viewers: Int) {
+    public init(
+        table: String, joined: [PresenceEntry] = [], changed: [PresenceEntry] = [], left: [String] = [], viewers: Int
+    ) {
         self.table = table
         self.joined = joined
         self.changed = changed

@@ -22,7 +22,8 @@ public enum ServerMessage: Hashable, Sendable {
     case rules(table: String, rules: TableRules)
     /// The table as it was at a past version (answers `snapshotAt`): a `snapshot` flagged `historical`, which
     /// leaves replicas alone. `rules` are the table's current ones: rules are not versioned.
-    case historicalSnapshot(ref: String?, table: String, version: UInt64, epoch: String, rules: TableRules, sections: [Section])
+    case historicalSnapshot(
+        ref: String?, table: String, version: UInt64, epoch: String, rules: TableRules, sections: [Section])
     /// A page of a table's history (answers `history`).
     case changes(Changes)
 
@@ -183,7 +184,9 @@ extension ServerMessage {
         /// The change, as its `update` carried it.
         public var batch: Batch
 
-        public init(version: UInt64, time: Int64, originClient: String, originName: String?, originRef: String?, batch: Batch) {
+        public init(
+            version: UInt64, time: Int64, originClient: String, originName: String?, originRef: String?, batch: Batch
+        ) {
             self.version = version
             self.time = time
             self.originClient = originClient

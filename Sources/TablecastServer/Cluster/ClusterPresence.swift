@@ -56,7 +56,8 @@ final class ClusterPresence: Sendable {
                     try noting { try store.withLock { try $0.heartbeat(node: node, timeout: Self.deadAfter) } }
                 } catch {
                     failures.log(
-                        .warning, "presence heartbeat failed", cause: ProtocolError.reason(error), metadata: ["error": "\(error)"])
+                        .warning, "presence heartbeat failed", cause: ProtocolError.reason(error),
+                        metadata: ["error": "\(error)"])
                 }
             }
             timer.resume()
@@ -137,7 +138,8 @@ final class ClusterPresence: Sendable {
             do {
                 try noting {
                     try store.withLock {
-                        try $0.publish(node: node, table: table, clients: share.map { Self.encode($0, node: node).jsonText })
+                        try $0.publish(
+                            node: node, table: table, clients: share.map { Self.encode($0, node: node).jsonText })
                     }
                 }
             } catch {
@@ -154,7 +156,8 @@ final class ClusterPresence: Sendable {
         let clients = JSONValue.array(
             share.clients.map { entry in
                 var object: [String: JSONValue] = [
-                    "key": .string("\(node.prefix(8))-\(entry.key)"), "client": .string(entry.client), "name": .string(entry.name), "editing": .bool(entry.editing),
+                    "key": .string("\(node.prefix(8))-\(entry.key)"), "client": .string(entry.client),
+                    "name": .string(entry.name), "editing": .bool(entry.editing),
                 ]
                 object["row"] = entry.row.map(JSONValue.string)
                 return .object(object)

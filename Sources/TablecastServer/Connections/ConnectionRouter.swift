@@ -41,7 +41,8 @@ final class ConnectionRouter {
     private var stopping = false
 
     init(
-        context: ServerContext, directory: TableDirectory, settings: Settings, events: AsyncStream<RouterEvent>.Continuation
+        context: ServerContext, directory: TableDirectory, settings: Settings,
+        events: AsyncStream<RouterEvent>.Continuation
     ) {
         self.context = context
         self.directory = directory
@@ -73,8 +74,12 @@ final class ConnectionRouter {
         if !settings.origins.allows(origin: info.origin, host: info.host), let origin = info.origin {
             context.logger.notice(
                 "refused a connection from a foreign origin",
-                metadata: ["origin": "\(origin)", "remote": "\(info.remoteAddress)", "connection": .stringConvertible(info.id.rawValue)])
-            context.transport.close(info.id, code: WebSocketCloseCode(rawValue: 1008), reason: "origin \(origin) is not allowed")
+                metadata: [
+                    "origin": "\(origin)", "remote": "\(info.remoteAddress)",
+                    "connection": .stringConvertible(info.id.rawValue),
+                ])
+            context.transport.close(
+                info.id, code: WebSocketCloseCode(rawValue: 1008), reason: "origin \(origin) is not allowed")
             return
         }
         context.setOpen(info.id, true)
@@ -229,7 +234,9 @@ final class ConnectionRouter {
             break
         }
         guard let actor = directory.actor(table) else {
-            guard context.isShared else { return refuse(id, ProtocolError(.noSuchTable, "no table '\(table)'"), ref: message.ref) }
+            guard context.isShared else {
+                return refuse(id, ProtocolError(.noSuchTable, "no table '\(table)'"), ref: message.ref)
+            }
             // With a shared store, another node may have created the table a moment ago.
             let directory = directory
             return detach(id) {
@@ -271,7 +278,8 @@ final class ConnectionRouter {
             }
         case .snapshotAt(_, let version):
             detach(id) {
-                transport.send(await history.snapshot(table, at: version, ref: ref, for: id, principal: principal), to: id)
+                transport.send(
+                    await history.snapshot(table, at: version, ref: ref, for: id, principal: principal), to: id)
                 return .done
             }
         default:
@@ -280,7 +288,9 @@ final class ConnectionRouter {
     }
 
     /// Hands a table's request to its actor.
-    private func dispatch(_ message: ClientMessage, table: String, to actor: TableActor, session: inout ConnectionSession) {
+    private func dispatch(
+        _ message: ClientMessage, table: String, to actor: TableActor, session: inout ConnectionSession
+    ) {
         let (id, requester) = (session.id, session.requester)
         switch message.body {
         case .subscribe, .refresh, .intent:
@@ -310,7 +320,8 @@ final class ConnectionRouter {
                     id,
                     ProtocolError(
                         .rateLimited,
-                        "table '\(table)' has \(context.maxQueuedIntents) intents waiting; send again once some are answered"),
+                        "table '\(table)' has \(context.maxQueuedIntents) intents waiting; send again once some are answered"
+                    ),
                     ref: message.ref)
             }
         case .editing(_, let on):
@@ -341,12 +352,14 @@ final class ConnectionRouter {
     private var pacedOut: ProtocolError {
         ProtocolError(
             .rateLimited,
-            "more than \(settings.intentsPerSecond) intents, subscribes and refreshes per second (history reads count too)")
+            "more than \(settings.intentsPerSecond) intents, subscribes and refreshes per second (history reads count too)"
+        )
     }
 
     private func hello(_ session: inout ConnectionSession, _ hello: Hello) {
         guard !session.saidHello else {
-            return refuse(session.id, ProtocolError(.badRequest, "hello was already sent on this connection"), ref: hello.ref)
+            return refuse(
+                session.id, ProtocolError(.badRequest, "hello was already sent on this connection"), ref: hello.ref)
         }
         do {
             try settings.policy.authenticate(token: hello.token)
@@ -355,13 +368,18 @@ final class ConnectionRouter {
             // Who and why, never the token itself.
             context.logger.notice(
                 "refused a hello",
-                metadata: ["client": "\(hello.client)", "connection": .stringConvertible(session.id.rawValue), "code": "\(refusal.code)"])
+                metadata: [
+                    "client": "\(hello.client)", "connection": .stringConvertible(session.id.rawValue),
+                    "code": "\(refusal.code)",
+                ])
             return refuse(session.id, refusal, ref: hello.ref)
         }
         let owner = RefOwner(principal: settings.policy.principal(token: hello.token), client: hello.client)
         // Without the store, the client is welcome all the same, to read: its refs stay unloaded, so each of its
         // intents with a ref is checked against the store, and refused while the store cannot be read.
-        guard !context.refs.isLoaded(owner), context.health.isUp else { return completeHello(&session, hello, refs: nil) }
+        guard !context.refs.isLoaded(owner), context.health.isUp else {
+            return completeHello(&session, hello, refs: nil)
+        }
         let committer = context.committer
         detach(session.id) {
             let stored = try? await committer.perform { try $0.refs(of: owner.client, principal: owner.principal) }
@@ -372,7 +390,9 @@ final class ConnectionRouter {
     /// Welcomes the client, with the refs it has in the store when they could be read (nil: not read).
     private func completeHello(_ session: inout ConnectionSession, _ hello: Hello, refs: [String: RefUse]?) {
         let owner = RefOwner(principal: settings.policy.principal(token: hello.token), client: hello.client)
-        if let stored = refs, !stored.isEmpty || !context.refs.isLoaded(owner) { context.refs.load(owner, refs: stored) }
+        if let stored = refs, !stored.isEmpty || !context.refs.isLoaded(owner) {
+            context.refs.load(owner, refs: stored)
+        }
         let previous = session.requester.refOwner
         session.client = hello.client
         session.name = hello.name?.isEmpty == false ? hello.name : nil
@@ -386,7 +406,8 @@ final class ConnectionRouter {
             session.id,
             .welcome(
                 .init(
-                    ref: hello.ref, client: hello.client, serverName: "tablecast", serverVersion: settings.serverVersion,
+                    ref: hello.ref, client: hello.client, serverName: "tablecast",
+                    serverVersion: settings.serverVersion,
                     maxMessageBytes: settings.maxMessageBytes, maxBatchEntries: settings.limits.maxBatchEntries,
                     intentsPerSecond: settings.intentsPerSecond)))
     }

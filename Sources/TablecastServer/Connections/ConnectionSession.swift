@@ -49,7 +49,8 @@ extension Intent {
     var setsRowFlags: Bool {
         let batch = clientBatch
         let inserted =
-            batch.insertRows.map(\.row) + batch.insertSections.flatMap(\.section.rows) + batch.reloadSections.flatMap { $0.rows ?? [] }
+            batch.insertRows.map(\.row) + batch.insertSections.flatMap(\.section.rows)
+            + batch.reloadSections.flatMap { $0.rows ?? [] }
         return inserted.contains { !$0.editable || !$0.movable || $0.editingStyle != .delete }
             || batch.reloadRows.contains { $0.editable != nil || $0.movable != nil || $0.editingStyle != nil }
     }

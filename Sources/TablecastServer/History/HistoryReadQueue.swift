@@ -93,7 +93,9 @@ struct HistoryReadQueue<Request> {
         for (index, candidate) in waiting.enumerated() where !busy.contains(candidate.connection) {
             let connectionCost = cost(.connection(candidate.connection), now: now)
             let principalCost = candidate.principal.isEmpty ? 0 : cost(.principal(candidate.principal), now: now)
-            guard connectionCost <= settings.maxConnectionCost, principalCost <= settings.maxPrincipalCost else { continue }
+            guard connectionCost <= settings.maxConnectionCost, principalCost <= settings.maxPrincipalCost else {
+                continue
+            }
             let expected = max(connectionAverages[candidate.connection] ?? 0, tableAverages[candidate.table] ?? 0)
             if lightOnly && expected >= settings.lightCost { continue }
             let key = (principalCost, expected, connectionCost, candidate.arrival)
@@ -111,7 +113,8 @@ struct HistoryReadQueue<Request> {
         for candidate in waiting where !busy.contains(candidate.connection) {
             var wait = 0.0
             for (payer, limit) in [(Payer.connection(candidate.connection), settings.maxConnectionCost)]
-                + (candidate.principal.isEmpty ? [] : [(Payer.principal(candidate.principal), settings.maxPrincipalCost)])
+                + (candidate.principal.isEmpty
+                    ? [] : [(Payer.principal(candidate.principal), settings.maxPrincipalCost)])
             {
                 let current = cost(payer, now: now)
                 if current > limit { wait = max(wait, settings.halfLife * log2(current / limit)) }

@@ -76,7 +76,8 @@ final class HistoryReader: Sendable {
     /// A request waiting for a reader: what to answer, and where the answer goes.
     private struct Request: Sendable {
         var ref: String?
-        var body: @Sendable (any TableStorage, inout SnapshotCache<ParsedSnapshot>) throws(ProtocolError) -> WebSocketMessage
+        var body:
+            @Sendable (any TableStorage, inout SnapshotCache<ParsedSnapshot>) throws(ProtocolError) -> WebSocketMessage
         var answer: @Sendable (WebSocketMessage) -> Void
     }
 
@@ -192,7 +193,8 @@ final class HistoryReader: Sendable {
             let bounds = try reading(table) { try store.history(table, from: 0, to: 0, limit: 0, newestFirst: false) }
             guard version <= UInt64(bounds.info.version) else {
                 throw ProtocolError(
-                    .outOfRange, "table '\(table)' is at version \(bounds.info.version); version \(version) does not exist yet",
+                    .outOfRange,
+                    "table '\(table)' is at version \(bounds.info.version); version \(version) does not exist yet",
                     at: "snapshotAt.version")
             }
             guard version >= UInt64(bounds.oldest) else {
@@ -232,7 +234,8 @@ final class HistoryReader: Sendable {
                 } else {
                     past = try Table(json: JSONValue(parsing: snapshot.body))
                     snapshots.insert(
-                        ParsedSnapshot(table: past, charge: MemoryCharge(snapshot.body.utf8.count, to: snapshotAccount)),
+                        ParsedSnapshot(
+                            table: past, charge: MemoryCharge(snapshot.body.utf8.count, to: snapshotAccount)),
                         for: parsedKey)
                 }
                 for entry in state.log { try past.apply(Batch(json: JSONValue(parsing: entry.batch))) }
@@ -271,7 +274,8 @@ final class HistoryReader: Sendable {
     /// Ends the reader threads once the requests they took are answered; returns when they have ended.
     func stop() async {
         for request in state.withLock({ $0.queue.removeAll() }) {
-            request.answer(Self.encoded(.error(ProtocolError(.unavailable, "the server is shutting down", ref: request.ref))))
+            request.answer(
+                Self.encoded(.error(ProtocolError(.unavailable, "the server is shutting down", ref: request.ref))))
         }
         for reader in readers { reader.stop() }
         let readers = readers
@@ -296,7 +300,9 @@ final class HistoryReader: Sendable {
     /// and charged to the history-replies account until it is written.
     private func answer(
         ref: String?, table: String, connection: WebSocketConnectionID, principal: String,
-        _ body: @escaping @Sendable (any TableStorage, inout SnapshotCache<ParsedSnapshot>) throws(ProtocolError) -> WebSocketMessage
+        _ body:
+            @escaping @Sendable (any TableStorage, inout SnapshotCache<ParsedSnapshot>) throws(ProtocolError) ->
+            WebSocketMessage
     ) async -> WebSocketMessage {
         await withCheckedContinuation { continuation in
             let request = Request(ref: ref, body: body) { continuation.resume(returning: $0) }

@@ -47,7 +47,9 @@ final class RecentChanges: Sendable {
 
     /// Records the change that brought table `name` (of life `epoch`) to `version`. One that does not follow the
     /// latest kept (a reload, another life of the name) starts the table over.
-    func append(_ name: String, epoch: Int64, version: UInt64, time: Int64, originName: String, update: WebSocketMessage) {
+    func append(
+        _ name: String, epoch: Int64, version: UInt64, time: Int64, originName: String, update: WebSocketMessage
+    ) {
         tables.withLock { tables in
             var table = tables.removeValue(forKey: name) ?? Table(epoch: epoch)
             if table.epoch != epoch || table.changes.last.map({ $0.version + 1 != version }) == true {
@@ -58,7 +60,8 @@ final class RecentChanges: Sendable {
             table.bytes += update.count
             account.charge(update.count)
             while !table.changes.isEmpty
-                && (table.changes.count > limit || (table.bytes > byteLimit && table.changes.count > 1) || account.isOver)
+                && (table.changes.count > limit || (table.bytes > byteLimit && table.changes.count > 1)
+                    || account.isOver)
             {
                 let size = table.changes.removeFirst().update.count
                 table.bytes -= size
@@ -78,7 +81,8 @@ final class RecentChanges: Sendable {
     func changes(
         _ name: String, epoch: Int64, from: UInt64?, to: UInt64?, limit: Int, newestFirst: Bool, ref: String?
     ) -> ServerMessage.Changes? {
-        let kept = tables.withLock { tables -> (oldest: UInt64, last: UInt64, range: ClosedRange<UInt64>, page: [Change])? in
+        let kept = tables.withLock {
+            tables -> (oldest: UInt64, last: UInt64, range: ClosedRange<UInt64>, page: [Change])? in
             guard let table = tables[name], table.epoch == epoch, let first = table.changes.first?.version,
                 let last = table.changes.last?.version
             else { return nil }
@@ -88,7 +92,8 @@ final class RecentChanges: Sendable {
             guard low <= high else { return nil }
             let count = UInt64(max(limit, 1))
             let page =
-                newestFirst ? (high + 1 > count ? max(low, high + 1 - count) : low)...high : low...min(high, low + count - 1)
+                newestFirst
+                ? (high + 1 > count ? max(low, high + 1 - count) : low)...high : low...min(high, low + count - 1)
             guard page.lowerBound >= first else { return nil }
             let offset = Int(page.lowerBound - first)
             return (first - 1, last, low...high, Array(table.changes[offset..<offset + page.count]))
@@ -96,7 +101,8 @@ final class RecentChanges: Sendable {
         guard let kept else { return nil }
         var entries: [ServerMessage.HistoryEntry] = []
         for change in kept.page {
-            guard case .update(let update)? = try? ServerMessage.decode(change.update.withUnsafeBytes { Array($0) }) else { return nil }
+            guard case .update(let update)? = try? ServerMessage.decode(change.update.withUnsafeBytes { Array($0) })
+            else { return nil }
             entries.append(
                 .init(
                     version: change.version, time: change.time, originClient: update.originClient,

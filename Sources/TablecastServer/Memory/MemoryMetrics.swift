@@ -17,12 +17,15 @@ final class MemoryMetrics: Sendable {
         self.budget = budget
         limit = Gauge(label: "tablecast_memory_limit_bytes", factory: factory)
         let consumers = MemoryBudget.Consumer.allCases
-        bytes = consumers.map { Gauge(label: "tablecast_memory_bytes", dimensions: [("consumer", $0.label)], factory: factory) }
+        bytes = consumers.map {
+            Gauge(label: "tablecast_memory_bytes", dimensions: [("consumer", $0.label)], factory: factory)
+        }
         shares = consumers.map {
             Gauge(label: "tablecast_memory_share_bytes", dimensions: [("consumer", $0.label)], factory: factory)
         }
         degradations = consumers.map {
-            Counter(label: "tablecast_memory_degradations_total", dimensions: [("consumer", $0.label)], factory: factory)
+            Counter(
+                label: "tablecast_memory_degradations_total", dimensions: [("consumer", $0.label)], factory: factory)
         }
         update()
     }

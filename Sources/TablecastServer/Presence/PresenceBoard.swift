@@ -93,7 +93,8 @@ public struct PresenceBoard<Connection: Hashable & Sendable>: Sendable {
         guard members[connection] == nil else { return false }
         let listed = name != nil
         members[connection] = Member(
-            entry: PresenceEntry(key: key, client: client, name: name ?? client, editing: false, row: nil), listed: listed,
+            entry: PresenceEntry(key: key, client: client, name: name ?? client, editing: false, row: nil),
+            listed: listed,
             arrival: nextArrival)
         if listed {
             nextArrival += 1

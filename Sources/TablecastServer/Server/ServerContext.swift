@@ -58,8 +58,10 @@ final class ServerContext: Sendable {
     }
 
     init(
-        transport: WebSocketServer, committer: Committer, history: HistoryReader, refs: RefRegistry, metrics: ServerMetrics,
-        logger: Logger, failures: FailureLog, tasks: ServerTasks, health: StoreHealth, snapshotInterval: UInt64, historyLimit: Int,
+        transport: WebSocketServer, committer: Committer, history: HistoryReader, refs: RefRegistry,
+        metrics: ServerMetrics,
+        logger: Logger, failures: FailureLog, tasks: ServerTasks, health: StoreHealth, snapshotInterval: UInt64,
+        historyLimit: Int,
         historyBytes: Int,
         budget: MemoryBudget, maxQueuedIntents: Int, catchUpLimit: CatchUpLimit, isShared: Bool = false,
         clusterPresence: ClusterPresence? = nil

@@ -68,9 +68,12 @@ final class ServerMetrics: Sendable {
             if counters[table] == nil {
                 counters[table] = Dictionary(
                     uniqueKeysWithValues: Outcome.allCases.map { outcome in
-                        (outcome, Counter(
-                            label: "tablecast_table_intents_total",
-                            dimensions: [("table", table), ("outcome", outcome.rawValue)], factory: factory))
+                        (
+                            outcome,
+                            Counter(
+                                label: "tablecast_table_intents_total",
+                                dimensions: [("table", table), ("outcome", outcome.rawValue)], factory: factory)
+                        )
                     })
             }
             counters[table]![outcome]!.increment()
@@ -81,20 +84,25 @@ final class ServerMetrics: Sendable {
 extension TableServer {
     /// What each series the server records means (its own and its WebSocket layer's), one line each, for a
     /// backend that writes it beside the series (Prometheus' `# HELP`).
-    public static let metricDescriptions: [String: String] = WebSocketServer.metricDescriptions.merging([
-        "tablecast_tables": "Tables loaded.",
-        "tablecast_subscribers": "Subscriptions open, over all tables.",
-        "tablecast_intents_total": "Edit intents, by outcome.",
-        "tablecast_table_intents_total": "Edit intents, by table and outcome.",
-        "tablecast_commit_seconds": "Duration of one group-commit transaction, fsync included.",
-        "tablecast_commit_group_size": "Intents written by one group-commit transaction.",
-        "tablecast_fanout_deliveries_total": "Update messages queued to subscribers.",
-        "tablecast_snapshots_encoded_total": "Snapshot messages written (each shared by every catch-up at its version).",
-        "tablecast_store_up": "1 while the store answers, 0 while it does not.",
-        "tablecast_rebases_total": "Commit groups resolved again because another node committed to their table first.",
-        "tablecast_log_reads_total": "Reads of a table's log to follow other nodes' commits.",
-        "tablecast_catchups_dropped_total": "Subscribes and refreshes dropped because their connection closed while they waited.",
-        "tablecast_fanout_waits_total": "Intents held back until the fan-out caught up.",
-        "tablecast_store_failures_total": "Store operations that failed (each logged with an incident id).",
-    ].merging(MemoryMetrics.descriptions) { _, memory in memory }) { _, own in own }
+    public static let metricDescriptions: [String: String] = WebSocketServer.metricDescriptions.merging(
+        [
+            "tablecast_tables": "Tables loaded.",
+            "tablecast_subscribers": "Subscriptions open, over all tables.",
+            "tablecast_intents_total": "Edit intents, by outcome.",
+            "tablecast_table_intents_total": "Edit intents, by table and outcome.",
+            "tablecast_commit_seconds": "Duration of one group-commit transaction, fsync included.",
+            "tablecast_commit_group_size": "Intents written by one group-commit transaction.",
+            "tablecast_fanout_deliveries_total": "Update messages queued to subscribers.",
+            "tablecast_snapshots_encoded_total":
+                "Snapshot messages written (each shared by every catch-up at its version).",
+            "tablecast_store_up": "1 while the store answers, 0 while it does not.",
+            "tablecast_rebases_total":
+                "Commit groups resolved again because another node committed to their table first.",
+            "tablecast_log_reads_total": "Reads of a table's log to follow other nodes' commits.",
+            "tablecast_catchups_dropped_total":
+                "Subscribes and refreshes dropped because their connection closed while they waited.",
+            "tablecast_fanout_waits_total": "Intents held back until the fan-out caught up.",
+            "tablecast_store_failures_total": "Store operations that failed (each logged with an incident id).",
+        ].merging(MemoryMetrics.descriptions) { _, memory in memory }
+    ) { _, own in own }
 }

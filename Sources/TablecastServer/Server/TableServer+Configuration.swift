@@ -83,7 +83,8 @@ extension TableServer {
         public init(
             host: String = "127.0.0.1", port: Int = 8080, databasePath: String = "tablecast.db",
             synchronous: TableStoreOptions.Synchronous = .full, snapshotInterval: Int = 1000,
-            historyLimit: Int = 10_000, policy: AccessPolicy = .open, allowAnonymous: Bool = false, allowedOrigins: [String] = [],
+            historyLimit: Int = 10_000, policy: AccessPolicy = .open, allowAnonymous: Bool = false,
+            allowedOrigins: [String] = [],
             staticFiles: StaticFiles? = nil, maxMessageBytes: Int = 1 << 20, maxBatchEntries: Int = 1000,
             intentsPerSecond: Int = 1000, maxConsecutiveBadMessages: Int = 100, maxConnections: Int = 10_000,
             maxQueuedBytes: Int = 8 << 20, maxQueuedMessages: Int = 16_384, refsPerClient: Int = 10_000,

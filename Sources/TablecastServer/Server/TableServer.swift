@@ -69,7 +69,8 @@ public final class TableServer: Service {
     public static func start(_ configuration: Configuration, logger: Logger) async throws -> TableServer {
         if !configuration.isLoopback && !configuration.policy.requiresToken && !configuration.allowAnonymous {
             throw StartError(
-                description: "refusing to listen on \(configuration.host) without a tokens file: everyone would be admin "
+                description:
+                    "refusing to listen on \(configuration.host) without a tokens file: everyone would be admin "
                     + "(give --tokens FILE, or --allow-anonymous to accept that)")
         }
         var options = TableStoreOptions()
@@ -86,9 +87,12 @@ public final class TableServer: Service {
         var engines: [(TableInfo, TableEngine)] = []
         for info in try store.listTables() {
             engines.append(
-                (info, try TableEngine(
-                    loading: info.name, from: store, historyLimit: configuration.historyLimit,
-                    historyByteLimit: configuration.historyBytes)))
+                (
+                    info,
+                    try TableEngine(
+                        loading: info.name, from: store, historyLimit: configuration.historyLimit,
+                        historyByteLimit: configuration.historyBytes)
+                ))
         }
 
         let metrics = ServerMetrics(factory: configuration.metricsFactory, perTable: configuration.perTableMetrics)
@@ -122,7 +126,8 @@ public final class TableServer: Service {
                     maxHandshakesPerAddress: configuration.maxHandshakesPerAddress,
                     staticFiles: configuration.staticFiles,
                     metricsFactory: configuration.metricsFactory, metricsPage: metricsPage,
-                    endpointAccess: configuration.endpointAccess, tls: configuration.tls, healthStatus: { health.status },
+                    endpointAccess: configuration.endpointAccess, tls: configuration.tls,
+                    healthStatus: { health.status },
                     memoryBudget: budget),
                 logger: logger, onEvent: { continuation.yield(.transport($0)) })
         } catch {
@@ -166,17 +171,20 @@ public final class TableServer: Service {
             maxConsecutiveBadMessages: configuration.maxConsecutiveBadMessages,
             maxMessageBytes: configuration.maxMessageBytes, serverVersion: version)
         let router = Task {
-            await ConnectionRouter(context: context, directory: directory, settings: settings, events: continuation).run(stream)
+            await ConnectionRouter(context: context, directory: directory, settings: settings, events: continuation)
+                .run(stream)
         }
         var serving: Logger.Metadata = [
-            "url": "\(configuration.tls == nil ? "ws" : "wss")://\(configuration.host):\(port)/", "database": "\(store.location)",
+            "url": "\(configuration.tls == nil ? "ws" : "wss")://\(configuration.host):\(port)/",
+            "database": "\(store.location)",
             "tables": .stringConvertible(actors.count), "memory_limit": "\(MemorySize.text(budget.limit))",
         ]
         // SQLite's PRAGMA synchronous: PostgreSQL's durability is its own server's setting.
         if !configuration.isPostgres { serving["synchronous"] = "\(configuration.synchronous.rawValue)" }
         logger.info("serving", metadata: serving)
         return TableServer(
-            port: port, context: context, directory: directory, follower: follower, events: continuation, router: router,
+            port: port, context: context, directory: directory, follower: follower, events: continuation,
+            router: router,
             lock: lock)
     }
 
@@ -191,7 +199,8 @@ public final class TableServer: Service {
     /// history readers, the other nodes' follower and presence, the connections) and stopped in the reverse one.
     public func run() async throws {
         let parts = Part.allCases.filter { $0 != .otherNodes || context.isShared }.map { part in
-            ServiceGroupConfiguration.ServiceConfiguration(service: ServerPart(name: part.rawValue) { await self.stop(part) })
+            ServiceGroupConfiguration.ServiceConfiguration(
+                service: ServerPart(name: part.rawValue) { await self.stop(part) })
         }
         try await ServiceGroup(configuration: .init(services: parts, logger: context.logger)).run()
     }

@@ -150,7 +150,8 @@ final class Committer: Sendable {
             if checkpointFailure != loggedCheckpointFailure {
                 if let checkpointFailure {
                     logger.error(
-                        "a WAL checkpoint failed: the WAL grows until one succeeds", metadata: ["error": "\(checkpointFailure)"])
+                        "a WAL checkpoint failed: the WAL grows until one succeeds",
+                        metadata: ["error": "\(checkpointFailure)"])
                 } else {
                     logger.notice("WAL checkpoints succeed again")
                 }
@@ -174,7 +175,9 @@ final class Committer: Sendable {
         guard !groups.isEmpty else { return }
         if debugDelay > .zero {
             // The committer has its own thread: blocking it delays commits and nothing else.
-            Thread.sleep(forTimeInterval: Double(debugDelay.components.seconds) + Double(debugDelay.components.attoseconds) / 1e18)
+            Thread.sleep(
+                forTimeInterval: Double(debugDelay.components.seconds) + Double(debugDelay.components.attoseconds)
+                    / 1e18)
         }
         let start = ContinuousClock.now
         do {
@@ -192,6 +195,7 @@ final class Committer: Sendable {
         }
         onTurn(
             TurnReport(
-                records: groups.reduce(0) { $0 + $1.0.count }, groups: groups.count, duration: start.duration(to: .now)))
+                records: groups.reduce(0) { $0 + $1.0.count }, groups: groups.count, duration: start.duration(to: .now))
+        )
     }
 }

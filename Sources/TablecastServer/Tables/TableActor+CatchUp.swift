@@ -35,7 +35,9 @@ extension TableActor {
         // down: the catch-up would wait for it in vain.
         if context.health.isUp { await follow() }
         let limit = context.catchUpLimit
-        switch CatchUpPlan(since: since, epoch: epoch, current: engine.table.version, tableEpoch: epochText, limit: limit) {
+        switch CatchUpPlan(
+            since: since, epoch: epoch, current: engine.table.version, tableEpoch: epochText, limit: limit)
+        {
         case .upToDate:
             return true
         case .updates(let since):
@@ -61,18 +63,22 @@ extension TableActor {
         do {
             entries = try await context.committer.perform { try $0.logEntries(name, after: Int64(since)) }
         } catch {
-            context.logFailure("could not read the log for a catch-up (a snapshot was sent instead)", error, table: name, level: .warning)
+            context.logFailure(
+                "could not read the log for a catch-up (a snapshot was sent instead)", error, table: name,
+                level: .warning)
             return nil
         }
         guard entries.count == Int(current - since), entries.first?.version == Int64(since + 1) else { return nil }
         var messages: [WebSocketMessage] = []
         for entry in entries {
             guard let batch = try? Batch(json: JSONValue(parsing: entry.batch)) else {
-                context.logger.error("a log entry does not decode", metadata: ["table": "\(name)", "version": "\(entry.version)"])
+                context.logger.error(
+                    "a log entry does not decode", metadata: ["table": "\(name)", "version": "\(entry.version)"])
                 return nil
             }
             let update = ServerMessage.Update(
-                table: name, version: UInt64(entry.version), originClient: entry.originClient, originRef: entry.originRef,
+                table: name, version: UInt64(entry.version), originClient: entry.originClient,
+                originRef: entry.originRef,
                 batch: batch)
             messages.append(WebSocketMessage(kind: .text, bytes: update.encoded))
         }
@@ -180,7 +186,8 @@ extension TableActor {
         let member = PresenceMember.local(requester.connection)
         guard presence.contains(member) else {
             return refuse(
-                requester, ref: ref, ProtocolError(.badRequest, "presence on table '\(name)' needs a subscription to it first"))
+                requester, ref: ref,
+                ProtocolError(.badRequest, "presence on table '\(name)' needs a subscription to it first"))
         }
         switch change {
         case .editing(let on): presence.setEditing(member, on)
@@ -214,7 +221,8 @@ extension TableActor {
         }
         if let cluster = context.clusterPresence {
             let local = ClusterPresence.Share(
-                clients: presence.listed { if case .local = $0 { true } else { false } }, viewers: presence.ownViewerCount)
+                clients: presence.listed { if case .local = $0 { true } else { false } },
+                viewers: presence.ownViewerCount)
             if local != sharedPresence {
                 sharedPresence = local
                 cluster.publish(table: name, local)

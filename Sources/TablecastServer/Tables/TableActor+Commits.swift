@@ -8,7 +8,9 @@ import WebSocketTransport
 extension TableActor {
     /// Resolves an intent into the pending group. `checkStore`: look its ref up in the store whatever the registry
     /// says (a rebase after a conflict, which may have been another node storing the same ref).
-    func handleIntent(_ requester: Requester, ref: String?, base: UInt64?, _ intent: Intent, checkStore: Bool = false) async {
+    func handleIntent(_ requester: Requester, ref: String?, base: UInt64?, _ intent: Intent, checkStore: Bool = false)
+        async
+    {
         if broken != nil { await reload() }
         if let refusal = unavailability {
             context.metrics.intent(refusal.code == .unavailable ? .unavailable : .rejected, table: name)
@@ -40,7 +42,9 @@ extension TableActor {
             return pipeline.takeNoop(.init(connection: requester.connection, ref: ref, message: ack), source: source)
         }
         let keepsRef = requester.stable && ref != nil
-        if keepsRef, let ref, let use, let prior = context.refs.claim(requester.refOwner, ref, for: use), !prior.admits(use) {
+        if keepsRef, let ref, let use, let prior = context.refs.claim(requester.refOwner, ref, for: use),
+            !prior.admits(use)
+        {
             // Claimed meanwhile by the same client on another table (the check above found it free).
             context.metrics.intent(.rejected, table: name)
             return refuse(requester, ref: ref, IntentRef.reused(ref, of: requester.client, by: prior, for: use))
@@ -51,7 +55,8 @@ extension TableActor {
             try engine.commit(resolution)
         } catch {
             // resolve() just succeeded against this very state, so this is a bug; say so rather than crash.
-            context.logger.error("commit of a fresh resolution failed", metadata: ["table": "\(name)", "error": "\(error)"])
+            context.logger.error(
+                "commit of a fresh resolution failed", metadata: ["table": "\(name)", "error": "\(error)"])
             return refuse(requester, ref: ref, ProtocolError(.internal, "the table could not apply a resolved change"))
         }
         let update = ServerMessage.Update(
@@ -89,14 +94,17 @@ extension TableActor {
         guard lookup == .store else { return false }
         let stored: StoredAck?
         do {
-            stored = try await context.committer.perform { try $0.ack(client: key.owner.client, ref: key.ref, principal: key.owner.principal) }
+            stored = try await context.committer.perform {
+                try $0.ack(client: key.owner.client, ref: key.ref, principal: key.owner.principal)
+            }
         } catch {
             throw context.unavailable(
                 "ref '\(key.ref)' could not be looked up, nothing was applied (send it again)", error, table: name)
         }
         guard try IntentRef.answer(stored: stored, for: key, use), let stored else { return false }
         context.transport.send(
-            WebSocketMessage(kind: .text, bytes: IntentRef.ack(stored.ack, withEpoch: epochText)), to: requester.connection)
+            WebSocketMessage(kind: .text, bytes: IntentRef.ack(stored.ack, withEpoch: epochText)),
+            to: requester.connection)
         return true
     }
 
@@ -124,7 +132,8 @@ extension TableActor {
         for action in pipeline.finish(outcome) {
             switch action {
             case .write, .publish: perform(action)
-            case .rebase(let replay, let entries, let checkingRefs): await rebase(replay, entries, checkingRefs: checkingRefs)
+            case .rebase(let replay, let entries, let checkingRefs):
+                await rebase(replay, entries, checkingRefs: checkingRefs)
             case .fail(let failed, let lost, let error): await fail(failed, lost, error)
             }
         }
@@ -153,7 +162,9 @@ extension TableActor {
             for row in entry.editedRowsDeleted { presence.clearRow(row) }
             context.transport.send(WebSocketMessage(kind: .text, bytes: entry.ack), to: entry.requester.connection)
             // Claimed when resolved; claimed again in case the owner's last connection closed meanwhile.
-            if let ref = entry.ref, let claim = entry.claim { _ = context.refs.claim(entry.requester.refOwner, ref, for: claim) }
+            if let ref = entry.ref, let claim = entry.claim {
+                _ = context.refs.claim(entry.requester.refOwner, ref, for: claim)
+            }
             context.metrics.intent(.committed, table: name)
         }
         for (connection, index) in group.duplicates {
@@ -166,7 +177,8 @@ extension TableActor {
     /// A committed update: kept for catch-ups and history, sent to every subscriber.
     private func fanOut(_ update: WebSocketMessage, version: UInt64, time: Int64, originName: String) {
         history.append(update)
-        context.recentChanges.append(name, epoch: epoch, version: version, time: time, originName: originName, update: update)
+        context.recentChanges.append(
+            name, epoch: epoch, version: version, time: time, originName: originName, update: update)
         guard !subscribers.isEmpty else { return }
         context.transport.send(update, to: subscribers.ids)
         context.metrics.deliveries.increment(by: Int64(subscribers.count))
@@ -175,7 +187,9 @@ extension TableActor {
     /// The refs claimed when `entries` were resolved; each is claimed again if it is resolved anew.
     private func releaseClaims(_ entries: [PendingGroup.Entry]) {
         for entry in entries {
-            if let ref = entry.ref, let claim = entry.claim { context.refs.release(entry.requester.refOwner, ref, use: claim) }
+            if let ref = entry.ref, let claim = entry.claim {
+                context.refs.release(entry.requester.refOwner, ref, use: claim)
+            }
         }
     }
 
@@ -184,12 +198,16 @@ extension TableActor {
     private func fail(_ failed: PendingGroup, _ lost: PendingGroup, _ error: any Error) async {
         let incident = context.failures.log(
             .error, "could not store a group of changes", cause: ProtocolError.reason(error),
-            metadata: ["table": "\(name)", "intents": .stringConvertible(failed.entries.count + lost.entries.count),
-                       "error": "\(error)"])
+            metadata: [
+                "table": "\(name)", "intents": .stringConvertible(failed.entries.count + lost.entries.count),
+                "error": "\(error)",
+            ])
         context.metrics.storeFailures.increment()
         releaseClaims(failed.entries + lost.entries)
         refuseAll(failed, ProtocolError.notStored(error, incident: incident))
-        refuseAll(lost, ProtocolError.unavailable("the change could not be stored, nothing was applied", error, incident: incident))
+        refuseAll(
+            lost,
+            ProtocolError.unavailable("the change could not be stored, nothing was applied", error, incident: incident))
         // The engine before the group is the committed table (a shared store's groups record it): it keeps serving
         // reads while the store is down, and follows the store's log once it answers. Otherwise the table is read
         // again from the store.
@@ -213,7 +231,9 @@ extension TableActor {
     /// Another node committed first (or stored a ref of the group: a retry it took): nothing was stored. Go back to
     /// the state before, follow the other nodes' commits, and resolve every intent `replay` took again: a stale
     /// intent is rebased as any other. They go out with the next group and are acknowledged once it is stored.
-    private func rebase(_ replay: GroupReplay<PendingGroup.Source>, _ entries: [PendingGroup.Entry], checkingRefs: Bool) async {
+    private func rebase(_ replay: GroupReplay<PendingGroup.Source>, _ entries: [PendingGroup.Entry], checkingRefs: Bool)
+        async
+    {
         releaseClaims(entries)
         engine = replay.engineBefore!
         snapshots.forget()
@@ -229,7 +249,8 @@ extension TableActor {
             return
         }
         for source in replay.sources {
-            await handleIntent(source.requester, ref: source.ref, base: source.base, source.intent, checkStore: checkingRefs)
+            await handleIntent(
+                source.requester, ref: source.ref, base: source.base, source.intent, checkStore: checkingRefs)
         }
     }
 
@@ -255,7 +276,8 @@ extension TableActor {
         do {
             try followed.apply(to: &engine)
         } catch {
-            context.logger.error("another node's batch does not apply", metadata: ["table": "\(name)", "error": "\(error)"])
+            context.logger.error(
+                "another node's batch does not apply", metadata: ["table": "\(name)", "error": "\(error)"])
             await reload()
             return broken == nil
         }
@@ -290,9 +312,11 @@ extension TableActor {
             }
             publishStatus()
         } catch {
-            broken = context.unavailable(
-                "table '\(name)' could not be reloaded after a storage failure", error, table: name, level: .critical
-            ).message
+            broken =
+                context.unavailable(
+                    "table '\(name)' could not be reloaded after a storage failure", error, table: name,
+                    level: .critical
+                ).message
             // The engine still holds the changes that were never stored: list the last version that was.
             publishStatus(version: watermarks.withLock { $0.stored })
         }

@@ -58,7 +58,9 @@ extension TableActor {
         }
         engine.setRules(rules)
         context.send(.rules(table: name, rules: rules), to: subscribers.ids)
-        context.send(.ack(.init(ref: ref, table: name, version: engine.table.version, epoch: epochText)), to: requester.connection)
+        context.send(
+            .ack(.init(ref: ref, table: name, version: engine.table.version, epoch: epochText)),
+            to: requester.connection)
     }
 
     func drop(_ requester: Requester, ref: String?) async -> Bool {
@@ -75,7 +77,9 @@ extension TableActor {
             return false
         }
         forgetAfterDrop()
-        context.send(.ack(.init(ref: ref, table: name, version: engine.table.version, epoch: epochText)), to: requester.connection)
+        context.send(
+            .ack(.init(ref: ref, table: name, version: engine.table.version, epoch: epochText)),
+            to: requester.connection)
         return true
     }
 

@@ -140,7 +140,8 @@ actor TableActor {
     nonisolated var summary: ServerMessage.TableSummary {
         let (version, subscribers) = status.withLock { $0 }
         return .init(
-            table: name, version: watermarks.withLock { $0.listed(version) }, epoch: epochText, subscribers: subscribers)
+            table: name, version: watermarks.withLock { $0.listed(version) }, epoch: epochText, subscribers: subscribers
+        )
     }
 
     /// Publishes the committed version and the subscriber count for `listTables`. The version defaults to the

@@ -32,7 +32,9 @@ final class TableDirectory: Sendable {
     }
 
     /// Creates a table at version 0; answers with its ack or an error.
-    func create(_ name: String, sections: [SectionContent], rules patch: RulesPatch, ref: String?) async -> ServerMessage {
+    func create(_ name: String, sections: [SectionContent], rules patch: RulesPatch, ref: String?) async
+        -> ServerMessage
+    {
         guard actor(name) == nil else {
             return .error(ProtocolError(.tableExists, "table '\(name)' already exists", ref: ref))
         }
@@ -47,7 +49,8 @@ final class TableDirectory: Sendable {
         let (rulesText, snapshot) = (rules.json.jsonText, table.json.jsonText)
         do {
             try await context.committer.perform { store in
-                try store.createTable(name, epoch: epoch, rules: rulesText, snapshot: snapshot, created: ServerContext.now())
+                try store.createTable(
+                    name, epoch: epoch, rules: rulesText, snapshot: snapshot, created: ServerContext.now())
             }
         } catch let error as StoreError where error.kind == .tableExists {
             return .error(ProtocolError(.tableExists, "table '\(name)' already exists", ref: ref))
@@ -71,7 +74,8 @@ final class TableDirectory: Sendable {
     /// Drops a table: its actor answers the requester and tells subscribers; then it leaves the directory.
     func drop(_ name: String, requester: Requester, ref: String?) async {
         guard let actor = actor(name) else {
-            return context.send(.error(ProtocolError(.noSuchTable, "no table '\(name)'", ref: ref)), to: requester.connection)
+            return context.send(
+                .error(ProtocolError(.noSuchTable, "no table '\(name)'", ref: ref)), to: requester.connection)
         }
         let dropped = await withCheckedContinuation { done in actor.enqueue(.drop(requester, ref: ref, done: done)) }
         // A failed drop leaves the table in place.
@@ -99,7 +103,10 @@ final class TableDirectory: Sendable {
         let found = try await context.committer.perform { store -> (epoch: Int64, engine: TableEngine?)? in
             guard let info = try store.table(name) else { return nil }
             if info.epoch == heldEpoch { return (info.epoch, nil) }
-            return (info.epoch, try TableEngine(loading: name, from: store, historyLimit: historyLimit, historyByteLimit: historyBytes))
+            return (
+                info.epoch,
+                try TableEngine(loading: name, from: store, historyLimit: historyLimit, historyByteLimit: historyBytes)
+            )
         }
         guard let (epoch, loaded) = found else { return nil }
         guard let engine = loaded else { return held }

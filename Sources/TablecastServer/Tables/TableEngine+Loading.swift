@@ -18,7 +18,8 @@ extension TableEngine {
             guard version < loaded.info.version else { return }
             entries = try store.logEntries(name, after: version, limit: min(page, Int(loaded.info.version - version)))
             guard entries.first?.version == version + 1 else {
-                throw StoreError(.corrupt, "table \(name)'s log stops at version \(version), before \(loaded.info.version)")
+                throw StoreError(
+                    .corrupt, "table \(name)'s log stops at version \(version), before \(loaded.info.version)")
             }
         }
     }

@@ -23,7 +23,8 @@ extension ServiceLoop {
         if request.usesTLS {
             var flags = LCCSCF_USE_SSL.rawValue
             if !clientTLS.verifiesCertificates {
-                flags |= LCCSCF_ALLOW_SELFSIGNED.rawValue | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK.rawValue
+                flags |=
+                    LCCSCF_ALLOW_SELFSIGNED.rawValue | LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK.rawValue
                     | LCCSCF_ALLOW_EXPIRED.rawValue | LCCSCF_ALLOW_INSECURE.rawValue
             }
             info.ssl_connection = Int32(flags)
@@ -61,7 +62,8 @@ extension ServiceLoop {
         for (name, value) in headers {
             let failed = name.withUnsafeBufferPointer { name in
                 value.withUnsafeBufferPointer { value in
-                    lws_add_http_header_by_name(wsi, name.baseAddress, value.baseAddress, Int32(value.count), cursor, end) != 0
+                    lws_add_http_header_by_name(
+                        wsi, name.baseAddress, value.baseAddress, Int32(value.count), cursor, end) != 0
                 }
             }
             if failed { return -1 }

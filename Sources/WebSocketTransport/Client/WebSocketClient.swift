@@ -58,14 +58,17 @@ public final class WebSocketClient: Sendable {
     }
 
     /// Closes a connection with `code` and `reason` after what is already queued for it is written.
-    public func close(_ connection: WebSocketConnectionID, code: WebSocketCloseCode = .normalClosure, reason: String = "") {
+    public func close(
+        _ connection: WebSocketConnectionID, code: WebSocketCloseCode = .normalClosure, reason: String = ""
+    ) {
         loop.submit(.close(connection, WebSocketCloseFrame(code: code, reason: reason)))
     }
 
     /// Closes every connection with 1000 once its queue is flushed (or after `shutdownFlushTimeout`) and stops
     /// the service thread.
     public func shutdown() async {
-        await loop.shutdown(closingWith: WebSocketCloseFrame(code: .normalClosure, reason: "client shutting down"),
-                            flushTimeout: flushTimeout)
+        await loop.shutdown(
+            closingWith: WebSocketCloseFrame(code: .normalClosure, reason: "client shutting down"),
+            flushTimeout: flushTimeout)
     }
 }

@@ -17,7 +17,8 @@ public struct WebSocketTransportError: Error, Hashable, CustomStringConvertible 
     }
 
     /// libwebsockets could not create its context (see the libwebsockets log for why).
-    public static let contextCreationFailed = WebSocketTransportError(.contextCreationFailed, "lws_create_context failed")
+    public static let contextCreationFailed = WebSocketTransportError(
+        .contextCreationFailed, "lws_create_context failed")
     /// The server could not listen on the requested address and port (e.g. the port is in use).
     public static let listenFailed = WebSocketTransportError(.listenFailed, "could not listen")
     /// A configuration value is out of range.

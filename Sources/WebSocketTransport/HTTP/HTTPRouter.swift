@@ -40,12 +40,16 @@ struct HTTPRouter: Sendable {
                 body: Array(#"{"status":"\#(healthStatus?() ?? "ok")","connections":\#(openConnections)}"#.utf8))
         case "/metrics":
             guard access.allows(peer: request.peer, authorization: request.authorization) else {
-                return HTTPResponse(status: 403, text: "forbidden: /metrics is served to loopback (or with its token)\n")
+                return HTTPResponse(
+                    status: 403, text: "forbidden: /metrics is served to loopback (or with its token)\n")
             }
             guard let metricsPage else { return HTTPResponse(status: 404, text: "not found\n") }
-            return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metricsPage())
+            return HTTPResponse(
+                status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: metricsPage())
         default:
-            guard let file = staticFiles?.file(at: request.path) else { return HTTPResponse(status: 404, text: "not found\n") }
+            guard let file = staticFiles?.file(at: request.path) else {
+                return HTTPResponse(status: 404, text: "not found\n")
+            }
             let tag = file.entityTag
             let notModified = request.ifNoneMatch.map { Self.matches($0, tag) } ?? false
             // A 304 says the length a 200 would, and sends no body.
@@ -69,14 +73,17 @@ struct HTTPRouter: Sendable {
     /// WebSocket address by the `Host` the browser used), never framed, no MIME sniffing, no full URLs to others.
     static func pageHeaders(host: String?) -> [(name: String, value: String)] {
         // Only a plain host[:port] goes into the policy; anything else (a forged header) keeps it at 'self'.
-        let sockets = host.flatMap { host in
-            host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]".contains($0)) }) && !host.isEmpty
-                ? " ws://\(host) wss://\(host)" : nil
-        } ?? ""
+        let sockets =
+            host.flatMap { host in
+                host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]".contains($0)) }) && !host.isEmpty
+                    ? " ws://\(host) wss://\(host)" : nil
+            } ?? ""
         return [
-            ("content-security-policy",
-             "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'\(sockets); "
-                + "base-uri 'none'; form-action 'self'; object-src 'none'; frame-ancestors 'none'"),
+            (
+                "content-security-policy",
+                "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'\(sockets); "
+                    + "base-uri 'none'; form-action 'self'; object-src 'none'; frame-ancestors 'none'"
+            ),
             ("x-content-type-options", "nosniff"),
             ("referrer-policy", "no-referrer"),
         ]

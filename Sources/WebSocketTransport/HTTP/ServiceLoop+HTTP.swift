@@ -6,7 +6,8 @@ extension ServiceLoop {
         guard case .server(let router) = role, let slot = Self.responseSlot(user) else { return -1 }
         let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
         let request = HTTPRouter.Request(
-            isGet: lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0, isHead: lws_hdr_total_length(wsi, WSI_TOKEN_HEAD_URI) > 0,
+            isGet: lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0,
+            isHead: lws_hdr_total_length(wsi, WSI_TOKEN_HEAD_URI) > 0,
             path: path, peer: Self.peerAddress(wsi), authorization: Self.header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
             ifNoneMatch: Self.header(wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH), host: Self.header(wsi, WSI_TOKEN_HOST))
         let response = router.respond(to: request, openConnections: connections.count)
@@ -40,7 +41,9 @@ extension ServiceLoop {
         slot.pointee = nil
     }
 
-    private static func responseSlot(_ user: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<UnsafeMutableRawPointer?>? {
+    private static func responseSlot(_ user: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<
+        UnsafeMutableRawPointer?
+    >? {
         user?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
     }
 }

@@ -72,7 +72,9 @@ public final class WebSocketMessage: @unchecked Sendable {
         self.init(kind: kind, count: bytes.count) { buffer in
             let copied =
                 bytes.withContiguousStorageIfAvailable { source in
-                    if let base = source.baseAddress { buffer.baseAddress!.copyMemory(from: base, byteCount: source.count) }
+                    if let base = source.baseAddress {
+                        buffer.baseAddress!.copyMemory(from: base, byteCount: source.count)
+                    }
                     return true
                 } ?? false
             if !copied { _ = buffer.initializeMemory(as: UInt8.self, from: bytes) }

@@ -55,7 +55,8 @@ extension WebSocketServer {
     public static let metricDescriptions: [String: String] = [
         "websocket_connections_open": "WebSocket connections open now.",
         "websocket_connections_accepted_total": "WebSocket connections accepted.",
-        "websocket_connections_rejected_total": "Upgrades refused with 503 (at the connection limit, or shutting down).",
+        "websocket_connections_rejected_total":
+            "Upgrades refused with 503 (at the connection limit, or shutting down).",
         "websocket_handshakes_refused_total":
             "TCP connections closed on accept: their address had its limit of stalled handshakes.",
         "websocket_connections_closed_total": "Connections closed, by reason.",

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Tries the listening address before libwebsockets does, to say in one line why it cannot be used ("port 9350 is

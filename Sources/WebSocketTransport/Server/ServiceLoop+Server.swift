@@ -57,7 +57,8 @@ extension ServiceLoop {
             let offset = CLibWebSockets_inputBuflistOffset(wsi)
             buflistOffset = offset > 0 ? offset : nil
             if buflistOffset == nil {
-                logger.error("this libwebsockets keeps its unread input elsewhere: frames sent with an upgrade request are lost")
+                logger.error(
+                    "this libwebsockets keeps its unread input elsewhere: frames sent with an upgrade request are lost")
             }
         }
         return buflistOffset
@@ -79,7 +80,8 @@ extension ServiceLoop {
         var arguments: [String] = []
         var index: Int32 = 0
         while lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index) >= 0 {
-            arguments.append(String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            arguments.append(
+                String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
             index += 1
         }
         return arguments.joined(separator: "&")

@@ -114,7 +114,9 @@ public final class WebSocketServer: Sendable {
     }
 
     /// Closes a connection with `code` and `reason` after what is already queued for it is written.
-    public func close(_ connection: WebSocketConnectionID, code: WebSocketCloseCode = .normalClosure, reason: String = "") {
+    public func close(
+        _ connection: WebSocketConnectionID, code: WebSocketCloseCode = .normalClosure, reason: String = ""
+    ) {
         loop.submit(.close(connection, WebSocketCloseFrame(code: code, reason: reason)))
     }
 
@@ -122,7 +124,8 @@ public final class WebSocketServer: Sendable {
     /// (`goingAway`), and returns once the service thread has stopped; connections still open after
     /// `shutdownFlushTimeout` are torn down. Every connection still gets its `closed` event.
     public func shutdown() async {
-        await loop.shutdown(closingWith: WebSocketCloseFrame(code: .goingAway, reason: "server shutting down"),
-                            flushTimeout: flushTimeout)
+        await loop.shutdown(
+            closingWith: WebSocketCloseFrame(code: .goingAway, reason: "server shutting down"),
+            flushTimeout: flushTimeout)
     }
 }

@@ -1,6 +1,6 @@
 import CLibWebSockets
-import Dispatch
 import DequeModule
+import Dispatch
 import Glibc
 
 /// Closing and reading: what a connection does with its peer's bytes and with its end. Like the rest of it, only
@@ -64,10 +64,12 @@ extension Connection {
     /// handshake, the writing, its idle pings and closing the socket.
     func startReading(_ wsi: OpaquePointer) {
         lws_rx_flow_control(wsi, 0)
-        reader = CLibWebSockets_newReader(lws_get_socket_fd(wsi), { context in
-            guard let context else { return }
-            Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().readable()
-        }, Unmanaged.passUnretained(self).toOpaque())
+        reader = CLibWebSockets_newReader(
+            lws_get_socket_fd(wsi),
+            { context in
+                guard let context else { return }
+                Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().readable()
+            }, Unmanaged.passUnretained(self).toOpaque())
         guard let reader else { return }
         CLibWebSockets_startReader(loop.eventLoop, reader)
         // lws may hold bytes that came with the upgrade request, and OpenSSL decrypted ones: read them at once
@@ -82,7 +84,9 @@ extension Connection {
         mayHaveEarlyInput = false
         guard let offset = loop.inputBuflistOffset(wsi) else { return }
         let buffer = loop.readBuffer
-        while case let count = CLibWebSockets_takeBufferedInput(wsi, offset, buffer.baseAddress, buffer.count), count > 0 {
+        while case let count = CLibWebSockets_takeBufferedInput(wsi, offset, buffer.baseAddress, buffer.count),
+            count > 0
+        {
             parser.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         }
     }
@@ -168,7 +172,6 @@ extension Connection {
         lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, LWS_TO_KILL_ASYNC)
     }
 
-
     /// Any frame proves the peer alive, so lws' idle ping can wait. Reported at most once a second: lws reschedules
     /// the connection's ping timer in a sorted list of every connection's timers, walking past thousands of entries
     /// with thousands connected, which a busy writer paid for each of its frames.
@@ -240,7 +243,8 @@ extension Connection {
         // What the frame header announced counts at once: a frame claiming more than the limit is refused at its
         // first bytes, not after the limit's worth of them.
         if inbound.count + length + lws_remaining_packet_payload(wsi) > maxSize {
-            return refuseInbound(wsi, WebSocketCloseFrame(code: .messageTooBig, reason: "message exceeds \(maxSize) bytes"))
+            return refuseInbound(
+                wsi, WebSocketCloseFrame(code: .messageTooBig, reason: "message exceeds \(maxSize) bytes"))
         }
         defer { countAssembling() }
         return take(wsi, UnsafeRawBufferPointer(start: data, count: length), final: lws_is_final_fragment(wsi) != 0)
@@ -329,7 +333,9 @@ extension Connection {
     /// The peer's close frame (2 bytes of code in network order, then a UTF-8 reason), when it is valid, and the
     /// frame to answer it with: its echo, or (RFC 6455 §5.5.1, §7.4) 1002 for a code no endpoint may send or a
     /// 1-byte payload, 1007 for a reason that is not UTF-8. An empty payload is valid and reported as 1005.
-    static func answer(toClose payload: UnsafeRawBufferPointer) -> (peer: WebSocketCloseFrame?, reply: WebSocketCloseFrame) {
+    static func answer(toClose payload: UnsafeRawBufferPointer) -> (
+        peer: WebSocketCloseFrame?, reply: WebSocketCloseFrame
+    ) {
         if payload.isEmpty {
             return (WebSocketCloseFrame(code: .noStatusReceived), WebSocketCloseFrame(code: .noStatusReceived))
         }
@@ -344,7 +350,8 @@ extension Connection {
         guard UTF8Validation.isValid(reason) else {
             return (nil, WebSocketCloseFrame(code: .invalidPayload, reason: "the close reason is not UTF-8"))
         }
-        let peer = WebSocketCloseFrame(code: WebSocketCloseCode(rawValue: code), reason: String(decoding: reason, as: UTF8.self))
+        let peer = WebSocketCloseFrame(
+            code: WebSocketCloseCode(rawValue: code), reason: String(decoding: reason, as: UTF8.self))
         return (peer, peer)
     }
 }

@@ -1,8 +1,9 @@
 import CLibWebSockets
-import Dispatch
 import DequeModule
+import Dispatch
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One WebSocket connection's state. Touched only on the service thread.
@@ -163,7 +164,11 @@ final class Connection {
         let held = parser.bufferedBytes + inbound.count
         guard held != assemblingCounted else { return }
         let account = loop.budget[.inbound]
-        if held > assemblingCounted { account.charge(held - assemblingCounted) } else { account.release(assemblingCounted - held) }
+        if held > assemblingCounted {
+            account.charge(held - assemblingCounted)
+        } else {
+            account.release(assemblingCounted - held)
+        }
         assemblingCounted = held
     }
 

@@ -12,7 +12,12 @@ struct FrameParser {
     }
 
     enum Opcode: UInt8 {
-        case continuation = 0x0, text = 0x1, binary = 0x2, close = 0x8, ping = 0x9, pong = 0xA
+        case continuation = 0x0
+        case text = 0x1
+        case binary = 0x2
+        case close = 0x8
+        case ping = 0x9
+        case pong = 0xA
 
         var isControl: Bool { rawValue & 0x8 != 0 }
     }
@@ -113,7 +118,8 @@ struct FrameParser {
             return .skipped
         }
         if !opcode.isControl, length > UInt64(max(0, limit - assembled)) {
-            return .output(.violation(WebSocketCloseFrame(code: .messageTooBig, reason: "message exceeds \(limit) bytes")))
+            return .output(
+                .violation(WebSocketCloseFrame(code: .messageTooBig, reason: "message exceeds \(limit) bytes")))
         }
         let total = headerSize + 4 + Int(length)
         guard available >= total else { return .incomplete }

@@ -250,8 +250,11 @@ final class ServiceLoop: @unchecked Sendable {
         account.charge(size)
         let overBudget = account.isOver
         let pauses = backlogs.withLock { backlogs in
-            backlogs[id, default: InboundBacklog(maxMessages: limits.maxUnconsumedMessages, maxBytes: limits.maxUnconsumedBytes)]
-                .deliver(size: size, overBudget: overBudget)
+            backlogs[
+                id,
+                default: InboundBacklog(maxMessages: limits.maxUnconsumedMessages, maxBytes: limits.maxUnconsumedBytes)
+            ]
+            .deliver(size: size, overBudget: overBudget)
         }
         if overBudget { account.degraded() }
         return pauses

@@ -20,12 +20,17 @@ final class ClientStateMachineConnectionTests: XCTestCase {
             guard case .reconnecting(let delay)? = lost.states.first else { return XCTFail("\(lost)") }
             XCTAssertEqual(lost.scheduled.first?.deadline, harness.now + delay, "the timer is due when the state says")
             let ceiling = min(Duration.seconds(1), .milliseconds(100) * (1 << attempt))
-            XCTAssertTrue(delay >= ceiling / 2 && delay <= ceiling, "attempt \(attempt): \(delay) within \(ceiling / 2)…\(ceiling)")
+            XCTAssertTrue(
+                delay >= ceiling / 2 && delay <= ceiling,
+                "attempt \(attempt): \(delay) within \(ceiling / 2)…\(ceiling)")
             delays.append(delay)
-            XCTAssertEqual(harness.advance(by: delay - .milliseconds(1)).openedEndpoints, [], "nothing before the deadline")
-            XCTAssertEqual(harness.advance(by: .milliseconds(1)).openedEndpoints, [0], "the next attempt at the deadline")
+            XCTAssertEqual(
+                harness.advance(by: delay - .milliseconds(1)).openedEndpoints, [], "nothing before the deadline")
+            XCTAssertEqual(
+                harness.advance(by: .milliseconds(1)).openedEndpoints, [0], "the next attempt at the deadline")
         }
-        XCTAssertTrue(delays.suffix(4).allSatisfy { $0 >= .milliseconds(500) && $0 <= .seconds(1) }, "capped: \(delays)")
+        XCTAssertTrue(
+            delays.suffix(4).allSatisfy { $0 >= .milliseconds(500) && $0 <= .seconds(1) }, "capped: \(delays)")
         XCTAssertGreaterThan(Set(delays.suffix(4)).count, 1, "jittered, not all equal: \(delays)")
 
         let live = harness.goLive()
@@ -74,7 +79,8 @@ final class ClientStateMachineConnectionTests: XCTestCase {
         XCTAssertEqual(harness.step { $0.connect() }.states, [.connecting])
         XCTAssertEqual(harness.step { $0.connect() }.count, 0, "connecting once")
         let first = harness.socket
-        XCTAssertEqual(harness.step { $0.socketOpened(first) }.sent.map(\.body), [.hello(client: "me", name: nil, token: nil)])
+        XCTAssertEqual(
+            harness.step { $0.socketOpened(first) }.sent.map(\.body), [.hello(client: "me", name: nil, token: nil)])
         XCTAssertEqual(harness.machine.connectionState, .connecting, "open, not welcomed yet")
         harness.goLive()
         harness.loseSocket()
@@ -101,7 +107,8 @@ final class ClientStateMachineConnectionTests: XCTestCase {
         harness.goLive()
         harness.subscribe("t")
         let (list, _) = harness.request(.plain(.listTables))
-        let (submitted, _) = harness.machine.submit(.submit(.edit(RowRef(RowPath(section: 0, row: 0), id: "r1"), value: "A")), on: "t")
+        let (submitted, _) = harness.machine.submit(
+            .submit(.edit(RowRef(RowPath(section: 0, row: 0), id: "r1"), value: "A")), on: "t")
         let waiter = try XCTUnwrap(submitted.get())
         let (retried, _) = harness.request(.plain(.dropTable(table: "u")))
         harness.receive(.error(ProtocolError(.unavailable, "shutting down", ref: "p-\(retried.rawValue)")))
@@ -114,17 +121,22 @@ final class ClientStateMachineConnectionTests: XCTestCase {
             XCTAssertThrowsError(try result.get()) { XCTAssertEqual($0 as? TablecastClientError, .closed) }
         }
         XCTAssertEqual(closed.settled.map(\.id), [waiter])
-        XCTAssertThrowsError(try closed.settled[0].result.get()) { XCTAssertEqual($0 as? TablecastClientError, .closed) }
+        XCTAssertThrowsError(try closed.settled[0].result.get()) {
+            XCTAssertEqual($0 as? TablecastClientError, .closed)
+        }
         XCTAssertEqual(closed.states, [.closed])
         XCTAssertEqual(harness.machine.requests.count, 0)
 
         XCTAssertEqual(harness.step { $0.close() }.count, 0, "closing twice says nothing more")
         XCTAssertEqual(harness.advance(by: .seconds(60)).count, 0, "the retry timer finds nothing to send")
         let now = harness.now
-        XCTAssertEqual(harness.step { $0.receive(.ack(.init(ref: "p-1", table: "t", version: 4)), on: socket, now: now) }.count, 0)
+        XCTAssertEqual(
+            harness.step { $0.receive(.ack(.init(ref: "p-1", table: "t", version: 4)), on: socket, now: now) }.count, 0)
         let (late, actions) = harness.request(.plain(.listTables))
         XCTAssertEqual(actions.resumed.map(\.id), [late])
-        XCTAssertThrowsError(try actions.resumed[0].result.get()) { XCTAssertEqual($0 as? TablecastClientError, .closed) }
+        XCTAssertThrowsError(try actions.resumed[0].result.get()) {
+            XCTAssertEqual($0 as? TablecastClientError, .closed)
+        }
         XCTAssertEqual(harness.step { $0.connect() }.count, 0)
         XCTAssertEqual(harness.machine.replica(of: "t")?.version, 3, "the replica stays readable")
     }

@@ -7,7 +7,9 @@ import XCTest
 
 /// Requests, resumes and inbound messages of the client's state machine, stepped by hand.
 final class ClientStateMachineRequestTests: XCTestCase {
-    private func update(_ version: UInt64, insert value: String, id: String, origin: String = "other", ref: String? = nil) -> ServerMessage {
+    private func update(
+        _ version: UInt64, insert value: String, id: String, origin: String = "other", ref: String? = nil
+    ) -> ServerMessage {
         let batch = Batch(insertRows: [.init(at: RowPath(section: 0, row: 0), row: Row(id: id, value: .string(value)))])
         return .update(.init(table: "t", version: version, originClient: origin, originRef: ref, batch: batch))
     }
@@ -31,7 +33,9 @@ final class ClientStateMachineRequestTests: XCTestCase {
         }
         let answered = harness.receive(.error(ProtocolError(.unavailable, "store down", ref: message.ref)))
         XCTAssertEqual(answered.resumed.map(\.id), [id])
-        XCTAssertThrowsError(try answered.resumed[0].result.get()) { XCTAssertEqual(($0 as? ProtocolError)?.code, .unavailable) }
+        XCTAssertThrowsError(try answered.resumed[0].result.get()) {
+            XCTAssertEqual(($0 as? ProtocolError)?.code, .unavailable)
+        }
         XCTAssertEqual(harness.machine.requests.count, 0)
     }
 
@@ -43,8 +47,10 @@ final class ClientStateMachineRequestTests: XCTestCase {
         let message = try XCTUnwrap(first.sent.first)
         harness.receive(.error(ProtocolError(.unavailable, "shutting down", ref: message.ref)))
         harness.loseSocket()
-        let retryDeadline = try XCTUnwrap(harness.timers.first { if case .retryRequest = $0.timer { true } else { false } }?.deadline)
-        let reconnectDeadline = try XCTUnwrap(harness.timers.first { if case .reconnect = $0.timer { true } else { false } }?.deadline)
+        let retryDeadline = try XCTUnwrap(
+            harness.timers.first { if case .retryRequest = $0.timer { true } else { false } }?.deadline)
+        let reconnectDeadline = try XCTUnwrap(
+            harness.timers.first { if case .reconnect = $0.timer { true } else { false } }?.deadline)
         let early = harness.advance(by: min(retryDeadline, reconnectDeadline) - harness.now)
         XCTAssertEqual(early.sent, [], "nothing is written without an open socket")
         let resumed = harness.goLive()
@@ -61,17 +67,22 @@ final class ClientStateMachineRequestTests: XCTestCase {
         let (answered, _) = harness.request(.intent(table: "t", base: .replica, insert))
         let (mine, _) = harness.request(.intent(table: "t", base: .current, insert), ref: "mine-1")
         let (fresh, _) = harness.request(.intent(table: "t", base: .version(2), insert))
-        let (submitted, _) = harness.machine.submit(.submit(.edit(RowRef(RowPath(section: 0, row: 1), id: "r2"), value: "B")), on: "t", ref: "optimistic-1")
+        let (submitted, _) = harness.machine.submit(
+            .submit(.edit(RowRef(RowPath(section: 0, row: 1), id: "r2"), value: "B")), on: "t", ref: "optimistic-1")
         XCTAssertNotNil(try submitted.get())
         harness.receive(.ack(.init(ref: "p-\(answered.rawValue)", table: "t", version: 4)))
         XCTAssertEqual(harness.machine.requests.keys.sorted(), [mine, fresh])
 
         harness.loseSocket()
         let resumed = harness.goLive().sent
-        XCTAssertEqual(resumed.map(\.ref), [nil, nil, "mine-1", "p-\(fresh.rawValue)", "optimistic-1"], "hello, resubscribe, requests, intent")
+        XCTAssertEqual(
+            resumed.map(\.ref), [nil, nil, "mine-1", "p-\(fresh.rawValue)", "optimistic-1"],
+            "hello, resubscribe, requests, intent")
         XCTAssertEqual(resumed[2].body, .intent(table: "t", base: nil, insert))
         XCTAssertEqual(resumed[3].body, .intent(table: "t", base: 2, insert))
-        XCTAssertEqual(resumed[4].body, .intent(table: "t", base: 3, .edit(RowRef(RowPath(section: 0, row: 1), id: "r2"), value: "B")))
+        XCTAssertEqual(
+            resumed[4].body,
+            .intent(table: "t", base: 3, .edit(RowRef(RowPath(section: 0, row: 1), id: "r2"), value: "B")))
     }
 
     /// Subscriptions resume after a reconnect from the replica's version and epoch (only what was missed is sent);
@@ -91,7 +102,10 @@ final class ClientStateMachineRequestTests: XCTestCase {
         let resumed = harness.goLive().sent
         XCTAssertEqual(
             resumed.map(\.body),
-            [.hello(client: "me", name: nil, token: nil), .subscribe(table: "t", since: 4, epoch: "e1"), .subscribe(table: "u", since: nil, epoch: nil)])
+            [
+                .hello(client: "me", name: nil, token: nil), .subscribe(table: "t", since: 4, epoch: "e1"),
+                .subscribe(table: "u", since: nil, epoch: nil),
+            ])
         XCTAssertEqual(resumed[2].ref, "p-\(pending.rawValue)")
 
         // An update that skips a version cannot apply: the replica waits for a fresh snapshot meanwhile.
@@ -99,7 +113,9 @@ final class ClientStateMachineRequestTests: XCTestCase {
         XCTAssertEqual(gap.sent.map(\.body), [.subscribe(table: "t", since: nil, epoch: nil)])
         XCTAssertEqual(harness.receive(update(7, insert: "x", id: "r7")).count, 0, "ignored while resyncing")
         harness.loseSocket()
-        XCTAssertEqual(harness.goLive().sent.map(\.body)[1], .subscribe(table: "t", since: nil, epoch: nil), "a snapshot, not a resume")
+        XCTAssertEqual(
+            harness.goLive().sent.map(\.body)[1], .subscribe(table: "t", since: nil, epoch: nil),
+            "a snapshot, not a resume")
     }
 
     /// Answers go to the request with their ref; an ack nobody waits for changes nothing, and an error nobody
@@ -187,7 +203,9 @@ final class ClientStateMachineRequestTests: XCTestCase {
         XCTAssertEqual(acked.sent.count, 1, "the queued intent goes next")
         let dropped = harness.receive(.dropped(table: "t"))
         XCTAssertEqual(dropped.settled.map(\.id), [try second.get()!])
-        XCTAssertThrowsError(try dropped.settled[0].result.get()) { XCTAssertEqual(($0 as? ProtocolError)?.code, .noSuchTable) }
+        XCTAssertThrowsError(try dropped.settled[0].result.get()) {
+            XCTAssertEqual(($0 as? ProtocolError)?.code, .noSuchTable)
+        }
         XCTAssertNil(harness.machine.subscriptions["t"])
         XCTAssertEqual(harness.machine.inFlightIntents.count, 0)
     }

@@ -39,7 +39,9 @@ struct MachineHarness {
     mutating func advance(by duration: Duration) -> [Machine.Action] {
         let target = now + duration
         var actions: [Machine.Action] = []
-        while let next = timers.indices.filter({ timers[$0].deadline <= target }).min(by: { timers[$0].deadline < timers[$1].deadline }) {
+        while let next = timers.indices.filter({ timers[$0].deadline <= target }).min(by: {
+            timers[$0].deadline < timers[$1].deadline
+        }) {
             let (timer, deadline) = timers.remove(at: next)
             now = deadline
             actions += step { $0.timerFired(timer) }
@@ -64,7 +66,11 @@ struct MachineHarness {
         var actions = machine.connectionState == .idle ? step { $0.connect() } : advanceToNextTimer()
         let socket = self.socket
         actions += step { $0.socketOpened(socket) }
-        actions += receive(.welcome(.init(ref: nil, client: "me", serverName: "test", serverVersion: "1", maxMessageBytes: 1 << 20, maxBatchEntries: 100, intentsPerSecond: 100)))
+        actions += receive(
+            .welcome(
+                .init(
+                    ref: nil, client: "me", serverName: "test", serverVersion: "1", maxMessageBytes: 1 << 20,
+                    maxBatchEntries: 100, intentsPerSecond: 100)))
         return actions
     }
 
@@ -72,7 +78,10 @@ struct MachineHarness {
     @discardableResult
     mutating func loseSocket(reason: String = "gone") -> [Machine.Action] {
         let (socket, now) = (self.socket, self.now)
-        return step { $0.socketClosed(socket, WebSocketCloseFrame(code: WebSocketCloseCode(rawValue: 1006), reason: reason), now: now) }
+        return step {
+            $0.socketClosed(
+                socket, WebSocketCloseFrame(code: WebSocketCloseCode(rawValue: 1006), reason: reason), now: now)
+        }
     }
 
     /// A message from the server on the current socket.
@@ -89,7 +98,9 @@ struct MachineHarness {
     }
 
     /// Subscribes to `table` and answers with a snapshot at `version` and `subscribed`.
-    mutating func subscribe(_ table: String, version: UInt64 = 3, epoch: String = "e1", sections: [Section] = Self.letters) {
+    mutating func subscribe(
+        _ table: String, version: UInt64 = 3, epoch: String = "e1", sections: [Section] = Self.letters
+    ) {
         let (_, actions) = request(.subscribe(table))
         let ref = actions.sent[0].ref
         receive(.snapshot(table: table, version: version, epoch: epoch, rules: TableRules(), sections: sections))
@@ -97,7 +108,9 @@ struct MachineHarness {
     }
 
     /// One section `s1` of rows `r1`, `r2`, `r3` holding a, b, c.
-    static let letters = [Section(id: "s1", rows: ["a", "b", "c"].enumerated().map { Row(id: "r\($0 + 1)", value: .string($1)) })]
+    static let letters = [
+        Section(id: "s1", rows: ["a", "b", "c"].enumerated().map { Row(id: "r\($0 + 1)", value: .string($1)) })
+    ]
 }
 
 /// Reading what a list of actions says.
@@ -110,7 +123,9 @@ extension [Machine.Action] {
     /// The endpoints sockets were opened to, in order.
     var openedEndpoints: [Int] { commands.compactMap { if case .open(_, let endpoint) = $0 { endpoint } else { nil } } }
 
-    var closedSockets: [Machine.SocketID] { commands.compactMap { if case .close(let socket, _) = $0 { socket } else { nil } } }
+    var closedSockets: [Machine.SocketID] {
+        commands.compactMap { if case .close(let socket, _) = $0 { socket } else { nil } }
+    }
 
     var scheduled: [(timer: Machine.Timer, deadline: ContinuousClock.Instant)] {
         compactMap { if case .schedule(let timer, let deadline) = $0 { (timer, deadline) } else { nil } }

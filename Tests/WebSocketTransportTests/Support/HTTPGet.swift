@@ -1,3 +1,5 @@
+import Foundation
+
 /// A plain HTTP/1.1 GET over a real socket: status, headers (lower-cased names) and body.
 struct HTTPGet {
     let status: Int
@@ -15,7 +17,8 @@ struct HTTPGet {
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         self.headers = headers
         body = Array(response[(end + 4)...])
@@ -23,5 +26,3 @@ struct HTTPGet {
 
     var text: String { String(decoding: body, as: UTF8.self) }
 }
-
-import Foundation

@@ -115,13 +115,17 @@ final class RawSocket {
         while let frame = readFrame() {
             guard frame.opcode == 0x8 else { continue }
             guard frame.payload.count >= 2 else { return (1005, "") }
-            return (UInt16(frame.payload[0]) << 8 | UInt16(frame.payload[1]),
-                    String(decoding: frame.payload.dropFirst(2), as: UTF8.self))
+            return (
+                UInt16(frame.payload[0]) << 8 | UInt16(frame.payload[1]),
+                String(decoding: frame.payload.dropFirst(2), as: UTF8.self)
+            )
         }
         return nil
     }
 }
 
 extension Array where Element == UInt8 {
-    func ends(with suffix: [UInt8]) -> Bool { count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix }
+    func ends(with suffix: [UInt8]) -> Bool {
+        count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix
+    }
 }

@@ -74,7 +74,9 @@ struct CommitPipeline {
     /// An intent applied in memory, with what is stored for it.
     mutating func take(_ entry: PendingGroup.Entry, record: CommitRecord, source: PendingGroup.Source) {
         pending.replay.took(source)
-        if let ref = entry.ref { pending.refs[RefKey(owner: entry.requester.refOwner, ref: ref)] = pending.entries.count }
+        if let ref = entry.ref {
+            pending.refs[RefKey(owner: entry.requester.refOwner, ref: ref)] = pending.entries.count
+        }
         pending.records.append(record)
         pending.entries.append(entry)
     }
