@@ -279,7 +279,7 @@ public final class PostgresTableStore: TableStorage {
             // Only a ref can collide once the version check passed: a retry that another node committed.
             throw StoreError(
                 .duplicateRef, "a ref of this group is already stored (a retry committed elsewhere): \(error)",
-                postgres: error)
+                underlying: .postgres(error))
         case .failure(let error):
             throw error
         }

@@ -127,7 +127,7 @@ extension SQLiteTableStore {
             throw StoreError(
                 .conflict,
                 "client \(client) already has ref \(ref) stored; a retry must be answered from ack(client:ref:)",
-                underlying: error)
+                underlying: .sqlite(error))
         }
         // Pruning every 1/64th of the quota rather than on every ref keeps the commit path short; a client keeps
         // between refsPerClient and 1/64 more refs.

@@ -44,25 +44,35 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 
     public let kind: Kind
     public let message: String
-    /// The SQLite failure this error was made from, if any.
-    public let underlying: SQLiteError?
-    /// The PostgreSQL failure this error was made from, if any.
-    public let postgres: PostgresError?
+    /// The database's own failure this error was made from.
+    public enum Underlying: Sendable {
+        case sqlite(SQLiteError)
+        case postgres(PostgresError)
+    }
+
+    /// The database's failure this error was made from, if any: in the server's log, never in a client's message.
+    public let underlying: Underlying?
     /// The connection to the database was lost while a statement was on its way or being answered: what it was to
     /// write may have been written (a commit whose answer was lost). Only `.unreachable` failures are in doubt.
     public internal(set) var outcomeUnknown = false
 
-    public init(_ kind: Kind, _ message: String, underlying: SQLiteError? = nil, postgres: PostgresError? = nil) {
+    public init(_ kind: Kind, _ message: String, underlying: Underlying? = nil) {
         self.kind = kind
         self.message = message
         self.underlying = underlying
-        self.postgres = postgres
     }
 
     public var description: String {
-        guard let underlying else { return "\(kind): \(message)" }
-        let statement = underlying.sql.map { ", in \($0)" } ?? ""
-        return "\(kind): \(message) [SQLite code \(underlying.code), extended \(underlying.extendedCode)\(statement)]"
+        switch underlying {
+        case nil:
+            return "\(kind): \(message)"
+        case .sqlite(let error):
+            let statement = error.sql.map { ", in \($0)" } ?? ""
+            return "\(kind): \(message) [SQLite code \(error.code), extended \(error.extendedCode)\(statement)]"
+        case .postgres:
+            // The message already holds PostgreSQL's words, SQLSTATE and statement.
+            return "\(kind): \(message)"
+        }
     }
 }
 
@@ -86,7 +96,7 @@ extension StoreError {
             case .conflict: "a record conflicts with one already stored"
             default: "SQLite failed"
             }
-        self.init(kind, "\(context): \(what) (SQLite: \(error.message))", underlying: error)
+        self.init(kind, "\(context): \(what) (SQLite: \(error.message))", underlying: .sqlite(error))
     }
 }
 
@@ -97,6 +107,6 @@ extension StoreError {
             if error.isConnectionFailure { .unreachable } else if error.isFull { .full } else if error.isReadOnly {
                 .readOnly
             } else if error.isConstraint { .conflict } else { .internal }
-        self.init(kind, "\(context): \(error)", postgres: error)
+        self.init(kind, "\(context): \(error)", underlying: .postgres(error))
     }
 }
