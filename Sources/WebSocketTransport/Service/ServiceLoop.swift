@@ -164,12 +164,14 @@ final class ServiceLoop: @unchecked Sendable {
     /// context is destroyed; connections still open after `flushTimeout` are torn down.
     func shutdown(closingWith frame: WebSocketCloseFrame, flushTimeout: Duration) async {
         submit(.drain(frame))
-        let deadline = Task {
-            try? await Task.sleep(for: flushTimeout)
-            self.submit(.stop)
+        // The deadline is a child task: it ends, cancelled, before shutdown returns.
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                if (try? await Task.sleep(for: flushTimeout)) != nil { self.submit(.stop) }
+            }
+            await waitUntilStopped()
+            group.cancelAll()
         }
-        await waitUntilStopped()
-        deadline.cancel()
     }
 
     func waitUntilStopped() async {
