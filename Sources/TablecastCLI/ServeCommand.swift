@@ -72,6 +72,24 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var tokens: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "File holding the HMAC secret of signed tokens (JWT, HS256/HS384/HS512; one trailing newline is not part of it). Reloaded on SIGHUP.",
+            valueName: "file"))
+    var jwtSecretFile: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "PEM public key of signed tokens (JWT): RSA (RS256/384/512), EC P-256 (ES256), P-384 (ES384) or Ed25519 (EdDSA). Repeatable, to rotate keys. Reloaded on SIGHUP.",
+            valueName: "file"))
+    var jwtPublicKey: [String] = []
+
+    @Option(help: "The 'iss' every signed token must carry.")
+    var jwtIssuer: String?
+
+    @Option(help: "The 'aud' every signed token must carry (one of its values).")
+    var jwtAudience: String?
+
     @Flag(help: "Serve a non-loopback address without a tokens file (everyone admin).")
     var allowAnonymous = false
 
@@ -182,8 +200,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let policy: AccessPolicy
         let endpointAccess: EndpointAccess
+        let access = accessFiles
         do {
-            policy = try tokens.map(TokensFile.load) ?? .open
+            policy = try await access.load()
             endpointAccess =
                 try metricsTokenFile.map { .loopbackOrToken(try Self.readToken($0)) }
                 ?? (metricsLoopbackOnly ? .loopback : .everyone)
@@ -191,12 +210,18 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("\(error)")
             throw ExitCode(1)
         }
-        for (flag, path) in [("--tokens", tokens), ("--metrics-token-file", metricsTokenFile)] {
-            if let path, Self.isWorldReadable(path) {
+        var secretFiles = access.secretFiles
+        if let metricsTokenFile { secretFiles.append(("--metrics-token-file", metricsTokenFile)) }
+        for (flag, path) in secretFiles {
+            if Self.isWorldReadable(path) {
                 logger.warning("\(flag) \(path) is readable by every user of this machine: chmod o-r \(path)")
             }
         }
-        if allowAnonymous && tokens == nil && !["127.0.0.1", "::1", "localhost"].contains(host) {
+        if (jwtIssuer != nil || jwtAudience != nil) && !access.signedTokens {
+            logger.critical("cannot start: --jwt-issuer and --jwt-audience need --jwt-secret-file or --jwt-public-key")
+            throw ExitCode(1)
+        }
+        if allowAnonymous && !policy.requiresToken && !["127.0.0.1", "::1", "localhost"].contains(host) {
             logger.warning("--allow-anonymous on \(host): anyone who reaches port \(port) is admin of every table")
         }
         let staticFiles: StaticFiles
@@ -257,6 +282,13 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
         }
+    }
+
+    /// The files the access policy is read from.
+    private var accessFiles: AccessFiles {
+        AccessFiles(
+            tokens: tokens, secretFile: jwtSecretFile, publicKeyFiles: jwtPublicKey, issuer: jwtIssuer,
+            audience: jwtAudience)
     }
 
     private static func isWorldReadable(_ path: String) -> Bool {

@@ -2,12 +2,13 @@ import Foundation
 import TableModel
 import TablecastServer
 
-/// The `--tokens` file: which token grants which role on which tables.
+/// The `--tokens` file: which token grants which role on which tables, and optionally whose it is (`user`, `name`:
+/// as a signed token's `sub` and `name`).
 ///
 /// ```json
 /// {"tokens": [
 ///   {"token": "reader-7f3a", "role": "read", "tables": ["*"]},
-///   {"token": "team-c01d", "role": "write", "tables": ["team-*", "groceries"]},
+///   {"token": "team-c01d", "role": "write", "tables": ["team-*", "groceries"], "user": "ana", "name": "Ana"},
 ///   {"token": "ops-99e2", "role": "admin", "tables": ["*"]}
 /// ]}
 /// ```
@@ -16,11 +17,11 @@ enum TokensFile {
         let description: String
     }
 
-    static func load(_ path: String) throws -> AccessPolicy {
+    static func load(_ path: String) throws -> [AccessPolicy.Grant] {
         return try parse(readFile(path, what: "the tokens file"), path: path)
     }
 
-    static func parse(_ bytes: [UInt8], path: String) throws -> AccessPolicy {
+    static func parse(_ bytes: [UInt8], path: String) throws -> [AccessPolicy.Grant] {
         let json: JSONValue
         do { json = try JSONValue(parsing: bytes) } catch { throw Problem(description: "\(path): \(error)") }
         guard case .object(let top) = json, case .array(let entries)? = top["tokens"] else {
@@ -46,9 +47,18 @@ enum TokensFile {
                 }
                 tables.append(TablePattern(text))
             }
-            grants.append(.init(token: token, role: role, tables: tables))
+            var identity: [String: String] = [:]
+            for key in ["user", "name"] {
+                switch fields[key] {
+                case nil: break
+                case .string(let value)? where !value.isEmpty && value.count <= 64: identity[key] = value
+                default: throw Problem(description: "\(at): '\(key)' must be a string of 1 to 64 characters")
+                }
+            }
+            grants.append(
+                .init(token: token, role: role, tables: tables, user: identity["user"], name: identity["name"]))
         }
         guard !grants.isEmpty else { throw Problem(description: "\(path): no tokens: nobody could connect") }
-        return AccessPolicy(grants: grants)
+        return grants
     }
 }

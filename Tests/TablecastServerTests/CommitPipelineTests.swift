@@ -13,7 +13,7 @@ final class CommitPipelineTests: XCTestCase {
 
     private func requester(_ connection: UInt64, client: String = "c") -> Requester {
         Requester(
-            connection: WebSocketConnectionID(rawValue: connection), client: client, name: nil, stable: true,
+            connection: WebSocketConnectionID(rawValue: connection), client: client, name: nil, user: nil, stable: true,
             principal: "")
     }
 

@@ -14,7 +14,7 @@ final class SnapshotSharingTests: XCTestCase {
         .init(
             requester: Requester(
                 connection: WebSocketConnectionID(rawValue: connection), client: "c\(connection)", name: nil,
-                stable: false,
+                user: nil, stable: false,
                 principal: ""),
             ref: "r\(connection)", subscribing: subscribing)
     }

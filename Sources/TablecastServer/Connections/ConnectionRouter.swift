@@ -183,7 +183,8 @@ final class ConnectionRouter {
         }
         if case .listTables = message.body {
             guard authorizedAtAll(session, ref: message.ref) else { return }
-            let visible = directory.summaries { settings.policy.role(token: session.token, table: $0) != nil }
+            let credential = session.credential
+            let visible = directory.summaries { settings.policy.role(credential, on: $0) != nil }
             guard let cluster = context.clusterPresence else { return reply(id, .tables(ref: message.ref, visible)) }
             // Subscribers on the other nodes, from the presence they share through the store.
             let (context, ref) = (context, message.ref)
@@ -200,7 +201,8 @@ final class ConnectionRouter {
         }
         guard let table = message.table else { return }
         do {
-            try settings.policy.authorize(token: session.token, table: table, needs: message.neededRole)
+            try settings.policy.authorize(
+                session.credential, table: table, needs: message.neededRole, now: Self.wallClock())
         } catch {
             return refuse(id, ProtocolError(error), ref: message.ref)
         }
@@ -254,7 +256,7 @@ final class ConnectionRouter {
     /// held in memory when the store cannot be read (see ``RecentChanges``).
     private func readHistory(_ message: ClientMessage, table: String, on id: WebSocketConnectionID) {
         let (history, transport, context, ref) = (context.history, context.transport, context, message.ref)
-        let principal = sessions[id]?.principal ?? ""
+        let principal = sessions[id]?.credential?.principal ?? ""
         switch message.body {
         case .history(_, let from, let to, let limit, let newestFirst):
             let (epoch, count) = (directory.actor(table)?.epoch, limit ?? settings.limits.defaultHistoryEntries)
@@ -340,7 +342,7 @@ final class ConnectionRouter {
     /// With tokens, a request that names no table still needs a valid token.
     private func authorizedAtAll(_ session: ConnectionSession, ref: String?) -> Bool {
         do {
-            try settings.policy.authenticate(token: session.token)
+            try settings.policy.authenticate(session.credential, now: Self.wallClock())
             return true
         } catch {
             refuse(session.id, ProtocolError(error), ref: ref)
@@ -361,8 +363,9 @@ final class ConnectionRouter {
             return refuse(
                 session.id, ProtocolError(.badRequest, "hello was already sent on this connection"), ref: hello.ref)
         }
+        let credential: Credential
         do {
-            try settings.policy.authenticate(token: hello.token)
+            credential = try settings.policy.authenticate(token: hello.token, now: Self.wallClock())
         } catch {
             let refusal = ProtocolError(error)
             // Who and why, never the token itself.
@@ -374,7 +377,10 @@ final class ConnectionRouter {
                 ])
             return refuse(session.id, refusal, ref: hello.ref)
         }
-        let owner = RefOwner(principal: settings.policy.principal(token: hello.token), client: hello.client)
+        var checked = hello
+        checked.credential = credential
+        let hello = checked
+        let owner = RefOwner(principal: credential.principal, client: hello.client)
         // Without the store, the client is welcome all the same, to read: its refs stay unloaded, so each of its
         // intents with a ref is checked against the store, and refused while the store cannot be read.
         guard !context.refs.isLoaded(owner), context.health.isUp else {
@@ -389,15 +395,15 @@ final class ConnectionRouter {
 
     /// Welcomes the client, with the refs it has in the store when they could be read (nil: not read).
     private func completeHello(_ session: inout ConnectionSession, _ hello: Hello, refs: [String: RefUse]?) {
-        let owner = RefOwner(principal: settings.policy.principal(token: hello.token), client: hello.client)
+        let owner = RefOwner(principal: hello.credential?.principal ?? "", client: hello.client)
         if let stored = refs, !stored.isEmpty || !context.refs.isLoaded(owner) {
             context.refs.load(owner, refs: stored)
         }
         let previous = session.requester.refOwner
         session.client = hello.client
-        session.name = hello.name?.isEmpty == false ? hello.name : nil
-        session.token = hello.token
-        session.principal = owner.principal
+        // A verified name is the one shown; the name given in hello only stands in when the token has none.
+        session.name = hello.credential?.name ?? (hello.name?.isEmpty == false ? hello.name : nil)
+        session.credential = hello.credential
         session.stable = true
         session.saidHello = true
         connectionsPerClient[previous] = nil
@@ -416,6 +422,11 @@ final class ConnectionRouter {
     private static func seconds() -> Double {
         ProcessInfo.processInfo.systemUptime
     }
+
+    /// Seconds since the Unix epoch, which signed tokens' times count in.
+    private static func wallClock() -> Double {
+        Date().timeIntervalSince1970
+    }
 }
 
 /// What the router's task receives: transport events, request tasks' outcomes, and the order to stop taking
@@ -433,6 +444,8 @@ struct Hello: Sendable {
     var name: String?
     var token: String?
     var ref: String?
+    /// What the token lets the client do, once it was checked.
+    var credential: Credential?
 }
 
 /// What a request task reports back to the router.

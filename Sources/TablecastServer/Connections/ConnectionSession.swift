@@ -6,13 +6,12 @@ import WebSocketTransport
 struct ConnectionSession {
     let id: WebSocketConnectionID
     var client: String
-    /// The name given in `hello`, if any.
+    /// The name shown for it: its token's, else the one given in `hello`, if any.
     var name: String?
     /// The client chose its id in `hello` (so its refs are kept across reconnects).
     var stable = false
-    var token: String?
-    /// The token's principal, which scopes the client's refs.
-    var principal = ""
+    /// What its token lets it do, once `hello` gave one (or on a server without tokens).
+    var credential: Credential?
     var saidHello = false
     /// Paces edit intents, subscribes and refreshes.
     var bucket: TokenBucket
@@ -28,7 +27,9 @@ struct ConnectionSession {
     }
 
     var requester: Requester {
-        Requester(connection: id, client: client, name: name, stable: stable, principal: principal)
+        Requester(
+            connection: id, client: client, name: name, user: credential?.user, stable: stable,
+            principal: credential?.principal ?? "")
     }
 }
 

@@ -7,10 +7,12 @@ struct Requester: Sendable, Hashable {
     let client: String
     /// The display name shown in presence; nil when the client gave none (it then only counts as a viewer).
     let name: String?
+    /// The verified user behind the connection (a signed token's `sub`, a tokens-file entry's `user`), if any.
+    let user: String?
     /// Whether the client said hello with a stable id, so its refs are kept for idempotent retries across
     /// reconnects; an anonymous id lives only as long as its connection.
     let stable: Bool
-    /// Whose client ids `client` is one of (see ``AccessPolicy/principal(token:)``).
+    /// Whose client ids `client` is one of (see ``Credential/principal``).
     let principal: String
 
     /// Who owns the requester's refs.

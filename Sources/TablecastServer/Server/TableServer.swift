@@ -70,8 +70,9 @@ public final class TableServer: Service {
         if !configuration.isLoopback && !configuration.policy.requiresToken && !configuration.allowAnonymous {
             throw StartError(
                 description:
-                    "refusing to listen on \(configuration.host) without a tokens file: everyone would be admin "
-                    + "(give --tokens FILE, or --allow-anonymous to accept that)")
+                    "refusing to listen on \(configuration.host) without a tokens file or signed-token keys: everyone "
+                    + "would be admin (give --tokens FILE, --jwt-secret-file or --jwt-public-key, or --allow-anonymous "
+                    + "to accept that)")
         }
         var options = TableStoreOptions()
         options.synchronous = configuration.synchronous

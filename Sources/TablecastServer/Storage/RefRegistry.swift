@@ -2,7 +2,7 @@ import DequeModule
 import Synchronization
 
 /// Whose refs: a client id within its principal. Clients choose their ids, so refs are kept apart per principal
-/// (see ``AccessPolicy/principal(token:)``): one token's clients can neither see nor take another's refs.
+/// (see ``Credential/principal``): one token's clients can neither see nor take another's refs.
 struct RefOwner: Hashable, Sendable {
     var principal: String
     var client: String

@@ -1,0 +1,184 @@
+"""Signed tokens (JWT) against a real server: tokens minted here with PyJWT, keys made here (an HMAC secret and an RSA
+key pair), as an app's backend would mint them. Every refusal is `unauthorized` with a reason that never quotes the
+token; roles follow the token's table patterns."""
+import base64
+import hashlib
+import hmac
+import json
+import os
+import time
+
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from conftest import Server
+
+SECRET = os.urandom(32).hex()  # 64 bytes of text: HS256, HS384 and HS512 all take it
+
+
+def rsa_key():
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    public = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return key, public
+
+
+RSA_KEY, RSA_PUBLIC = rsa_key()
+
+
+def claims(sub="ana", ttl=300, tables=None, **extra):
+    now = int(time.time())
+    body = {"sub": sub, "iat": now, "exp": now + ttl, "iss": "app", "aud": "tablecast",
+            "tablecast": {"tables": tables if tables is not None else {"*": "write"}}}
+    body.update(extra)
+    return {k: v for k, v in body.items() if v is not None}
+
+
+def hs256(body, secret=SECRET):
+    return jwt.encode(body, secret, algorithm="HS256")
+
+
+def rs256(body, key=None):
+    return jwt.encode(body, key or RSA_KEY, algorithm="RS256")
+
+
+def b64(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def hand_signed(header, body, secret):
+    """A token PyJWT will not make: HMAC-signed with any bytes as the secret (the RSA public key, say)."""
+    signed = b64(json.dumps(header).encode()) + "." + b64(json.dumps(body).encode())
+    return signed + "." + b64(hmac.new(secret, signed.encode(), hashlib.sha256).digest())
+
+
+def jwt_server(tmp_path, *extra):
+    secret = tmp_path / "jwt-secret"
+    secret.write_text(SECRET + "\n")  # one trailing newline, as editors leave it: not part of the secret
+    public = tmp_path / "jwt-public.pem"
+    public.write_bytes(RSA_PUBLIC)
+    return Server("--jwt-secret-file", str(secret), "--jwt-public-key", str(public), "--jwt-issuer", "app",
+                  "--jwt-audience", "tablecast", *extra).start()
+
+
+def hello(server, token, client_id="bb-jwt", name="hello-name"):
+    """Says hello with `token` (None: none) on a new connection: (client, welcome or error)."""
+    c = server.client(hello=False)
+    message = {"type": "hello", "client": client_id, "name": name}
+    if token is not None:
+        message["token"] = token
+    return c, c.request(message, expect="welcome")
+
+
+def refused(server, token, reason):
+    c, response = hello(server, token)
+    assert response["type"] == "error" and response["code"] == "unauthorized", response
+    assert reason in response["message"], response
+    # The reason never quotes the token, nor any of its parts.
+    for part in token.split("."):
+        assert len(part) < 8 or part not in response["message"], response
+    c.fails({"type": "listTables"}, "unauthorized")
+    c.close()
+    return response["message"]
+
+
+def test_each_kind_of_bad_token_is_refused_as_unauthorized(tmp_path):
+    server = jwt_server(tmp_path)
+    for token in (hs256(claims()), rs256(claims()), jwt.encode(claims(), SECRET, algorithm="HS512")):
+        c, response = hello(server, token)
+        assert response["type"] == "welcome", response
+        c.close()
+    other_rsa, _ = rsa_key()
+    now = int(time.time())
+    cases = [
+        (hs256(claims(), secret="another-secret-of-thirty-two-bytes-or-more"), "its signature does not verify"),
+        (rs256(claims(), key=other_rsa), "its signature does not verify"),
+        (jwt.encode(claims(), None, algorithm="none"), "unsigned tokens ('alg' none) are not accepted"),
+        (b64(b'{"alg":"none","typ":"JWT"}') + "." + b64(json.dumps(claims()).encode()) + ".c2ln",
+         "unsigned tokens ('alg' none) are not accepted"),
+        # The classic confusion: HS256 with the server's RSA public key as the HMAC secret.
+        (hand_signed({"alg": "HS256", "typ": "JWT"}, claims(), RSA_PUBLIC), "its signature does not verify"),
+        (hs256(claims(exp=now - 60)), "it has expired"),
+        (hs256(claims(nbf=now + 600)), "it is not valid yet"),
+        (hs256(claims(iss="someone-else")), "issued by another issuer"),
+        (rs256(claims(aud="another-app")), "meant for another audience"),
+        (hs256(claims(sub=None)), "it has no 'sub'"),
+        (hs256(claims(exp=None)), "it has no 'exp'"),
+        (hs256(claims(tables={"*": "owner"})), "'tablecast.tables'"),
+        (jwt.encode(claims(), RSA_KEY, algorithm="RS512")[:-40], "its signature does not verify"),
+        ("a.b", "unknown token"),
+        ("not-a-jwt", "unknown token"),
+        ("..", "it is malformed"),
+        ("QUFB." * 2 + "QUFB", "its header is not a JSON object"),
+        ("eyJ" + "A" * 200_000 + ".e30.c2ln", "longer than 16384 bytes"),
+    ]
+    for token, reason in cases:
+        refused(server, token, reason)
+    # Told apart: no token at all, and one the server does not know.
+    assert refused(server, "guess", "unknown token") != ""
+    c, response = hello(server, None)
+    assert response["type"] == "error" and response["code"] == "unauthorized"
+    assert response["message"] == "this server requires a token: send one in hello"
+    c.close()
+    log = server.read_log()
+    for token, _ in cases:
+        for part in token.split("."):
+            assert len(part) < 8 or part not in log, "a token reached the server's log"
+    server.stop()
+
+
+def test_an_hs256_token_signed_with_the_public_key_fails_on_a_server_with_rsa_keys_only(tmp_path):
+    public = tmp_path / "jwt-public.pem"
+    public.write_bytes(RSA_PUBLIC)
+    server = Server("--jwt-public-key", str(public)).start()
+    message = refused(server, hand_signed({"alg": "HS256"}, claims(), RSA_PUBLIC), "matches none of the server's keys")
+    assert message == "token refused: its algorithm HS256 matches none of the server's keys (RS256, RS384, RS512)"
+    server.stop()
+
+
+def test_roles_follow_the_tokens_table_patterns_beside_a_tokens_file(tmp_path):
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps({"tokens": [{"token": "ops-admin", "role": "admin", "tables": ["*"]}]}))
+    server = jwt_server(tmp_path, "--tokens", str(tokens))
+    admin = server.client(token="ops-admin")
+    for table in ("team-a", "team-admin", "private", "public"):
+        admin.ok({"type": "createTable", "table": table, "sections": [{"rows": [{"value": table}]}]})
+    bo = server.client(token=rs256(claims(sub="bo", tables={"team-*": "write", "team-admin": "admin",
+                                                            "pub*": "read"})))
+    assert bo.welcome["type"] == "welcome"
+    bo.ok({"type": "insert", "table": "team-a", "at": [0, 0], "value": "w"})
+    bo.fails({"type": "insert", "table": "team-a", "at": [0, 0], "value": "w", "editable": False}, "forbidden")
+    bo.ok({"type": "setRules", "table": "team-admin", "rules": {"moves": "none"}})
+    bo.subscribe("public")
+    bo.fails({"type": "insert", "table": "public", "at": [0, 0], "value": "w"}, "forbidden")
+    bo.fails({"type": "subscribe", "table": "private"}, "forbidden")
+    bo.fails({"type": "createTable", "table": "team-b"}, "forbidden")
+    listed = [t["table"] for t in bo.ok({"type": "listTables"}, expect="tables")["tables"]]
+    assert listed == ["public", "team-a", "team-admin"]
+    nobody = server.client(token=hs256(claims(sub="cy", tables={})))
+    nobody.fails({"type": "subscribe", "table": "public"}, "forbidden")
+    assert nobody.ok({"type": "listTables"}, expect="tables")["tables"] == []
+    for c in (admin, bo, nobody):
+        c.close()
+    server.stop()
+
+
+def test_bad_flags_and_keys_stop_start_up(tmp_path):
+    short = tmp_path / "short"
+    short.write_text("too-short\n")
+    not_a_key = tmp_path / "not-a-key.pem"
+    not_a_key.write_text("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")
+    for args, words in [
+        (["--jwt-secret-file", str(short)], "the secret is 9 bytes: HS256 needs at least 32"),
+        (["--jwt-public-key", str(not_a_key)], "not a PEM public key"),
+        (["--jwt-public-key", str(tmp_path / "missing.pem")], "cannot read --jwt-public-key"),
+        (["--jwt-issuer", "app"], "--jwt-issuer and --jwt-audience need --jwt-secret-file or --jwt-public-key"),
+    ]:
+        server = Server(*args)
+        try:
+            server.start()
+            raise AssertionError(f"started with {args}")
+        except AssertionError as error:
+            assert "server exited early" in str(error) and words in str(error), error
+        assert server.process.wait(timeout=10) == 1
+        server.log.close()
