@@ -182,3 +182,72 @@ def test_bad_flags_and_keys_stop_start_up(tmp_path):
             assert "server exited early" in str(error) and words in str(error), error
         assert server.process.wait(timeout=10) == 1
         server.log.close()
+
+
+def test_presence_and_history_show_the_verified_user_and_name_whatever_hello_claims(tmp_path):
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps({"tokens": [
+        {"token": "ops-admin", "role": "admin", "tables": ["*"]},
+        {"token": "cy-token", "role": "write", "tables": ["*"], "user": "cy", "name": "Cy from the file"},
+    ]}))
+    server = jwt_server(tmp_path, "--tokens", str(tokens))
+    admin = server.client(token="ops-admin", name="Ops")
+    admin.ok({"type": "createTable", "table": "shared", "sections": [{"rows": [{"value": "a"}]}]})
+    watcher = server.client(hello=False)  # no name: counted, not listed
+    watcher.ok({"type": "hello", "client": "bb-watch", "token": hs256(claims(sub="w", tables={"*": "read"}))},
+               expect="welcome")
+    watcher.subscribe("shared")
+    # Ana's token names her; her hello claims to be someone else.
+    ana = server.client(client_id="bb-ana", token=rs256(claims(sub="ana", name="Ana Verified")), name="The Boss")
+    _, subscribed = ana.subscribe("shared")
+    # Bo's token has no name: his hello's name is shown, next to his verified user.
+    bo = server.client(client_id="bb-bo", token=hs256(claims(sub="bo")), name="Bo")
+    bo.subscribe("shared")
+    cy = server.client(client_id="bb-cy", token="cy-token", name="Not Cy")
+    cy.subscribe("shared")
+    seen = {}
+    deadline = time.time() + 10
+    while len(seen) < 3 and time.time() < deadline:
+        delta = watcher.next("presence", table="shared")
+        for entry in delta["joined"] + delta["changed"]:
+            seen[entry["client"]] = entry
+    assert {c: (e["name"], e.get("user")) for c, e in seen.items()} == {
+        "bb-ana": ("Ana Verified", "ana"), "bb-bo": ("Bo", "bo"), "bb-cy": ("Cy from the file", "cy")}
+    ana.ok({"type": "insert", "table": "shared", "at": [0, 0], "value": "by ana"})
+    bo.ok({"type": "insert", "table": "shared", "at": [0, 0], "value": "by bo"})
+    admin.ok({"type": "insert", "table": "shared", "at": [0, 0], "value": "by ops"})
+    page = watcher.ok({"type": "history", "table": "shared", "order": "oldest"}, expect="changes")
+    origins = [(e["origin"]["client"], e["origin"].get("name"), e["origin"].get("user")) for e in page["entries"]]
+    assert origins == [("bb-ana", "Ana Verified", "ana"), ("bb-bo", "Bo", "bo"),
+                       (admin.client_id, "Ops", None)], origins
+    for c in (admin, watcher, ana, bo, cy):
+        c.close()
+    # History survives a restart: the user is stored with each change.
+    server.stop()
+    server.start()
+    reader = server.client(token="ops-admin")
+    page = reader.ok({"type": "history", "table": "shared", "order": "oldest"}, expect="changes")
+    assert [e["origin"].get("user") for e in page["entries"]] == ["ana", "bo", None]
+    reader.close()
+    server.stop()
+
+
+def test_refs_follow_the_user_from_token_to_token_and_not_to_another_user(tmp_path):
+    server = jwt_server(tmp_path)
+    first = server.client(client_id="laptop", token=hs256(claims(sub="ana", jti="t1", tables={"*": "admin"})))
+    first.ok({"type": "createTable", "table": "team-a", "sections": [{"rows": []}]})
+    ack = first.ok({"type": "insert", "table": "team-a", "at": [0, 0], "value": "once", "ref": "r1"})
+    first.close()
+    # A new token for the same user (a refresh by the backend): the retry gets the first ack, nothing twice.
+    again = server.client(client_id="laptop", token=rs256(claims(sub="ana", jti="t2", iat=int(time.time()) + 1)))
+    retry = again.ok({"type": "insert", "table": "team-a", "at": [0, 0], "value": "once", "ref": "r1"})
+    assert retry["version"] == ack["version"] == 1
+    # Another user with the same client id and ref: their own intent, applied.
+    other = server.client(client_id="laptop", token=hs256(claims(sub="bo")))
+    theirs = other.ok({"type": "insert", "table": "team-a", "at": [0, 0], "value": "bo's", "ref": "r1"})
+    assert theirs["version"] == 2
+    _, status = again.subscribe("team-a")
+    assert status["version"] == 2
+    for c in (again, other):
+        c.close()
+    server.stop()

@@ -165,8 +165,10 @@ final class PostgresTableStoreTests: XCTestCase {
         XCTAssertEqual(try store.load("a").log.first?.originName, "")
         var next = record("a", 2, ref: "old")
         next.principal = "p1"
+        next.originUser = "ana"
         try store.commit([next])
         XCTAssertEqual(try store.table("a")?.version, 2)
+        XCTAssertEqual(try store.load("a").log.map(\.originUser), ["", "ana"], "stored since schema version 4")
     }
 
     func testASecondStoreThatFellBehindGetsAConflictAndNothingOfItsGroup() throws {

@@ -162,12 +162,17 @@ final class TableStoreHistoryTests: XCTestCase {
             try store.close()
         }
         try SQLiteConnection(path: path).execute(
-            "ALTER TABLE log DROP COLUMN origin_name; DROP TABLE meta; PRAGMA user_version = 2")
+            """
+            ALTER TABLE log DROP COLUMN origin_name; ALTER TABLE log DROP COLUMN origin_user; DROP TABLE meta;
+            PRAGMA user_version = 2
+            """)
         let store = try SQLiteTableStore.open(in: directory)
         XCTAssertEqual(try store.pragma("user_version"), "\(Schema.version)")
         var next = record("t", 2)
         next.originName = "Ana"
+        next.originUser = "ana"
         try store.commit([next])
         XCTAssertEqual(try store.logEntries("t", after: 0).map(\.originName), ["", "Ana"])
+        XCTAssertEqual(try store.logEntries("t", after: 0).map(\.originUser), ["", "ana"])
     }
 }

@@ -70,6 +70,7 @@ final class TableStoreOpeningTests: XCTestCase {
             CREATE UNIQUE INDEX refs_by_seq ON refs (client, seq);
             INSERT INTO refs VALUES ('alice', 'old', 't', 1, '{"ref":"old"}', 7);
             ALTER TABLE log DROP COLUMN origin_name;
+            ALTER TABLE log DROP COLUMN origin_user;
             DROP TABLE meta;
             PRAGMA user_version = 1;
             """)

@@ -174,7 +174,8 @@ final class RoundTripTests: XCTestCase {
             .tables(ref: nil, []),
             .presence(
                 PresenceDelta(
-                    table: "t", joined: [.init(key: "c1", client: "a", name: "Ana", editing: true, row: "r1")],
+                    table: "t",
+                    joined: [.init(key: "c1", client: "a", name: "Ana", editing: true, row: "r1", user: "ana")],
                     changed: [.init(key: "c2", client: "b", name: "Bo", editing: false, row: nil)], left: ["c3", "c4"],
                     viewers: 7)),
             .presence(PresenceDelta(table: "t", viewers: 0)),
@@ -183,7 +184,8 @@ final class RoundTripTests: XCTestCase {
                 status: .init(
                     table: "t", version: 3, epoch: "e", rules: rules,
                     presence: PresenceState(
-                        you: "c2", clients: [.init(key: "c2", client: "b", name: "Bo", editing: true, row: nil)],
+                        you: "c2",
+                        clients: [.init(key: "c2", client: "b", name: "Bo", editing: true, row: nil, user: "bo")],
                         viewers: 1))),
             .refreshed(
                 ref: nil,
@@ -197,7 +199,7 @@ final class RoundTripTests: XCTestCase {
                     entries: [
                         .init(
                             version: 2, time: 1_795_425_355_732, originClient: "ana", originName: "Ana",
-                            originRef: "b1", batch: resolution.batch),
+                            originRef: "b1", batch: resolution.batch, originUser: "ana"),
                         .init(
                             version: 1, time: 1_795_425_355_000, originClient: "anon-3", originName: nil,
                             originRef: nil, batch: Batch()),

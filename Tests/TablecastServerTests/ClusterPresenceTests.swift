@@ -10,11 +10,18 @@ import XCTest
 final class ClusterPresenceTests: XCTestCase {
     func testASharedPresenceKeepsItsClientsWithNodePrefixedKeysAndItsViewers() {
         let share = ClusterPresence.Share(
-            clients: [PresenceEntry(key: "c1", client: "ana", name: "Ana", editing: true, row: "r2")], viewers: 4)
+            clients: [
+                PresenceEntry(key: "c1", client: "ana", name: "Ana", editing: true, row: "r2", user: "ana"),
+                PresenceEntry(key: "c2", client: "bo", name: "Bo", editing: false, row: nil),
+            ], viewers: 4)
         let read = ClusterPresence.decode(ClusterPresence.encode(share, node: "0123456789").jsonText)
         XCTAssertEqual(read.viewers, 4)
         XCTAssertEqual(
-            read.clients, [PresenceEntry(key: "01234567-c1", client: "ana", name: "Ana", editing: true, row: "r2")])
+            read.clients,
+            [
+                PresenceEntry(key: "01234567-c1", client: "ana", name: "Ana", editing: true, row: "r2", user: "ana"),
+                PresenceEntry(key: "01234567-c2", client: "bo", name: "Bo", editing: false, row: nil),
+            ])
     }
 
     func testABareListFromAnOlderNodeCountsNoViewers() {

@@ -28,13 +28,15 @@ final class RecentChangesTests: XCTestCase {
         let recent = RecentChanges(account: MemoryBudget.unlimited[.updateHistory], limit: 5)
         for version in UInt64(1)...8 {
             recent.append(
-                "t", epoch: 9, version: version, time: Int64(version), originName: "Ana", update: update(version))
+                "t", epoch: 9, version: version, time: Int64(version), originName: "Ana", originUser: "ana",
+                update: update(version))
         }
         // Versions 4...8 are held.
         let page = changes(recent, limit: 3)
         XCTAssertEqual(page?.entries.map(\.version), [8, 7, 6])
         XCTAssertEqual(page.map { [$0.version, $0.oldest, $0.next ?? 0] }, [8, 3, 5])
         XCTAssertEqual(page?.entries.first?.originName, "Ana")
+        XCTAssertEqual(page?.entries.first?.originUser, "ana")
         XCTAssertEqual(page?.entries.first?.originRef, "r8")
         XCTAssertEqual(page?.entries.first?.time, 8)
         XCTAssertEqual(changes(recent, to: 5, limit: 3)?.entries.map(\.version), nil, "3 and 2 are not held")
@@ -51,11 +53,12 @@ final class RecentChangesTests: XCTestCase {
     func testAGapOrAnotherLifeStartsOver() {
         let recent = RecentChanges(account: MemoryBudget.unlimited[.updateHistory])
         for version in UInt64(1)...3 {
-            recent.append("t", epoch: 9, version: version, time: 0, originName: "", update: update(version))
+            recent.append(
+                "t", epoch: 9, version: version, time: 0, originName: "", originUser: "", update: update(version))
         }
         XCTAssertEqual(
             changes(recent, limit: 10)?.entries.map(\.version), [3, 2, 1], "from the first version: all of it")
-        recent.append("t", epoch: 9, version: 7, time: 0, originName: "", update: update(7))
+        recent.append("t", epoch: 9, version: 7, time: 0, originName: "", originUser: "", update: update(7))
         XCTAssertNil(changes(recent, limit: 10))
         XCTAssertEqual(changes(recent, limit: 1)?.entries.map(\.version), [7])
         XCTAssertNil(changes(recent, limit: 1)?.entries.first?.originName, "no name kept: none shown")
@@ -66,16 +69,18 @@ final class RecentChangesTests: XCTestCase {
         let account = MemoryBudget(limit: size * 4 * 4)[.updateHistory] // a share of 4 updates
         var recent: RecentChanges? = RecentChanges(account: account)
         for version in UInt64(1)...3 {
-            recent!.append("t", epoch: 9, version: version, time: 0, originName: "", update: update(version))
+            recent!.append(
+                "t", epoch: 9, version: version, time: 0, originName: "", originUser: "", update: update(version))
         }
         XCTAssertEqual(account.bytes, 3 * size)
         for version in UInt64(4)...9 {
-            recent!.append("t", epoch: 9, version: version, time: 0, originName: "", update: update(version))
+            recent!.append(
+                "t", epoch: 9, version: version, time: 0, originName: "", originUser: "", update: update(version))
         }
         XCTAssertLessThanOrEqual(account.bytes, account.share)
         XCTAssertEqual(changes(recent!, limit: 10), nil, "the oldest were given back")
         XCTAssertEqual(changes(recent!, limit: 4)?.entries.map(\.version), [9, 8, 7, 6])
-        recent!.append("u", epoch: 1, version: 1, time: 0, originName: "", update: update(1))
+        recent!.append("u", epoch: 1, version: 1, time: 0, originName: "", originUser: "", update: update(1))
         recent!.forget("u")
         XCTAssertEqual(account.bytes, 4 * size)
         recent = nil

@@ -1,11 +1,11 @@
 /// The store's layout in PostgreSQL: every table inside the schema `tablecast`, so it can share a database with
 /// others, and a schema version in `tablecast.meta`.
 ///
-/// Version 3 has what SQLite's schema version 4 has: refs kept per principal with the fingerprint of their intent
-/// and the life (epoch) of their table, the origin's display name in the log, and the database's identity
-/// (`identity` in `tablecast.meta`, see ``PostgresTableStore``).
+/// Version 4 has what SQLite's schema version 5 has: refs kept per principal with the fingerprint of their intent
+/// and the life (epoch) of their table, the origin's display name and verified user in the log, and the database's
+/// identity (`identity` in `tablecast.meta`, see ``PostgresTableStore``).
 enum PostgresSchema {
-    static let version = 3
+    static let version = 4
     /// Serializes the first start of several nodes (`pg_advisory_xact_lock`): "TBLC" in ASCII.
     static let creationLock: Int64 = 0x5442_4C43
     /// The first key of every table's lock (`pg_advisory_lock(tableLocks, key)`, see ``PostgresTableStore``):
@@ -38,6 +38,7 @@ enum PostgresSchema {
             origin_ref TEXT,
             time BIGINT NOT NULL,
             origin_name TEXT NOT NULL DEFAULT '',
+            origin_user TEXT NOT NULL DEFAULT '',
             PRIMARY KEY (table_name, version)
         );
         CREATE TABLE tablecast.snapshots (
@@ -86,6 +87,11 @@ enum PostgresSchema {
         2: """
         ALTER TABLE tablecast.refs ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0;
         UPDATE tablecast.meta SET value = '3' WHERE key = 'schema_version';
+        """,
+        // Older log entries have no verified user (empty), as in SQLite's v5.
+        3: """
+        ALTER TABLE tablecast.log ADD COLUMN origin_user TEXT NOT NULL DEFAULT '';
+        UPDATE tablecast.meta SET value = '4' WHERE key = 'schema_version';
         """,
     ]
 }

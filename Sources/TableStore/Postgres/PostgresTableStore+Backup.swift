@@ -56,20 +56,20 @@ extension PostgresTableStore {
             // One table's log and snapshots at a time, so that memory holds one table's rows, not the database's.
             let log = try connection.execute(
                 """
-                SELECT version, batch, origin_client, origin_ref, time, origin_name FROM tablecast.log
+                SELECT version, batch, origin_client, origin_ref, time, origin_name, origin_user FROM tablecast.log
                 WHERE table_name = $1 ORDER BY version
                 """, [name])
             for entry in 0..<log.count {
                 try copy.run(
                     """
-                    INSERT INTO log (table_name, version, batch, origin_client, origin_ref, time, origin_name)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                    INSERT INTO log (table_name, version, batch, origin_client, origin_ref, time, origin_name, origin_user)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                     """,
                     [
                         .text(name), .integer(log.int64(entry, 0)), .text(log.text(entry, 1)),
                         .text(log.text(entry, 2)),
                         SQLiteValue(log.optionalText(entry, 3)), .integer(log.int64(entry, 4)),
-                        .text(log.text(entry, 5)),
+                        .text(log.text(entry, 5)), .text(log.text(entry, 6)),
                     ])
             }
             let snapshots = try connection.execute(

@@ -111,18 +111,20 @@ extension PostgresTableStore {
     {
         let found = try connection.execute(
             """
-            SELECT version, batch, origin_client, origin_ref, time, origin_name FROM tablecast.log
+            SELECT version, batch, origin_client, origin_ref, time, origin_name, origin_user FROM tablecast.log
             WHERE table_name = $1 AND version > $2 ORDER BY version LIMIT $3
             """, [name, String(version), String(limit)])
         return Self.logEntries(name, found)
     }
 
-    /// The log entries of `found` (columns version, batch, origin_client, origin_ref, time, origin_name).
+    /// The log entries of `found` (columns version, batch, origin_client, origin_ref, time, origin_name,
+    /// origin_user).
     private static func logEntries(_ name: String, _ found: PostgresResult) -> [LogEntry] {
         found.map { row in
             LogEntry(
                 table: name, version: found.int64(row, 0), batch: found.text(row, 1), originClient: found.text(row, 2),
-                originRef: found.optionalText(row, 3), time: found.int64(row, 4), originName: found.text(row, 5))
+                originRef: found.optionalText(row, 3), time: found.int64(row, 4), originName: found.text(row, 5),
+                originUser: found.text(row, 6))
         }
     }
 
@@ -138,8 +140,8 @@ extension PostgresTableStore {
             // those that reach byteLimit, and it ends in the server, not in this process.
             let found = try connection.execute(
                 """
-                SELECT version, batch, origin_client, origin_ref, time, origin_name FROM (
-                    SELECT version, batch, origin_client, origin_ref, time, origin_name,
+                SELECT version, batch, origin_client, origin_ref, time, origin_name, origin_user FROM (
+                    SELECT version, batch, origin_client, origin_ref, time, origin_name, origin_user,
                         coalesce(sum(octet_length(batch)) OVER (
                             ORDER BY version \(order) ROWS BETWEEN UNBOUNDED PRECEDING AND 2 PRECEDING), 0) AS before
                     FROM tablecast.log

@@ -245,8 +245,10 @@ public final class PostgresTableStore: TableStorage {
                     WHERE name = $1 AND version = $2 AND pg_try_advisory_xact_lock(\(PostgresSchema.tableLocks), $5::int)
                     RETURNING version),
                 logged AS (
-                    INSERT INTO tablecast.log (table_name, version, batch, origin_client, origin_ref, time, origin_name)
-                    SELECT $1, * FROM unnest($6::bigint[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::text[])
+                    INSERT INTO tablecast.log
+                        (table_name, version, batch, origin_client, origin_ref, time, origin_name, origin_user)
+                    SELECT $1, * FROM unnest(
+                        $6::bigint[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::text[], $21::text[])
                     WHERE EXISTS (SELECT FROM advanced)),
                 referenced AS (
                     INSERT INTO tablecast.refs (principal, client, ref, table_name, version, intent, ack, epoch)
@@ -268,7 +270,7 @@ public final class PostgresTableStore: TableStorage {
                     Self.array(withRefs.map(\.intent)), Self.array(withRefs.map(\.ack)),
                     StoreNotification.channel,
                     StoreNotification.committed(table: first.table, version: last.version).payload,
-                    String(first.epoch),
+                    String(first.epoch), Self.array(run.map(\.originUser)),
                 ])
         }
         let advanced: PostgresResult

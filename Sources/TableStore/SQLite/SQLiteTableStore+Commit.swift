@@ -81,12 +81,13 @@ extension SQLiteTableStore {
     private func write(_ record: CommitRecord) throws {
         try connection.run(
             """
-            INSERT INTO log (table_name, version, batch, origin_client, origin_ref, time, origin_name)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            INSERT INTO log (table_name, version, batch, origin_client, origin_ref, time, origin_name, origin_user)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
             """,
             [
                 .text(record.table), .integer(record.version), .text(record.batch), .text(record.originClient),
                 SQLiteValue(record.originRef), .integer(record.time), .text(record.originName),
+                .text(record.originUser),
             ])
         if let ref = record.originRef {
             try storeRef(ref, of: record)

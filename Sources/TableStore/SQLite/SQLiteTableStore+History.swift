@@ -34,7 +34,7 @@ extension SQLiteTableStore {
             let order = newestFirst ? "DESC" : "ASC"
             let entries = try connection.rows(
                 """
-                SELECT version, batch, origin_client, origin_ref, time, origin_name FROM log
+                SELECT version, batch, origin_client, origin_ref, time, origin_name, origin_user FROM log
                 WHERE table_name = ?1 AND version > ?2 AND version >= ?3 AND version <= ?4
                 ORDER BY version \(order) LIMIT ?5
                 """,
@@ -62,7 +62,7 @@ extension SQLiteTableStore {
             guard let snapshot else { throw StoreError(.corrupt, "table \(name) has no snapshot in \(path)") }
             let log = try connection.rows(
                 """
-                SELECT version, batch, origin_client, origin_ref, time, origin_name FROM log
+                SELECT version, batch, origin_client, origin_ref, time, origin_name, origin_user FROM log
                 WHERE table_name = ?1 AND version > ?2 AND version <= ?3 ORDER BY version
                 """,
                 [.text(name), .integer(snapshot.version), .integer(version)],
@@ -92,7 +92,8 @@ extension SQLiteTableStore {
     private func logEntry(_ name: String, _ row: SQLiteStatement) -> LogEntry {
         LogEntry(
             table: name, version: row.int64(at: 0), batch: row.text(at: 1), originClient: row.text(at: 2),
-            originRef: row.optionalText(at: 3), time: row.int64(at: 4), originName: row.text(at: 5))
+            originRef: row.optionalText(at: 3), time: row.int64(at: 4), originName: row.text(at: 5),
+            originUser: row.text(at: 6))
     }
 
     /// Prunes table `name` down to what `history` and `options.retention` keep: the log after the newest snapshot

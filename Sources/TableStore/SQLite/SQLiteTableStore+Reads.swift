@@ -58,14 +58,15 @@ extension SQLiteTableStore {
     private func entries(_ name: String, after version: Int64, limit: Int) throws -> [LogEntry] {
         try connection.rows(
             """
-            SELECT version, batch, origin_client, origin_ref, time, origin_name FROM log
+            SELECT version, batch, origin_client, origin_ref, time, origin_name, origin_user FROM log
             WHERE table_name = ?1 AND version > ?2 ORDER BY version LIMIT ?3
             """,
             [.text(name), .integer(version), .integer(Int64(limit))]
         ) {
             LogEntry(
                 table: name, version: $0.int64(at: 0), batch: $0.text(at: 1), originClient: $0.text(at: 2),
-                originRef: $0.optionalText(at: 3), time: $0.int64(at: 4), originName: $0.text(at: 5))
+                originRef: $0.optionalText(at: 3), time: $0.int64(at: 4), originName: $0.text(at: 5),
+                originUser: $0.text(at: 6))
         }
     }
 }

@@ -16,6 +16,8 @@ public struct CommitRecord: Sendable, Equatable {
     public var originClient: String
     /// The display name that client gave in its hello (its id when it gave none; empty when unknown).
     public var originName: String
+    /// The verified user behind that client (their token's `sub` or tokens-file `user`); empty when none.
+    public var originUser: String
     /// The client's `ref`, when it sent one: (principal, originClient, originRef) is then stored with `ack` and
     /// `intent` for idempotency.
     public var originRef: String?
@@ -37,10 +39,11 @@ public struct CommitRecord: Sendable, Equatable {
     public init(
         table: String, version: Int64, batch: String, originClient: String, originRef: String? = nil, time: Int64,
         ack: String = "", snapshot: String? = nil, rules: String? = nil, principal: String = "", intent: String = "",
-        originName: String = "", epoch: Int64 = 0
+        originName: String = "", epoch: Int64 = 0, originUser: String = ""
     ) {
         self.epoch = epoch
         self.originName = originName
+        self.originUser = originUser
         self.principal = principal
         self.intent = intent
         self.table = table
@@ -85,6 +88,8 @@ public struct LogEntry: Sendable, Equatable {
     public var time: Int64
     /// The origin client's display name; empty for entries stored before schema version 3.
     public var originName: String = ""
+    /// The origin's verified user; empty when it had none, and for entries stored before schema version 5.
+    public var originUser: String = ""
 }
 
 /// What a table actor needs at start-up: its metadata, the latest snapshot, and the log after it in version order.

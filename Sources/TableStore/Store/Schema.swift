@@ -3,7 +3,7 @@ enum Schema {
     /// `PRAGMA application_id`: "TBLC" in ASCII, so `file` and SQLite tools can tell a Tablecast database apart.
     static let applicationID: Int32 = 0x5442_4C43
     /// `PRAGMA user_version`: bumped with every change to `script`, with a migration.
-    static let version: Int32 = 4
+    static let version: Int32 = 5
     /// The tables every schema version has; an existing file must have all of them.
     static let tableNames: Set<String> = ["tables", "log", "snapshots", "refs"]
 
@@ -25,6 +25,7 @@ enum Schema {
             origin_ref TEXT,
             time INTEGER NOT NULL,
             origin_name TEXT NOT NULL DEFAULT '',
+            origin_user TEXT NOT NULL DEFAULT '',
             PRIMARY KEY (table_name, version)
         ) WITHOUT ROWID;
         CREATE TABLE snapshots (
@@ -97,6 +98,11 @@ enum Schema {
         CREATE UNIQUE INDEX refs_by_seq ON refs (principal, client, seq);
         \(metaTable)
         PRAGMA user_version = 4;
+        """,
+        // Version 5 records the verified user (a signed token's `sub`) behind each change; older entries have none.
+        4: """
+        ALTER TABLE log ADD COLUMN origin_user TEXT NOT NULL DEFAULT '';
+        PRAGMA user_version = 5;
         """,
     ]
 }

@@ -134,7 +134,7 @@ extension ServerMessage {
         return HistoryEntry(
             version: try entry.version("version"), time: Int64(time), originClient: try origin.string("client"),
             originName: try origin.optionalString("name"), originRef: try origin.optionalString("ref"),
-            batch: try Batch(json: .object(members)))
+            batch: try Batch(json: .object(members)), originUser: try origin.optionalString("user"))
     }
 
     /// The `ref` the message answers, for the responses that carry one.
@@ -167,7 +167,8 @@ extension JSONObjectReader {
             let entry = try JSONObjectReader(lenient: value, path: "\(path(key))[\(index)]")
             return PresenceEntry(
                 key: try entry.string("key"), client: try entry.string("client"), name: try entry.string("name"),
-                editing: try entry.optionalBool("editing") ?? false, row: try entry.optionalString("row"))
+                editing: try entry.optionalBool("editing") ?? false, row: try entry.optionalString("row"),
+                user: try entry.optionalString("user"))
         }
     }
 

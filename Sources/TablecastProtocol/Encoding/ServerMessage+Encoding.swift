@@ -216,6 +216,7 @@ extension ServerMessage.HistoryEntry {
         var origin: [String: JSONValue] = ["client": .string(originClient)]
         origin["name"] = originName.map(JSONValue.string)
         origin["ref"] = originRef.map(JSONValue.string)
+        origin["user"] = originUser.map(JSONValue.string)
         members["origin"] = .object(origin)
         return .object(members)
     }
@@ -299,6 +300,7 @@ extension PresenceEntry {
             "key": .string(key), "client": .string(client), "name": .string(name), "editing": .bool(editing),
         ]
         members["row"] = row.map(JSONValue.string)
+        members["user"] = user.map(JSONValue.string)
         return .object(members)
     }
 
@@ -316,6 +318,10 @@ extension PresenceEntry {
         if let row {
             writer.key("row")
             writer.string(row)
+        }
+        if let user {
+            writer.key("user")
+            writer.string(user)
         }
         writer.endObject()
     }

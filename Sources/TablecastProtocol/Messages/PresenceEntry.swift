@@ -9,12 +9,16 @@ public struct PresenceEntry: Hashable, Sendable {
     public var editing: Bool
     /// The row being swiped or edited, if any.
     public var row: String?
+    /// The verified user behind the connection (its token's `sub` or tokens-file `user`), when its token names one:
+    /// unlike `name` and `client`, which a client without such a token chooses, it cannot be claimed.
+    public var user: String?
 
-    public init(key: String, client: String, name: String, editing: Bool, row: String?) {
+    public init(key: String, client: String, name: String, editing: Bool, row: String?, user: String? = nil) {
         self.key = key
         self.client = client
         self.name = name
         self.editing = editing
         self.row = row
+        self.user = user
     }
 }

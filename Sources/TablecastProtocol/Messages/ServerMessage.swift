@@ -183,9 +183,12 @@ extension ServerMessage {
         public var originRef: String?
         /// The change, as its `update` carried it.
         public var batch: Batch
+        /// The verified user who made it (their token's `sub` or tokens-file `user`); nil when the token named none.
+        public var originUser: String?
 
         public init(
-            version: UInt64, time: Int64, originClient: String, originName: String?, originRef: String?, batch: Batch
+            version: UInt64, time: Int64, originClient: String, originName: String?, originRef: String?, batch: Batch,
+            originUser: String? = nil
         ) {
             self.version = version
             self.time = time
@@ -193,6 +196,7 @@ extension ServerMessage {
             self.originName = originName
             self.originRef = originRef
             self.batch = batch
+            self.originUser = originUser
         }
     }
 }

@@ -160,6 +160,7 @@ final class ClusterPresence: Sendable {
                     "name": .string(entry.name), "editing": .bool(entry.editing),
                 ]
                 object["row"] = entry.row.map(JSONValue.string)
+                object["user"] = entry.user.map(JSONValue.string)
                 return .object(object)
             })
         return .object(["clients": clients, "viewers": .number(Double(share.viewers))])
@@ -182,7 +183,8 @@ final class ClusterPresence: Sendable {
                 case .string(let name)? = object["name"], case .bool(let editing)? = object["editing"]
             else { return nil }
             let row: String? = if case .string(let row)? = object["row"] { row } else { nil }
-            return PresenceEntry(key: key, client: client, name: name, editing: editing, row: row)
+            let user: String? = if case .string(let user)? = object["user"] { user } else { nil }
+            return PresenceEntry(key: key, client: client, name: name, editing: editing, row: row, user: user)
         }
         return Share(clients: clients, viewers: viewers)
     }

@@ -10,9 +10,11 @@ struct FollowedBatches {
         var version: UInt64
         var batch: Batch
         var update: WebSocketMessage
-        /// When it was committed, milliseconds since the Unix epoch, and the display name of its origin, for history.
+        /// When it was committed, milliseconds since the Unix epoch, and the display name and verified user of its
+        /// origin, for history.
         var time: Int64
         var originName: String
+        var originUser: String
     }
 
     let entries: [Entry]
@@ -32,7 +34,7 @@ struct FollowedBatches {
                 Entry(
                     version: next, batch: batch,
                     update: WebSocketMessage(kind: .text, bytes: update.encoded(batchJSON: Array(entry.batch.utf8))),
-                    time: entry.time, originName: entry.originName))
+                    time: entry.time, originName: entry.originName, originUser: entry.originUser))
             next += 1
         }
         self.entries = entries

@@ -18,7 +18,7 @@ struct OtherNodesPresence {
         for entry in shown.clients where !keys.contains(entry.key) { board.leave(member(entry.key)) }
         for entry in others.clients {
             let key = member(entry.key)
-            board.join(key, key: entry.key, client: entry.client, name: entry.name)
+            board.join(key, key: entry.key, client: entry.client, name: entry.name, user: entry.user)
             board.setEditing(key, entry.editing)
             if let row = entry.row {
                 board.beginEditingRow(key, row: row)

@@ -415,6 +415,7 @@ final class HistoryReader: Sendable {
         }
         return .init(
             version: UInt64(entry.version), time: entry.time, originClient: entry.originClient,
-            originName: entry.originName.isEmpty ? nil : entry.originName, originRef: entry.originRef, batch: batch)
+            originName: entry.originName.isEmpty ? nil : entry.originName, originRef: entry.originRef, batch: batch,
+            originUser: entry.originUser.isEmpty ? nil : entry.originUser)
     }
 }

@@ -18,6 +18,7 @@ final class RecentChanges: Sendable {
         var version: UInt64
         var time: Int64
         var originName: String
+        var originUser: String
         var update: WebSocketMessage
     }
 
@@ -48,7 +49,8 @@ final class RecentChanges: Sendable {
     /// Records the change that brought table `name` (of life `epoch`) to `version`. One that does not follow the
     /// latest kept (a reload, another life of the name) starts the table over.
     func append(
-        _ name: String, epoch: Int64, version: UInt64, time: Int64, originName: String, update: WebSocketMessage
+        _ name: String, epoch: Int64, version: UInt64, time: Int64, originName: String, originUser: String,
+        update: WebSocketMessage
     ) {
         tables.withLock { tables in
             var table = tables.removeValue(forKey: name) ?? Table(epoch: epoch)
@@ -56,7 +58,8 @@ final class RecentChanges: Sendable {
                 account.release(table.bytes)
                 table = Table(epoch: epoch)
             }
-            table.changes.append(Change(version: version, time: time, originName: originName, update: update))
+            table.changes.append(
+                Change(version: version, time: time, originName: originName, originUser: originUser, update: update))
             table.bytes += update.count
             account.charge(update.count)
             while !table.changes.isEmpty
@@ -107,7 +110,7 @@ final class RecentChanges: Sendable {
                 .init(
                     version: change.version, time: change.time, originClient: update.originClient,
                     originName: change.originName.isEmpty ? nil : change.originName, originRef: update.originRef,
-                    batch: update.batch))
+                    batch: update.batch, originUser: change.originUser.isEmpty ? nil : change.originUser))
         }
         if newestFirst { entries.reverse() }
         // Where the range goes on past this page; never at or below `oldest`, which this node cannot show.

@@ -86,14 +86,16 @@ public struct PresenceBoard<Connection: Hashable & Sendable>: Sendable {
         return json
     }
 
-    /// `connection` arrived (subscribed) under presence key `key`; `name` nil makes it a viewer until it sends
-    /// presence. Returns false when it was already here.
+    /// `connection` arrived (subscribed) under presence key `key`, as the verified `user` if its token names one;
+    /// `name` nil makes it a viewer until it sends presence. Returns false when it was already here.
     @discardableResult
-    public mutating func join(_ connection: Connection, key: String, client: String, name: String?) -> Bool {
+    public mutating func join(
+        _ connection: Connection, key: String, client: String, name: String?, user: String? = nil
+    ) -> Bool {
         guard members[connection] == nil else { return false }
         let listed = name != nil
         members[connection] = Member(
-            entry: PresenceEntry(key: key, client: client, name: name ?? client, editing: false, row: nil),
+            entry: PresenceEntry(key: key, client: client, name: name ?? client, editing: false, row: nil, user: user),
             listed: listed,
             arrival: nextArrival)
         if listed {

@@ -91,7 +91,8 @@ extension TableActor {
         sendStatus("subscribed", ref: ref, to: requester)
         if subscribers.insert(requester.connection) { context.metrics.subscribers.increment() }
         presence.join(
-            .local(requester.connection), key: requester.presenceKey, client: requester.client, name: requester.name)
+            .local(requester.connection), key: requester.presenceKey, client: requester.client, name: requester.name,
+            user: requester.user)
         publishStatus()
     }
 

@@ -70,7 +70,7 @@ extension TableActor {
             ack: keepsRef ? String(decoding: ackBytes, as: UTF8.self) : "",
             snapshot: resolution.version % context.snapshotInterval == 0 ? engine.table.json.jsonText : nil,
             principal: requester.principal, intent: keepsRef ? use?.intent ?? "" : "", originName: requester.name ?? "",
-            epoch: epoch)
+            epoch: epoch, originUser: requester.user ?? "")
         let entry = PendingGroup.Entry(
             requester: requester, ref: ref, claim: keepsRef ? use : nil, use: use,
             update: WebSocketMessage(kind: .text, bytes: update.encoded(batchJSON: batchJSON)), ack: ackBytes,
@@ -158,7 +158,9 @@ extension TableActor {
     /// Fans out a durable group's updates and sends its acks, each originator's after its own update.
     private func publish(_ group: PendingGroup) {
         for (entry, record) in zip(group.entries, group.records) {
-            fanOut(entry.update, version: UInt64(record.version), time: record.time, originName: record.originName)
+            fanOut(
+                entry.update, version: UInt64(record.version), time: record.time, originName: record.originName,
+                originUser: record.originUser)
             for row in entry.editedRowsDeleted { presence.clearRow(row) }
             context.transport.send(WebSocketMessage(kind: .text, bytes: entry.ack), to: entry.requester.connection)
             // Claimed when resolved; claimed again in case the owner's last connection closed meanwhile.
@@ -175,10 +177,13 @@ extension TableActor {
     }
 
     /// A committed update: kept for catch-ups and history, sent to every subscriber.
-    private func fanOut(_ update: WebSocketMessage, version: UInt64, time: Int64, originName: String) {
+    private func fanOut(
+        _ update: WebSocketMessage, version: UInt64, time: Int64, originName: String, originUser: String
+    ) {
         history.append(update)
         context.recentChanges.append(
-            name, epoch: epoch, version: version, time: time, originName: originName, update: update)
+            name, epoch: epoch, version: version, time: time, originName: originName, originUser: originUser,
+            update: update)
         guard !subscribers.isEmpty else { return }
         context.transport.send(update, to: subscribers.ids)
         context.metrics.deliveries.increment(by: Int64(subscribers.count))
@@ -282,7 +287,9 @@ extension TableActor {
             return broken == nil
         }
         for entry in followed.entries {
-            fanOut(entry.update, version: entry.version, time: entry.time, originName: entry.originName)
+            fanOut(
+                entry.update, version: entry.version, time: entry.time, originName: entry.originName,
+                originUser: entry.originUser)
         }
         let version = engine.table.version
         watermarks.withLock { $0.stored(upTo: version) }
