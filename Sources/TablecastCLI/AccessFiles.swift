@@ -1,3 +1,4 @@
+import Foundation
 import TablecastServer
 
 /// The files `serve` makes its access policy of: the tokens file and the signed tokens' keys, read at start-up and
@@ -12,9 +13,14 @@ struct AccessFiles: Sendable {
     /// `--jwt-issuer`, `--jwt-audience`.
     var issuer: String?
     var audience: String?
+    /// `--jwt-revoked-file`: `jti` and `sub` values, one a line (`#` starts a comment), whose tokens are refused.
+    var revokedFile: String?
 
     /// Whether signed tokens are accepted.
     var signedTokens: Bool { secretFile != nil || !publicKeyFiles.isEmpty }
+
+    /// Whether any file is given: only then does SIGHUP read them again.
+    var configured: Bool { tokens != nil || signedTokens }
 
     /// The files that hold secrets, by flag, for the warning about files every user can read.
     var secretFiles: [(flag: String, path: String)] {
@@ -45,6 +51,16 @@ struct AccessFiles: Sendable {
             }
         }
         return AccessPolicy(
-            grants: grants, verifier: SignedTokenVerifier(keys: keys, issuer: issuer, audience: audience))
+            grants: grants, verifier: SignedTokenVerifier(keys: keys, issuer: issuer, audience: audience),
+            revoked: try revokedFile.map(Self.revoked) ?? [])
+    }
+
+    /// The values a revocation file lists: one a line, surrounding whitespace and `#` comments left out.
+    static func revoked(_ path: String) throws -> Set<String> {
+        let text = String(decoding: try readFile(path, what: "--jwt-revoked-file"), as: UTF8.self)
+        return Set(
+            text.split(whereSeparator: \.isNewline).map { line in
+                line.prefix { $0 != "#" }.trimmingCharacters(in: .whitespaces)
+            }.filter { !$0.isEmpty })
     }
 }

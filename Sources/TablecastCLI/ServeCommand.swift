@@ -17,7 +17,9 @@ struct ServeCommand: AsyncParsableCommand {
             With no flags: ws://127.0.0.1:8080/ and ./tablecast.db, everyone admin (loopback only).
 
             SIGINT/SIGTERM: stop accepting, finish and acknowledge in-flight commits, close connections with 1001, \
-            checkpoint the WAL, exit 0. SIGHUP: reload --tls-cert and --tls-key (open connections stay).
+            checkpoint the WAL, exit 0. SIGHUP: reload --tls-cert and --tls-key (open connections stay), and the \
+            tokens file, signed-token keys and --jwt-revoked-file (connections whose tokens they no longer accept are \
+            closed with 4001; a file that does not load keeps the current ones).
 
             Exit codes: 1 could not start (port taken, bad flags or tokens file, database in use by another \
             server, unreadable or read-only, a missing or mismatched certificate), 3 the database is not a usable \
@@ -89,6 +91,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "The 'aud' every signed token must carry (one of its values).")
     var jwtAudience: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "File of revoked signed tokens: their 'jti' or 'sub' values, one a line. Reloaded on SIGHUP, which closes the connections it revokes (4001).",
+            valueName: "file"))
+    var jwtRevokedFile: String?
 
     @Flag(help: "Serve a non-loopback address without a tokens file (everyone admin).")
     var allowAnonymous = false
@@ -217,8 +225,10 @@ struct ServeCommand: AsyncParsableCommand {
                 logger.warning("\(flag) \(path) is readable by every user of this machine: chmod o-r \(path)")
             }
         }
-        if (jwtIssuer != nil || jwtAudience != nil) && !access.signedTokens {
-            logger.critical("cannot start: --jwt-issuer and --jwt-audience need --jwt-secret-file or --jwt-public-key")
+        if (jwtIssuer != nil || jwtAudience != nil || jwtRevokedFile != nil) && !access.signedTokens {
+            logger.critical(
+                "cannot start: --jwt-issuer, --jwt-audience and --jwt-revoked-file need --jwt-secret-file or --jwt-public-key"
+            )
             throw ExitCode(1)
         }
         if allowAnonymous && !policy.requiresToken && !["127.0.0.1", "::1", "localhost"].contains(host) {
@@ -257,7 +267,8 @@ struct ServeCommand: AsyncParsableCommand {
         let stops = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         let serve = ServeService(
-            configuration: configuration, staticDir: staticDir, tlsCert: tlsCert, hangups: hangups, logger: logger)
+            configuration: configuration, staticDir: staticDir, tlsCert: tlsCert, access: access, hangups: hangups,
+            logger: logger)
         let group = ServiceGroup(configuration: .init(services: [serve], logger: logger))
         do {
             try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -288,7 +299,7 @@ struct ServeCommand: AsyncParsableCommand {
     private var accessFiles: AccessFiles {
         AccessFiles(
             tokens: tokens, secretFile: jwtSecretFile, publicKeyFiles: jwtPublicKey, issuer: jwtIssuer,
-            audience: jwtAudience)
+            audience: jwtAudience, revokedFile: jwtRevokedFile)
     }
 
     private static func isWorldReadable(_ path: String) -> Bool {

@@ -6,11 +6,13 @@ import hashlib
 import hmac
 import json
 import os
+import signal
 import time
 
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from websockets.exceptions import ConnectionClosed
 
 from conftest import Server
 
@@ -172,7 +174,8 @@ def test_bad_flags_and_keys_stop_start_up(tmp_path):
         (["--jwt-secret-file", str(short)], "the secret is 9 bytes: HS256 needs at least 32"),
         (["--jwt-public-key", str(not_a_key)], "not a PEM public key"),
         (["--jwt-public-key", str(tmp_path / "missing.pem")], "cannot read --jwt-public-key"),
-        (["--jwt-issuer", "app"], "--jwt-issuer and --jwt-audience need --jwt-secret-file or --jwt-public-key"),
+        (["--jwt-issuer", "app"], "need --jwt-secret-file or --jwt-public-key"),
+        (["--jwt-revoked-file", str(short)], "need --jwt-secret-file or --jwt-public-key"),
     ]:
         server = Server(*args)
         try:
@@ -250,4 +253,118 @@ def test_refs_follow_the_user_from_token_to_token_and_not_to_another_user(tmp_pa
     assert status["version"] == 2
     for c in (again, other):
         c.close()
+    server.stop()
+
+
+def close_of(client, timeout=15):
+    """Reads until the server closes `client`: (code, reason, when), skipping the messages before."""
+    deadline = time.time() + timeout
+    while True:
+        try:
+            client.ws.recv(timeout=max(0.01, deadline - time.time()))
+        except ConnectionClosed as closed:
+            assert closed.rcvd is not None, f"closed without a close frame: {closed}"
+            return closed.rcvd.code, closed.rcvd.reason, time.time()
+
+
+LEEWAY = 5  # seconds a token is taken past its exp (the spec's clock leeway)
+
+
+def test_a_token_ends_its_connection_with_4001_at_expiry_unless_refreshed(tmp_path):
+    server = jwt_server(tmp_path)
+    admin = server.client(token=hs256(claims(sub="ops", tables={"*": "admin"})))
+    admin.ok({"type": "createTable", "table": "t", "sections": [{"rows": []}]})
+    exp = int(time.time()) + 3
+    short = server.client(client_id="bb-short", token=hs256(claims(sub="ana", exp=exp)))
+    short.subscribe("t")
+    kept = server.client(client_id="bb-kept", token=hs256(claims(sub="bo", exp=exp)))
+    kept.subscribe("t")
+    # Refused refreshes leave the connection as it was: another user's token, a bad one, and none said in hello.
+    kept.fails({"type": "refreshToken", "token": hs256(claims(sub="mallory", ttl=600))}, "unauthorized")
+    bad = kept.fails({"type": "refreshToken", "token": hs256(claims(sub="bo", ttl=600), secret="x" * 40)},
+                     "unauthorized")
+    assert bad["message"] == "token refused: its signature does not verify"
+    nobody = server.client(hello=False)
+    nobody.fails({"type": "refreshToken", "token": hs256(claims(sub="bo"))}, "bad_request")
+    fresh = claims(sub="bo", ttl=600)
+    ack = kept.ok({"type": "refreshToken", "token": hs256(fresh)})
+    assert ack == {"type": "ack", "ref": ack["ref"], "expires": fresh["exp"]}
+
+    code, reason, when = close_of(short)
+    assert (code, reason) == (4001, "token expired")
+    assert exp + LEEWAY - 1 <= when <= exp + LEEWAY + 2, (when - exp)
+    # The refreshed connection is still served, and sees what others do.
+    admin.ok({"type": "insert", "table": "t", "at": [0, 0], "value": "after"})
+    assert kept.next("update", table="t")["insertRows"][0]["row"]["value"] == "after"
+    assert [t["table"] for t in kept.ok({"type": "listTables"}, expect="tables")["tables"]] == ["t"]
+    for c in (admin, kept, nobody):
+        c.close()
+    server.stop()
+
+
+def test_a_refreshed_token_with_fewer_tables_ends_those_subscriptions_at_once(tmp_path):
+    server = jwt_server(tmp_path)
+    ana = server.client(client_id="bb-ana", token=hs256(claims(sub="ana", tables={"*": "admin"})))
+    for table in ("kept", "lost"):
+        ana.ok({"type": "createTable", "table": table, "sections": [{"rows": []}]})
+        ana.subscribe(table)
+    ana.ok({"type": "refreshToken", "token": hs256(claims(sub="ana", tables={"kept": "write"}))})
+    ended = ana.next("unsubscribed", table="lost")
+    assert ended == {"type": "unsubscribed", "table": "lost",
+                     "reason": "the connection's token no longer lets it read table 'lost'"}
+    ana.fails({"type": "subscribe", "table": "lost"}, "forbidden")
+    ana.fails({"type": "setRules", "table": "kept", "rules": {"moves": "none"}}, "forbidden")
+    ana.ok({"type": "insert", "table": "kept", "at": [0, 0], "value": "still writing"})
+    ana.close()
+    server.stop()
+
+
+def test_sighup_rereads_tokens_and_revocations_and_closes_what_they_no_longer_accept(tmp_path):
+    tokens = tmp_path / "tokens.json"
+    entries = [{"token": "ops-admin", "role": "admin", "tables": ["*"]},
+               {"token": "cy-token", "role": "write", "tables": ["*"], "user": "cy"},
+               {"token": "dan-token", "role": "write", "tables": ["*"]}]
+    tokens.write_text(json.dumps({"tokens": entries}))
+    revoked = tmp_path / "revoked"
+    revoked.write_text("# nobody yet\n")
+    server = jwt_server(tmp_path, "--tokens", str(tokens), "--jwt-revoked-file", str(revoked))
+    admin = server.client(token="ops-admin")
+    admin.ok({"type": "createTable", "table": "t", "sections": [{"rows": []}]})
+    clients = {
+        "ana": server.client(token=hs256(claims(sub="ana", jti="ana-1"))),
+        "ana-2": server.client(token=rs256(claims(sub="ana", jti="ana-2"))),
+        "bo": server.client(token=rs256(claims(sub="bo", jti="bo-1"))),
+        "cy": server.client(token="cy-token"),
+        "dan": server.client(token="dan-token"),
+    }
+    for c in clients.values():
+        c.subscribe("t")
+
+    revoked.write_text("ana-1   # a lost laptop\nbo\n")
+    entries[1:] = [{"token": "dan-token", "role": "write", "tables": ["elsewhere"]}]
+    tokens.write_text(json.dumps({"tokens": entries}))
+    server.process.send_signal(signal.SIGHUP)
+    assert close_of(clients["ana"])[:2] == (4001, "token refused: it was revoked")
+    assert close_of(clients["bo"])[:2] == (4001, "token refused: its user's tokens were revoked")
+    assert close_of(clients["cy"])[:2] == (
+        4001, "unknown token: the token given in hello is not valid on this server")
+    # Dan's token stays, with its new grants: the table it may no longer read is no longer sent to it.
+    assert clients["dan"].next("unsubscribed", table="t")["reason"] == (
+        "the connection's token no longer lets it read table 't'")
+    clients["ana-2"].ok({"type": "insert", "table": "t", "at": [0, 0], "value": "ana's other token still works"})
+    refused(server, hs256(claims(sub="bo", jti="bo-2")), "its user's tokens were revoked")
+    refused(server, "cy-token", "unknown token")
+
+    # A file that does not load keeps what is in force, and says why.
+    tokens.write_text('{"tokens": [')
+    server.process.send_signal(signal.SIGHUP)
+    deadline = time.time() + 10
+    while "kept the current tokens and keys" not in server.read_log():
+        assert time.time() < deadline, server.read_log()
+        time.sleep(0.05)
+    assert server.client(token="dan-token").welcome["type"] == "welcome"
+    clients["ana-2"].ok({"type": "insert", "table": "t", "at": [0, 0], "value": "still in"})
+    for name in ("ana-2", "dan"):
+        clients[name].close()
+    admin.close()
     server.stop()

@@ -20,6 +20,7 @@ final class RoundTripTests: XCTestCase {
         let messages: [ClientMessage] = [
             ClientMessage(ref: "h", .hello(client: "laptop-7f3a", name: "Ana", token: "s3cret")),
             ClientMessage(.hello(client: "c", name: nil, token: nil)),
+            ClientMessage(ref: "t1", .refreshToken(token: "eyJ.eyJ.sig")),
             ClientMessage(
                 ref: "c1",
                 .createTable(
@@ -191,6 +192,9 @@ final class RoundTripTests: XCTestCase {
                 ref: nil,
                 status: .init(table: "t", version: 3, epoch: "e", rules: rules, presence: PresenceState(you: "c5"))),
             .dropped(table: "t"),
+            .unsubscribed(ref: nil, table: "t", reason: "the connection's token no longer lets it read table 't'"),
+            .tokenRefreshed(ref: "t1", expires: 1_795_425_355),
+            .tokenRefreshed(ref: nil, expires: nil),
             .rules(table: "t", rules: rules),
             .historicalSnapshot(ref: "s2", table: "t", version: 2, epoch: "e", rules: rules, sections: table.sections),
             .changes(

@@ -73,6 +73,12 @@ final class ServerMessageTests: XCTestCase {
                 + #""maxSections":10000,"maxValueBytes":65536,"moves":"none","reserveLastRow":false},"table":"t","#
                 + #""type":"subscribed","version":3}"#)
         XCTAssertEqual(text(.unsubscribed(ref: nil, table: "t")), #"{"table":"t","type":"unsubscribed"}"#)
+        XCTAssertEqual(
+            text(.unsubscribed(ref: nil, table: "t", reason: "no longer readable")),
+            #"{"reason":"no longer readable","table":"t","type":"unsubscribed"}"#)
+        XCTAssertEqual(
+            text(.tokenRefreshed(ref: "t1", expires: 1_795_425_355)), #"{"expires":1795425355,"ref":"t1","type":"ack"}"#
+        )
         XCTAssertEqual(text(.dropped(table: "t")), #"{"table":"t","type":"dropped"}"#)
         XCTAssertEqual(
             text(.tables(ref: "l", [.init(table: "a", version: 2, epoch: "e", subscribers: 1)])),

@@ -70,11 +70,13 @@ final class AccessPolicyTests: XCTestCase {
         XCTAssertNoThrow(try policy.authorize(team, table: "team-admin", needs: .admin, now: 0))
     }
 
-    func testAnExpiredCredentialIsUnauthorized() {
+    func testAnExpiredCredentialIsUnauthorizedOnceItsLeewayIsOver() {
         let expiring = Credential(
             principal: "user:bo", grants: [.init(role: .admin, tables: [TablePattern("*")])], expiry: 100)
-        XCTAssertNoThrow(try policy.authorize(expiring, table: "t", needs: .admin, now: 99))
-        XCTAssertThrowsError(try policy.authorize(expiring, table: "t", needs: .read, now: 100)) { error in
+        XCTAssertNoThrow(try policy.authorize(expiring, table: "t", needs: .admin, now: 100 + TokenClaims.leeway - 1))
+        XCTAssertThrowsError(
+            try policy.authorize(expiring, table: "t", needs: .read, now: 100 + TokenClaims.leeway)
+        ) { error in
             XCTAssertEqual((error as? AccessPolicy.Denial)?.code, .unauthorized)
             XCTAssertEqual((error as? AccessPolicy.Denial)?.message, "token refused: it has expired")
         }

@@ -39,7 +39,8 @@ final class SignedTokenTests: XCTestCase {
         let credential = claims.credential
         XCTAssertEqual(credential.principal, "user:ana")
         XCTAssertEqual(credential.user, "ana")
-        XCTAssertEqual(credential.expiry, 1_800_000_060 + TokenClaims.leeway)
+        XCTAssertEqual(credential.expiry, 1_800_000_060)
+        XCTAssertEqual(credential.endsAt, 1_800_000_060 + TokenClaims.leeway)
         XCTAssertEqual(credential.role(on: "team-admin"), .admin, "the highest matching role wins")
         XCTAssertEqual(credential.role(on: "team-x"), .write)
         XCTAssertEqual(credential.role(on: "groceries"), .read)
@@ -219,6 +220,27 @@ final class SignedTokenTests: XCTestCase {
         XCTAssertEqual(
             refusal { try verifier.verify("AAAA.AAAA.AAAA", now: now) },
             "token refused: its header is not a JSON object")
+    }
+
+    func testAPolicyRefusesRevokedTokensByIDOrUserAndKeepsTheTokensFile() async throws {
+        let secret = String(repeating: "r", count: 32)
+        let policy = AccessPolicy(
+            grants: [.init(token: "file-token", role: .read, tables: [TablePattern("*")])],
+            verifier: SignedTokenVerifier(keys: [try await .secret(Array(secret.utf8))]), revoked: ["lost-1", "bo"])
+        func token(_ claims: JSONValue) async throws -> String {
+            try Self.mint(header: ["alg": "HS256"], payload: claims, key: try await hmac(secret, .sha256))
+        }
+        let kept = try await token(["sub": "ana", "jti": "ok-2", "exp": .number(now + 60)])
+        XCTAssertEqual(try policy.authenticate(token: kept, now: now).user, "ana")
+        let lost = try await token(["sub": "ana", "jti": "lost-1", "exp": .number(now + 60)])
+        XCTAssertEqual(refusal { try policy.authenticate(token: lost, now: now) }, "token refused: it was revoked")
+        let bo = try await token(["sub": "bo", "exp": .number(now + 60)])
+        XCTAssertEqual(
+            refusal { try policy.authenticate(token: bo, now: now) }, "token refused: its user's tokens were revoked")
+        XCTAssertEqual(try policy.authenticate(token: "file-token", now: now).role(on: "t"), .read)
+        XCTAssertEqual(
+            refusal { try policy.authenticate(token: "a.b", now: now) },
+            "unknown token: the token given in hello is not valid on this server")
     }
 
     /// Random text, every truncation of a good token and one character of it changed: always a refusal, never a

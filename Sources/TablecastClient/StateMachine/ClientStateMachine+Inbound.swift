@@ -49,7 +49,7 @@ extension ClientStateMachine {
                 ?? [.emit(.refusal(error))]
         case .ack:
             return answerOptimistic(message.ref, message, now: now) ?? answer(message.ref, message, now: now) ?? []
-        case .unsubscribed, .tables, .changes, .historicalSnapshot:
+        case .unsubscribed, .tables, .changes, .historicalSnapshot, .tokenRefreshed:
             return answer(message.ref, message, now: now) ?? []
         }
     }

@@ -51,6 +51,7 @@ extension ClientMessage {
     static let messageKeys: [String: Set<String>] = {
         var keys: [String: Set<String>] = [
             "hello": ["client", "name", "token"],
+            "refreshToken": ["token"],
             "createTable": ["table", "sections", "rules"],
             "dropTable": ["table"],
             "setRules": ["table", "rules"],
@@ -87,6 +88,8 @@ extension ClientMessage {
                 throw fields.failure("name", expected: "at most \(limits.maxClientIDLength) characters")
             }
             return .hello(client: client, name: name, token: try fields.optional("token", JSONDecode.string))
+        case "refreshToken":
+            return .refreshToken(token: try fields.required("token", JSONDecode.string))
         case "createTable":
             let sections = try fields.optional("sections", JSONDecode.array(SectionContent.init(json:path:))) ?? []
             let rules = try fields.optional("rules", rulesPatch) ?? RulesPatch()

@@ -28,6 +28,15 @@ extension ServerMessage {
                     maxMessageBytes: try limits.int("maxMessageBytes"),
                     maxBatchEntries: try limits.int("maxBatchEntries"),
                     intentsPerSecond: try limits.int("intentsPerSecond")))
+        case "ack" where try fields.optional("table", JSONDecode.any) == nil:
+            // The ack of a refreshToken: it names no table.
+            let expires: Double? =
+                switch try fields.optional("expires", JSONDecode.any) {
+                case .number(let seconds)?: seconds
+                case nil: nil
+                default: throw JSONDecodingError(path: "expires", message: "expected a number")
+                }
+            return .tokenRefreshed(ref: try fields.optionalString("ref"), expires: expires)
         case "ack":
             let created = try fields.optionalArray("created")?.enumerated().map {
                 (index, value) throws(JSONDecodingError) -> String in
@@ -79,7 +88,9 @@ extension ServerMessage {
             let ref = try fields.optionalString("ref")
             return type == "subscribed" ? .subscribed(ref: ref, status: status) : .refreshed(ref: ref, status: status)
         case "unsubscribed":
-            return .unsubscribed(ref: try fields.optionalString("ref"), table: try fields.string("table"))
+            return .unsubscribed(
+                ref: try fields.optionalString("ref"), table: try fields.string("table"),
+                reason: try fields.optionalString("reason"))
         case "tables":
             let tables = try (fields.optionalArray("tables") ?? []).enumerated().map {
                 (index, value) throws(JSONDecodingError) -> TableSummary in
@@ -143,8 +154,8 @@ extension ServerMessage {
         case .welcome(let welcome): welcome.ref
         case .ack(let ack): ack.ref
         case .error(let error): error.ref
-        case .subscribed(let ref, _), .refreshed(let ref, _), .unsubscribed(let ref, _), .tables(let ref, _),
-            .historicalSnapshot(let ref, _, _, _, _, _):
+        case .subscribed(let ref, _), .refreshed(let ref, _), .unsubscribed(let ref, _, _), .tables(let ref, _),
+            .historicalSnapshot(let ref, _, _, _, _, _), .tokenRefreshed(let ref, _):
             ref
         case .changes(let changes): changes.ref
         case .snapshot, .update, .presence, .dropped, .rules: nil

@@ -10,6 +10,8 @@ extension ClientMessage {
             members = ["type": "hello", "client": .string(client)]
             members["name"] = name.map(JSONValue.string)
             members["token"] = token.map(JSONValue.string)
+        case .refreshToken(let token):
+            members = ["type": "refreshToken", "token": .string(token)]
         case .createTable(let table, let sections, let rules):
             members = ["type": "createTable", "table": .string(table)]
             if !sections.isEmpty { members["sections"] = .array(sections.map { .object(Self.newSection($0)) }) }

@@ -53,9 +53,14 @@ extension ServerMessage {
             members["epoch"] = .string(status.epoch)
             members["rules"] = status.rules.json
             members["presence"] = status.presence?.json
-        case .unsubscribed(let ref, let table):
+        case .unsubscribed(let ref, let table, let reason):
             members = ["type": "unsubscribed", "table": .string(table)]
             members["ref"] = ref.map(JSONValue.string)
+            members["reason"] = reason.map(JSONValue.string)
+        case .tokenRefreshed(let ref, let expires):
+            members = ["type": "ack"]
+            members["ref"] = ref.map(JSONValue.string)
+            members["expires"] = expires.map(JSONValue.number)
         case .tables(let ref, let tables):
             members = [
                 "type": "tables",

@@ -18,6 +18,8 @@ public struct ClientMessage: Hashable, Sendable {
         /// Introduces the client: its stable id (for idempotency), optional display name (a named connection is
         /// listed in presence; one without a name only counts as a viewer) and optional token.
         case hello(client: String, name: String?, token: String?)
+        /// Replaces the connection's token with a newer one for the same user (a signed token about to expire).
+        case refreshToken(token: String)
         case createTable(table: String, sections: [SectionContent], rules: RulesPatch)
         case dropTable(table: String)
         case setRules(table: String, rules: RulesPatch)
@@ -45,7 +47,7 @@ public struct ClientMessage: Hashable, Sendable {
     /// The table the message is about, if any.
     public var table: String? {
         switch body {
-        case .hello, .listTables: nil
+        case .hello, .refreshToken, .listTables: nil
         case .createTable(let table, _, _), .dropTable(let table), .setRules(let table, _),
             .subscribe(let table, _, _), .refresh(let table, _, _), .unsubscribe(let table),
             .intent(let table, _, _), .editing(let table, _), .beginEditingRow(let table, _),

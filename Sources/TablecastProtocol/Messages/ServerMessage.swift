@@ -12,7 +12,12 @@ public enum ServerMessage: Hashable, Sendable {
     /// The catch-up of a subscribe (or refresh) is complete.
     case subscribed(ref: String?, status: TableStatus)
     case refreshed(ref: String?, status: TableStatus)
-    case unsubscribed(ref: String?, table: String)
+    /// A subscription ended: asked for with `unsubscribe`, or ended by the server, which says why in `reason` (the
+    /// connection's token no longer lets it read the table).
+    case unsubscribed(ref: String?, table: String, reason: String? = nil)
+    /// Answers `refreshToken`: the new token is the connection's, until `expires` (its `exp`, seconds since the
+    /// Unix epoch; nil for a token that does not expire). Sent as an `ack` without a table.
+    case tokenRefreshed(ref: String?, expires: Double?)
     case tables(ref: String?, [TableSummary])
     /// What changed in a table's presence since the previous `presence` (or the state in `subscribed`/`refreshed`).
     case presence(PresenceDelta)

@@ -98,7 +98,7 @@ public struct AccessPolicy: Sendable {
         guard let credential else {
             throw Denial(code: .unauthorized, message: "this server requires a token: send one in hello")
         }
-        if let expiry = credential.expiry, now >= expiry { throw TokenClaims.refusal("it has expired") }
+        if let endsAt = credential.endsAt, now >= endsAt { throw TokenClaims.refusal("it has expired") }
     }
 
     /// Checks that `credential` (nil: the connection gave no token) has at least `needed` on `table` at `now`.

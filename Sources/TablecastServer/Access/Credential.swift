@@ -23,8 +23,8 @@ public struct Credential: Sendable, Hashable {
     public var name: String?
     /// Roles by table-name pattern; the highest matching one wins.
     public var grants: [TableGrant]
-    /// When the credential ends, in seconds since the Unix epoch (a signed token's `exp` plus the leeway); nil:
-    /// never.
+    /// When the token expires, in seconds since the Unix epoch (a signed token's `exp`); nil: never. It is taken
+    /// until ``endsAt``.
     public var expiry: Double?
     /// A signed token's `jti`, which a revocation list may name.
     public var tokenID: String?
@@ -46,6 +46,9 @@ public struct Credential: Sendable, Hashable {
 
     /// Everyone's credential on a server without tokens: admin of every table.
     public static let open = Credential(principal: "", grants: [TableGrant(role: .admin, tables: [TablePattern("*")])])
+
+    /// When the credential ends: ``expiry`` plus ``TokenClaims/leeway``, for clocks that differ.
+    public var endsAt: Double? { expiry.map { $0 + TokenClaims.leeway } }
 
     /// The highest role the credential has on `table`, or nil when it has none.
     public func role(on table: String) -> Role? {

@@ -76,7 +76,7 @@ public struct TokenClaims: Sendable, Hashable {
     /// The credential the token gives: its user's refs are kept under `user:` and the `sub`.
     public var credential: Credential {
         Credential(
-            principal: "user:" + subject, user: subject, name: name, grants: grants, expiry: expiry + Self.leeway,
+            principal: "user:" + subject, user: subject, name: name, grants: grants, expiry: expiry,
             tokenID: tokenID, signed: true)
     }
 

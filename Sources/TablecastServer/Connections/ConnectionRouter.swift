@@ -27,9 +27,15 @@ final class ConnectionRouter {
     static let maxUnconsumedMessages = 256
     static let maxUnconsumedBytes = 4 << 20
 
+    /// The close code of a connection whose token expired, was revoked, or is no longer valid.
+    static let tokenEndedCode = WebSocketCloseCode(rawValue: 4001)
+    /// How often tokens' expiries are checked: a connection is closed at most this long after its token ends.
+    static let expiryCheckInterval = Duration.milliseconds(250)
+
     private let context: ServerContext
     private let directory: TableDirectory
-    private let settings: Settings
+    /// Its policy is replaced when the access files are reloaded.
+    private var settings: Settings
     private var sessions: [WebSocketConnectionID: ConnectionSession] = [:]
     private var connectionsPerClient: [RefOwner: Int] = [:]
     /// Messages of connections whose previous request is still running as a task, in arrival order.
@@ -52,6 +58,22 @@ final class ConnectionRouter {
 
     /// Handles events until the stream ends.
     func run(_ events: AsyncStream<RouterEvent>) async {
+        await withTaskGroup(of: Void.self) { group in
+            // Tokens expire only where there are tokens: only then is the time worth watching.
+            if settings.policy.requiresToken {
+                let ticks = self.events
+                group.addTask {
+                    while (try? await Task.sleep(for: Self.expiryCheckInterval)) != nil {
+                        if case .terminated = ticks.yield(.tick) { return }
+                    }
+                }
+            }
+            await handle(events)
+            group.cancelAll()
+        }
+    }
+
+    private func handle(_ events: AsyncStream<RouterEvent>) async {
         for await event in events {
             switch event {
             case .transport(.opened(let info)): opened(info)
@@ -66,6 +88,8 @@ final class ConnectionRouter {
             case .stop(let done):
                 stopping = true
                 done.resume()
+            case .tick: closeExpired(now: Self.wallClock())
+            case .policy(let policy, let done): done.resume(returning: replace(policy))
             }
         }
     }
@@ -180,6 +204,9 @@ final class ConnectionRouter {
         }
         if case .hello(let client, let name, let token) = message.body {
             return hello(&session, Hello(client: client, name: name, token: token, ref: message.ref))
+        }
+        if case .refreshToken(let token) = message.body {
+            return refreshToken(&session, token, ref: message.ref)
         }
         if case .listTables = message.body {
             guard authorizedAtAll(session, ref: message.ref) else { return }
@@ -334,7 +361,7 @@ final class ConnectionRouter {
             actor.enqueue(.presence(requester, ref: message.ref, .endEditingRow(row)))
         case .history, .snapshotAt:
             readHistory(message, table: table, on: id)
-        case .hello, .listTables, .createTable, .dropTable:
+        case .hello, .refreshToken, .listTables, .createTable, .dropTable:
             break
         }
     }
@@ -404,6 +431,7 @@ final class ConnectionRouter {
         // A verified name is the one shown; the name given in hello only stands in when the token has none.
         session.name = hello.credential?.name ?? (hello.name?.isEmpty == false ? hello.name : nil)
         session.credential = hello.credential
+        session.token = hello.token
         session.stable = true
         session.saidHello = true
         connectionsPerClient[previous] = nil
@@ -416,6 +444,97 @@ final class ConnectionRouter {
                     serverVersion: settings.serverVersion,
                     maxMessageBytes: settings.maxMessageBytes, maxBatchEntries: settings.limits.maxBatchEntries,
                     intentsPerSecond: settings.intentsPerSecond)))
+    }
+
+    /// Replaces the connection's token with `token`, which must be valid and the same user's (the same principal,
+    /// so its refs stay its own); its grants apply at once.
+    private func refreshToken(_ session: inout ConnectionSession, _ token: String, ref: String?) {
+        guard settings.policy.requiresToken else {
+            return refuse(session.id, ProtocolError(.badRequest, "this server takes no tokens"), ref: ref)
+        }
+        guard let current = session.credential, session.token != nil else {
+            return refuse(
+                session.id,
+                ProtocolError(.badRequest, "refreshToken replaces the token of hello: say hello with a token first"),
+                ref: ref)
+        }
+        let credential: Credential
+        do {
+            credential = try settings.policy.authenticate(token: token, now: Self.wallClock())
+        } catch {
+            let refusal = ProtocolError(error)
+            context.logger.notice(
+                "refused a token refresh",
+                metadata: [
+                    "client": "\(session.client)", "connection": .stringConvertible(session.id.rawValue),
+                    "code": "\(refusal.code)",
+                ])
+            return refuse(session.id, refusal, ref: ref)
+        }
+        guard credential.principal == current.principal else {
+            return refuse(
+                session.id,
+                ProtocolError(.unauthorized, "token refused: it is not for the user this connection said hello as"),
+                ref: ref)
+        }
+        session.token = token
+        // The ack first: a subscription the new token ends is then always reported after it.
+        reply(session.id, .tokenRefreshed(ref: ref, expires: credential.expiry))
+        apply(credential, to: &session)
+    }
+
+    /// Gives `session` its new `credential`: subscriptions to tables it may no longer read end, saying why.
+    private func apply(_ credential: Credential, to session: inout ConnectionSession) {
+        session.credential = credential
+        for table in session.subscriptions where settings.policy.role(credential, on: table) == nil {
+            session.subscriptions.remove(table)
+            directory.actor(table)?.enqueue(
+                .unsubscribe(
+                    session.requester, ref: nil,
+                    reason: "the connection's token no longer lets it read table '\(table)'"))
+        }
+    }
+
+    /// Closes the connections whose tokens ended by `now` with 4001.
+    private func closeExpired(now: Double) {
+        for (id, session) in sessions where !session.closing {
+            guard let endsAt = session.credential?.endsAt, now >= endsAt else { continue }
+            close(id, reason: "token expired")
+        }
+    }
+
+    /// Closes connection `id` with 4001, because of its token: `reason` says why.
+    private func close(_ id: WebSocketConnectionID, reason: String) {
+        sessions[id]?.closing = true
+        context.transport.close(id, code: Self.tokenEndedCode, reason: reason)
+    }
+
+    /// Makes `policy` the one in force (the access files were reloaded): every connection's token is checked again,
+    /// and its new grants apply at once; one no longer valid (revoked, gone from the tokens file) or now another
+    /// user's is closed with 4001. Returns how many were closed.
+    private func replace(_ policy: AccessPolicy) -> Int {
+        settings.policy = policy
+        let now = Self.wallClock()
+        var closed = 0
+        for id in Array(sessions.keys) {
+            guard var session = sessions[id], !session.closing, let token = session.token else { continue }
+            let credential: Credential
+            do {
+                credential = try policy.authenticate(token: token, now: now)
+            } catch {
+                close(id, reason: error.message)
+                closed += 1
+                continue
+            }
+            guard credential.principal == session.credential?.principal else {
+                close(id, reason: "the token's user changed")
+                closed += 1
+                continue
+            }
+            apply(credential, to: &session)
+            sessions[id] = session
+        }
+        return closed
     }
 
     /// Monotonic seconds, for the token buckets.
@@ -435,6 +554,10 @@ enum RouterEvent: Sendable {
     case transport(WebSocketEvent)
     case finished(WebSocketConnectionID, RequestOutcome)
     case stop(CheckedContinuation<Void, Never>)
+    /// Time to close the connections whose tokens expired.
+    case tick
+    /// The access files were reloaded: the new policy, and where to say how many connections it closed.
+    case policy(AccessPolicy, CheckedContinuation<Int, Never>)
 }
 
 /// A hello, as the router completes it once the client's refs are loaded.

@@ -12,6 +12,11 @@ struct ConnectionSession {
     var stable = false
     /// What its token lets it do, once `hello` gave one (or on a server without tokens).
     var credential: Credential?
+    /// The token given in `hello` (or `refreshToken`), checked again when the access files are reloaded. Never
+    /// logged.
+    var token: String?
+    /// Closed by the server (its token expired or was revoked); its close is on the way.
+    var closing = false
     var saidHello = false
     /// Paces edit intents, subscribes and refreshes.
     var bucket: TokenBucket
@@ -37,7 +42,7 @@ extension ClientMessage {
     /// The role this message needs on its table.
     var neededRole: Role {
         switch body {
-        case .hello, .listTables, .subscribe, .refresh, .unsubscribe, .history, .snapshotAt: .read
+        case .hello, .refreshToken, .listTables, .subscribe, .refresh, .unsubscribe, .history, .snapshotAt: .read
         case .editing, .beginEditingRow, .endEditingRow: .write
         case .createTable, .dropTable, .setRules: .admin
         case .intent(_, _, let intent): intent.setsRowFlags ? .admin : .write

@@ -195,6 +195,18 @@ public final class TableServer: Service {
         try await context.transport.reloadCertificates()
     }
 
+    /// Puts `policy` in force (the tokens file or the signed tokens' keys were read again): every open connection's
+    /// token is checked again, its new grants apply at once (a subscription to a table it may no longer read ends),
+    /// and a connection whose token is no longer valid (gone from the tokens file, revoked) is closed with 4001.
+    /// Returns how many connections were closed.
+    @discardableResult
+    public func replacePolicy(_ policy: AccessPolicy) async -> Int {
+        await withCheckedContinuation { done in
+            // After shutdown there is no connection left to check.
+            if case .terminated = events.yield(.policy(policy, done)) { done.resume(returning: 0) }
+        }
+    }
+
     /// Runs until graceful shutdown (SIGTERM or SIGINT, when its `ServiceGroup` traps them), then stops as
     /// ``shutdown()`` does. Its parts are services of a group of their own, started in order (the committer, the
     /// history readers, the other nodes' follower and presence, the connections) and stopped in the reverse one.

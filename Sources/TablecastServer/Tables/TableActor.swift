@@ -227,10 +227,10 @@ actor TableActor {
             if snapshots.retryBuilding() { buildSnapshot() }
         case .snapshotExpired(let version):
             snapshots.expire(version: version)
-        case .unsubscribe(let requester, let ref):
+        case .unsubscribe(let requester, let ref, let reason):
             snapshots.cancelSubscribe(of: requester.connection)
             removeSubscriber(requester.connection)
-            context.send(.unsubscribed(ref: ref, table: name), to: requester.connection)
+            context.send(.unsubscribed(ref: ref, table: name, reason: reason), to: requester.connection)
         case .disconnected(let connection):
             removeSubscriber(connection)
         case .presence(let requester, let ref, let change):

@@ -7,7 +7,9 @@ enum TableWork: Sendable {
     case intent(Requester, ref: String?, base: UInt64?, Intent)
     case subscribe(Requester, ref: String?, since: UInt64?, epoch: String?)
     case refresh(Requester, ref: String?, since: UInt64?, epoch: String?)
-    case unsubscribe(Requester, ref: String?)
+    /// Ends the requester's subscription; `reason` says why when the server ends it (its token no longer lets it
+    /// read the table).
+    case unsubscribe(Requester, ref: String?, reason: String? = nil)
     case presence(Requester, ref: String?, PresenceChange)
     case setRules(Requester, ref: String?, RulesPatch)
     case disconnected(WebSocketConnectionID)
