@@ -28,7 +28,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        // Signed tokens (JWT): signature checks with swift-crypto's keys; the claims are the server's own.
+        // Signed tokens (JWT): signature checks with swift-crypto's keys; the claims are the server's own. It brings
+        // swift-crypto (BoringSSL), swift-certificates and swift-asn1: a clean debug build takes about twice the CPU
+        // time (README, "Tests").
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [

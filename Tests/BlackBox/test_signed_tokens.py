@@ -368,3 +368,63 @@ def test_sighup_rereads_tokens_and_revocations_and_closes_what_they_no_longer_ac
         clients[name].close()
     admin.close()
     server.stop()
+
+
+def test_two_nodes_on_postgresql_share_the_verified_user_in_presence_history_and_refs(postgres, tmp_path):
+    from postgres import Nodes
+    secret = tmp_path / "jwt-secret"
+    secret.write_text(SECRET)
+    nodes = Nodes(postgres, 2, "--jwt-secret-file", str(secret))
+    a, b = nodes.nodes
+    try:
+        ana = a.client(client_id="ana-laptop", token=hs256(claims(sub="ana", name="Ana", jti="t1",
+                                                                  tables={"*": "admin"})), name="Not Ana")
+        ana.ok({"type": "createTable", "table": "shared", "sections": [{"rows": []}]})
+        ana.subscribe("shared")
+        watcher = b.client(hello=False)
+        watcher.ok({"type": "hello", "client": "w", "token": hs256(claims(sub="w", tables={"*": "read"}))},
+                   expect="welcome")
+        _, subscribed = watcher.subscribe("shared")
+        deadline = time.time() + 15
+        # Ana is in the state the watcher caught up with, or joins in a delta once node A shared her.
+        seen = next((e for e in subscribed["presence"]["clients"] if e["client"] == "ana-laptop"), None)
+        while seen is None:
+            delta = watcher.next("presence", table="shared", timeout=max(0.1, deadline - time.time()))
+            seen = next((e for e in delta["joined"] + delta["changed"] if e["client"] == "ana-laptop"), None)
+        assert (seen["name"], seen["user"]) == ("Ana", "ana"), seen
+        first = ana.ok({"type": "insert", "table": "shared", "at": [0, 0], "value": "once", "ref": "r1"})
+        # Ana's next token, on the other node, with the same client id: her ref is hers there too.
+        ana_b = b.client(client_id="ana-laptop", token=hs256(claims(sub="ana", jti="t2", tables={"*": "write"})))
+        retry = ana_b.ok({"type": "insert", "table": "shared", "at": [0, 0], "value": "once", "ref": "r1"})
+        assert retry["version"] == first["version"] == 1
+        bo = b.client(client_id="ana-laptop", token=hs256(claims(sub="bo")))
+        assert bo.ok({"type": "insert", "table": "shared", "at": [0, 0], "value": "bo", "ref": "r1"})["version"] == 2
+        page = watcher.ok({"type": "history", "table": "shared", "order": "oldest"}, expect="changes")
+        assert [(e["origin"].get("name"), e["origin"].get("user")) for e in page["entries"]] == [
+            ("Ana", "ana"), ("tester", "bo")]
+        for c in (ana, watcher, ana_b, bo):
+            c.close()
+    finally:
+        nodes.stop()
+
+
+def test_random_and_truncated_tokens_are_always_unauthorized_and_the_server_stays_up(tmp_path):
+    import random
+    server = jwt_server(tmp_path)
+    rng = random.Random(21)
+    good = rs256(claims())
+    tokens = [good[:n] for n in range(0, len(good), 7)] + [hs256(claims())[:-n] for n in range(1, 30)]
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=+/ {}\"\\é\u0000"
+    tokens += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 400))) for _ in range(300)]
+    tokens += ["eyJ" + "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 200))) + "." +
+               b64(os.urandom(rng.randrange(0, 300))) + "." + b64(os.urandom(rng.randrange(0, 300)))
+               for _ in range(300)]
+    c = server.client(hello=False)
+    for token in tokens:
+        response = c.request({"type": "hello", "client": "fuzz", "token": token}, expect="welcome")
+        assert response["type"] == "error" and response["code"] == "unauthorized", (token, response)
+    c.close()
+    c, response = hello(server, good)
+    assert response["type"] == "welcome"
+    c.close()
+    server.stop()

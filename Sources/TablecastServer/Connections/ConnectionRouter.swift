@@ -142,8 +142,19 @@ final class ConnectionRouter {
     /// until one of them is detached in turn.
     private func finished(_ outcome: RequestOutcome, on id: WebSocketConnectionID) {
         guard var waiting = held.removeValue(forKey: id) else { return }
-        if case .hello(let hello, let refs) = outcome, sessions[id] != nil {
-            completeHello(&sessions[id]!, hello, refs: refs)
+        if case .hello(var hello, let refs) = outcome, sessions[id] != nil {
+            // The access files may have been reloaded while the refs were read: the token must still be accepted.
+            do throws(AccessPolicy.Denial) {
+                let credential = try settings.policy.authenticate(token: hello.token, now: Self.wallClock())
+                // The refs read are the principal's the token had then.
+                guard credential.principal == hello.credential?.principal else {
+                    throw AccessPolicy.Denial(code: .unauthorized, message: "the token's user changed: say hello again")
+                }
+                hello.credential = credential
+                completeHello(&sessions[id]!, hello, refs: refs)
+            } catch {
+                refuse(id, ProtocolError(error), ref: hello.ref)
+            }
         }
         if case .adopted(let message, let found) = outcome, sessions[id] != nil, let table = message.table {
             switch found {
