@@ -23,7 +23,11 @@ import { client, clientId, identity, setClient, ui } from './state.js';
 
 function makeClient() {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  const c = new TablecastClient({ url: `${scheme}//${location.host}/`, client: clientId, name: identity.name, token: identity.token });
+  // The token setting is asked for at every hello, and before a signed token expires (a page an app embeds may
+  // keep identity.token fresh from its backend; a changed setting reconnects, below).
+  const c = new TablecastClient({
+    url: `${scheme}//${location.host}/`, client: clientId, name: identity.name, getToken: () => identity.token,
+  });
   c.on('state', showState);
   c.on('error', showError);
   c.on('welcome', () => {

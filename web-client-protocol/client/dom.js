@@ -58,4 +58,10 @@ export function showState({ state, delay }) {
     idle: 'Offline', connecting: 'Connecting…', live: 'Live', closed: 'Closed',
     reconnecting: `Reconnecting${delay ? ` in ${Math.max(1, Math.round(delay / 1000))} s` : '…'}`,
   }[state] ?? state;
+  // A token refusal is answered once a token brings the connection to Live.
+  if (state === 'live') {
+    for (const code of $('#banners').querySelectorAll('.banner-code')) {
+      if (code.textContent === 'unauthorized') code.closest('.banner').remove();
+    }
+  }
 }

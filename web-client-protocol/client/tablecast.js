@@ -120,6 +120,21 @@ function randomId(length) {
   return Array.from(bytes, (b) => alphabet[b % alphabet.length]).join('');
 }
 
+/**
+ * The `exp` of a signed token (JWT), seconds since the Unix epoch; undefined for any other token. Read without
+ * checking the signature: the server checks it, the client only needs to know when to ask for a new one.
+ */
+function tokenExpiry(token) {
+  const payload = typeof token === 'string' ? token.split('.')[1] : undefined;
+  if (!payload) return undefined;
+  try {
+    const claims = JSON.parse(atob(payload.replace(/-/g, '+').replace(/_/g, '/')));
+    return typeof claims?.exp === 'number' ? claims.exp : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const OPEN = 1;
 
 // Requests whose retry after a lost connection is safe: edit intents are deduplicated by client+ref,
@@ -145,7 +160,10 @@ const NOT_RETRIED = new Set(['createTable', 'dropTable']);
  *   lists empty) or a delta (what it changed).
  * - `rules` `{table, rules}`; `dropped` `{table}`.
  * - `error` a {@link TablecastError} not tied to a pending promise (a refused presence message, a failed
- *   re-subscription, an update the replica could not apply, an unparsable message).
+ *   re-subscription, an update the replica could not apply, an unparsable message, a refused token refresh, a
+ *   subscription the server ended because the token no longer lets it read the table: code `forbidden`, with
+ *   `table`, the table then no longer subscribed).
+ * - `token` `{expires}`: the server accepted a refreshed token (see `getToken`).
  */
 export class TablecastClient extends Emitter {
   /**
@@ -158,6 +176,10 @@ export class TablecastClient extends Emitter {
    * @param {string} [options.name] name shown to other people in presence; without one this connection is not
    *   listed (it counts among a table's viewers) until it sends presence
    * @param {string} [options.token] access token
+   * @param {() => (string|Promise<string>)} [options.getToken] called for the token of every hello instead of
+   *   `token`, and again a while before a signed token (JWT) expires (a quarter of its life, at most a minute),
+   *   whose answer replaces it on the open connection (`refreshToken`); a connection the server closes because
+   *   its token ended (4001) reconnects, asking for a fresh one
    * @param {Function} [options.WebSocket] WebSocket constructor (default `globalThis.WebSocket`)
    * @param {{initial?: number, max?: number, factor?: number, jitter?: number}} [options.backoff] reconnect
    *   delays in ms: `initial` (500) × `factor` (2) per attempt, capped at `max` (30000), each reduced by a
@@ -176,6 +198,10 @@ export class TablecastClient extends Emitter {
     this.clientId = options.client ?? `web-${randomId(12)}`;
     this.name = options.name;
     this.token = options.token;
+    this._getToken = options.getToken;
+    this._refreshTimer = null;
+    /** The ref and token of the refreshToken awaiting its ack. */
+    this._refreshing = null;
     this._WebSocket = options.WebSocket ?? globalThis.WebSocket;
     if (typeof this._WebSocket !== 'function') throw new TypeError('no WebSocket constructor: pass options.WebSocket');
     this.backoff = { initial: 500, max: 30000, factor: 2, jitter: 0.5, ...options.backoff };
@@ -217,6 +243,7 @@ export class TablecastClient extends Emitter {
   close() {
     if (this._retryTimer !== null) clearTimeout(this._retryTimer);
     this._retryTimer = null;
+    this._stopRefreshing();
     const ws = this._ws;
     this._ws = null;
     if (ws) ws.close(1000);
@@ -240,8 +267,19 @@ export class TablecastClient extends Emitter {
       return;
     }
     this._ws = ws;
-    ws.onopen = () => {
+    ws.onopen = async () => {
       if (this._ws !== ws) return;
+      if (this._getToken) {
+        try {
+          this.token = await this._getToken();
+        } catch (error) {
+          if (this._ws !== ws) return;
+          this._emit('error', new TablecastError('unauthorized', `getToken failed: ${error?.message ?? error}`));
+          ws.close(1000); // reconnects, with backoff, and asks again
+          return;
+        }
+        if (this._ws !== ws) return;
+      }
       this._helloRef = this._nextRef();
       const hello = { type: 'hello', ref: this._helloRef, client: this.clientId };
       if (this.name !== undefined) hello.name = this.name;
@@ -261,6 +299,7 @@ export class TablecastClient extends Emitter {
 
   _lost() {
     this.welcome = null;
+    this._stopRefreshing();
     for (const [ref, entry] of this._pending) {
       if (entry.kind === 'unsubscribe') {
         // A closed connection ends its subscriptions: the unsubscribe is done.
@@ -299,11 +338,48 @@ export class TablecastClient extends Emitter {
     this._attempt = 0;
     this._setState({ state: 'live' });
     this._emit('welcome', welcome);
+    this._scheduleRefresh();
     // Subscriptions first, so that re-sent intents are rebased against a table we are caught up on.
     for (const [table, entry] of this._tables) {
       if (entry.subscribed) this._sendSubscribe(table, entry);
     }
     for (const [ref, entry] of this._pending) this._transmit(ref, entry);
+  }
+
+  // ---- token refresh ----
+
+  /** Asks getToken for a fresh token a while before the current one's `exp` (a JWT's), and sends it. */
+  _scheduleRefresh() {
+    this._stopRefreshing();
+    const expires = this._getToken ? tokenExpiry(this.token) : undefined;
+    if (expires === undefined) return;
+    const remaining = expires * 1000 - Date.now();
+    const delay = Math.max(0, remaining - Math.min(60000, remaining / 4));
+    this._refreshTimer = setTimeout(() => this._refreshToken(), delay);
+  }
+
+  async _refreshToken() {
+    this._refreshTimer = null;
+    const ws = this._ws;
+    let token;
+    try {
+      token = await this._getToken();
+    } catch (error) {
+      // The server closes the connection when the token ends; reconnecting asks again.
+      this._emit('error', new TablecastError('unauthorized', `getToken failed: ${error?.message ?? error}`));
+      return;
+    }
+    if (this._ws !== ws || this.state !== 'live') return;
+    // Nothing newer: the server closes the connection when the token ends, and reconnecting asks again.
+    if (token === undefined || token === this.token) return;
+    this._refreshing = { ref: this._nextRef(), token };
+    this._sendNow({ type: 'refreshToken', token, ref: this._refreshing.ref });
+  }
+
+  _stopRefreshing() {
+    if (this._refreshTimer !== null) clearTimeout(this._refreshTimer);
+    this._refreshTimer = null;
+    this._refreshing = null;
   }
 
   // ---- sending ----
@@ -790,6 +866,18 @@ TablecastClient.prototype._handlers = {
     this._settle(msg.ref, msg);
   },
   unsubscribed(msg) {
+    if (msg.ref === undefined && msg.reason !== undefined) {
+      // The server ended the subscription: the connection's token no longer lets it read the table.
+      const entry = this._tables.get(msg.table);
+      this._tables.delete(msg.table);
+      this._presence.delete(msg.table);
+      this._presenceSeen.delete(msg.table);
+      const error = new TablecastError('forbidden', msg.reason);
+      error.table = msg.table;
+      for (const waiter of entry?.waiters.splice(0) ?? []) waiter.reject(error);
+      this._emit('error', error);
+      return;
+    }
     this._settle(msg.ref, msg);
   },
   tables(msg) {
@@ -799,6 +887,13 @@ TablecastClient.prototype._handlers = {
     this._settle(msg.ref, msg);
   },
   ack(msg) {
+    if (this._refreshing && msg.ref === this._refreshing.ref) {
+      this.token = this._refreshing.token;
+      this._refreshing = null;
+      this._emit('token', { expires: msg.expires });
+      this._scheduleRefresh();
+      return;
+    }
     this._settle(msg.ref, msg);
   },
   error(msg) {
@@ -808,6 +903,12 @@ TablecastClient.prototype._handlers = {
       // Refused hello (e.g. a bad token): retrying would be refused again.
       this._emit('error', error);
       this.close();
+      return;
+    }
+    if (this._refreshing && msg.ref === this._refreshing.ref) {
+      // The connection keeps its token until the server closes it (4001); reconnecting asks for a new one.
+      this._refreshing = null;
+      this._emit('error', error);
       return;
     }
     const pending = msg.ref === undefined ? undefined : this._pending.get(msg.ref);

@@ -396,6 +396,78 @@ test('a refused hello closes the client instead of retrying forever', async (t) 
   assert.deepEqual(states, ['connecting', 'closed']);
 });
 
+/** The next `type` event of `client`. */
+function nextEvent(client, type) {
+  return new Promise((resolve) => {
+    const off = client.on(type, (detail) => {
+      off();
+      resolve(detail);
+    });
+  });
+}
+
+/** An unsigned stand-in for a signed token (the client only reads its `exp`; the server checks signatures). */
+function jwt(claims) {
+  const part = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  return `${part({ alg: 'HS256', typ: 'JWT' })}.${part(claims)}.c2ln`;
+}
+
+test('getToken gives each hello its token, refreshes it before exp, and again after a 4001 close', async (t) => {
+  const now = Date.now() / 1000;
+  const tokens = [
+    jwt({ sub: 'ana', exp: now + 1.2 }), jwt({ sub: 'ana', exp: now + 3600 }), jwt({ sub: 'ana', exp: now + 7200 }),
+  ];
+  let asked = 0;
+  const { client, peer } = await setup(t, { getToken: async () => tokens[asked++] });
+  const refreshed = [];
+  client.on('token', (detail) => refreshed.push(detail));
+  client.connect();
+  const { conn, hello } = await accept(peer);
+  assert.equal(hello.token, tokens[0]);
+  // A quarter of its 1.2 s life before exp, the client sends the next token.
+  const refresh = await conn.next(2000);
+  assert.deepEqual(refresh, { type: 'refreshToken', token: tokens[1], ref: refresh.ref });
+  conn.send({ type: 'ack', ref: refresh.ref, expires: Math.floor(now + 3600) });
+  await nextEvent(client, 'token');
+  assert.deepEqual(refreshed, [{ expires: Math.floor(now + 3600) }]);
+  assert.equal(client.token, tokens[1]);
+  // The server ends the connection (say, the token was revoked): the next hello asks for a fresh one.
+  conn.close(4001);
+  const again = await accept(peer);
+  assert.equal(again.hello.token, tokens[2]);
+  assert.equal(asked, 3);
+});
+
+test('a refused refresh is an error event; the connection keeps its token', async (t) => {
+  const tokens = [jwt({ sub: 'ana', exp: Date.now() / 1000 + 0.4 }), jwt({ sub: 'bo', exp: Date.now() / 1000 + 60 })];
+  let asked = 0;
+  const { client, peer } = await setup(t, { getToken: () => tokens[asked++] });
+  const errors = [];
+  client.on('error', (error) => errors.push(error));
+  client.connect();
+  const { conn } = await accept(peer);
+  const refresh = await conn.next(2000);
+  assert.equal(refresh.type, 'refreshToken');
+  conn.send({ type: 'error', ref: refresh.ref, code: 'unauthorized', message: 'token refused: another user' });
+  await nextEvent(client, 'error');
+  assert.equal(errors[0].code, 'unauthorized');
+  assert.equal(client.token, tokens[0]);
+  assert.equal(client.state, 'live');
+});
+
+test('a subscription the server ends for the token is an error event and no longer subscribed', async (t) => {
+  const { client, conn } = await subscribed(t);
+  const errors = [];
+  client.on('error', (error) => errors.push(error));
+  const reason = "the connection's token no longer lets it read table 't'";
+  conn.send({ type: 'unsubscribed', table: 't', reason });
+  await nextEvent(client, 'error');
+  assert.equal(errors[0].code, 'forbidden');
+  assert.equal(errors[0].message, reason);
+  assert.equal(errors[0].table, 't');
+  assert.equal(client.replica('t'), undefined);
+});
+
 test('reconnect delays grow by the factor up to the max, less the jitter', async (t) => {
   // A port nobody listens on: every attempt fails at once.
   const { peer } = await setup(t);
