@@ -428,3 +428,29 @@ def test_random_and_truncated_tokens_are_always_unauthorized_and_the_server_stay
     assert response["type"] == "welcome"
     c.close()
     server.stop()
+
+
+def test_the_readmes_backend_example_mints_tokens_the_server_takes(tmp_path):
+    import re
+    from conftest import ROOT
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("### Signing tokens in your backend")
+    code = re.compile(r"^```python\n(.*?)^```", re.M | re.S).search(readme, start).group(1)
+    secret = tmp_path / "jwt-secret"
+    secret.write_text(SECRET + "\n")
+    namespace = {}
+    exec(code.replace("/etc/tablecast/jwt-secret", str(secret)), namespace)
+    server = Server("--jwt-secret-file", str(secret)).start()
+    admin_token = hs256(claims(sub="ops", tables={"*": "admin"}))
+    admin = server.client(token=admin_token)
+    for table in ("team-x", "announcements"):
+        admin.ok({"type": "createTable", "table": table, "sections": [{"rows": []}]})
+    ana = server.client(token=namespace["tablecast_token"]("ana", "Ana", "team"), name="someone")
+    ana.ok({"type": "insert", "table": "team-x", "at": [0, 0], "value": "hi"})
+    ana.subscribe("announcements")
+    ana.fails({"type": "insert", "table": "announcements", "at": [0, 0], "value": "hi"}, "forbidden")
+    page = ana.ok({"type": "history", "table": "team-x"}, expect="changes")
+    assert page["entries"][0]["origin"]["name"] == "Ana" and page["entries"][0]["origin"]["user"] == "ana"
+    for c in (admin, ana):
+        c.close()
+    server.stop()
