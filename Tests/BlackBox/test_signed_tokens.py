@@ -79,7 +79,8 @@ def refused(server, token, reason):
     # The reason never quotes the token, nor any of its parts.
     for part in token.split("."):
         assert len(part) < 8 or part not in response["message"], response
-    c.fails({"type": "listTables"}, "unauthorized")
+    # Its requests are refused with the hello's reason, which says more than that a token is needed.
+    assert c.fails({"type": "listTables"}, "unauthorized")["message"] == response["message"]
     c.close()
     return response["message"]
 
@@ -453,4 +454,26 @@ def test_the_readmes_backend_example_mints_tokens_the_server_takes(tmp_path):
     assert page["entries"][0]["origin"]["name"] == "Ana" and page["entries"][0]["origin"]["user"] == "ana"
     for c in (admin, ana):
         c.close()
+    server.stop()
+
+
+def test_the_command_line_takes_a_signed_token(tmp_path):
+    import subprocess
+    from conftest import tablecast_binary
+    server = jwt_server(tmp_path)
+    admin = server.client(token=hs256(claims(sub="ops", tables={"*": "admin"})))
+    admin.ok({"type": "createTable", "table": "team-a", "sections": [{"rows": []}]})
+    admin.close()
+
+    def tables(token, *flags):
+        env = {**os.environ, "TABLECAST_TOKEN": token} if token else dict(os.environ)
+        return subprocess.run([tablecast_binary(), "tables", "list", "--url", server.url, *flags], env=env,
+                              capture_output=True, text=True, timeout=30)
+
+    listed = tables(rs256(claims(sub="ana", tables={"team-*": "read"})))
+    assert listed.returncode == 0 and json.loads(listed.stdout)["table"] == "team-a", listed
+    flag = tables(None, "--token", hs256(claims(sub="ana", tables={"team-*": "read"})))
+    assert flag.returncode == 0 and "team-a" in flag.stdout, flag
+    expired = tables(hs256(claims(sub="ana", exp=int(time.time()) - 60)))
+    assert expired.returncode == 1 and "token refused: it has expired" in expired.stderr, expired
     server.stop()

@@ -114,6 +114,8 @@ public struct SignedTokenVerifier: Sendable {
                 "its algorithm \(named ? algorithm : "(unknown)") matches none of the server's keys "
                     + "(\(algorithms.joined(separator: ", ")))")
         }
+        // jwt-kit's own check of each key (HMAC compared in constant time, RSA, ECDSA, EdDSA), called directly:
+        // its key collection is an actor, and the connection router decides a hello without waiting.
         let signedPart = parts[0] + [UInt8(ascii: ".")] + parts[1]
         guard parts[2].allSatisfy(Self.isBase64URL), let signature = Self.base64URLDecoded(parts[2]),
             candidates.contains(where: { (try? $0.verify(signature, signs: signedPart)) == true })

@@ -153,6 +153,7 @@ final class ConnectionRouter {
                 hello.credential = credential
                 completeHello(&sessions[id]!, hello, refs: refs)
             } catch {
+                sessions[id]!.refusedToken = error.message
                 refuse(id, ProtocolError(error), ref: hello.ref)
             }
         }
@@ -242,7 +243,7 @@ final class ConnectionRouter {
             try settings.policy.authorize(
                 session.credential, table: table, needs: message.neededRole, now: Self.wallClock())
         } catch {
-            return refuse(id, ProtocolError(error), ref: message.ref)
+            return refuse(id, refusal(error, session), ref: message.ref)
         }
         let requester = session.requester
         switch message.body {
@@ -383,9 +384,17 @@ final class ConnectionRouter {
             try settings.policy.authenticate(session.credential, now: Self.wallClock())
             return true
         } catch {
-            refuse(session.id, ProtocolError(error), ref: ref)
+            refuse(session.id, refusal(error, session), ref: ref)
             return false
         }
+    }
+
+    /// The wire form of an access refusal: for a connection whose hello's token was refused, that refusal's reason.
+    private func refusal(_ denial: AccessPolicy.Denial, _ session: ConnectionSession) -> ProtocolError {
+        guard denial.code == .unauthorized, session.credential == nil, let reason = session.refusedToken else {
+            return ProtocolError(denial)
+        }
+        return ProtocolError(.unauthorized, reason)
     }
 
     /// The refusal of a request beyond the connection's pace.
@@ -413,6 +422,7 @@ final class ConnectionRouter {
                     "client": "\(hello.client)", "connection": .stringConvertible(session.id.rawValue),
                     "code": "\(refusal.code)",
                 ])
+            session.refusedToken = refusal.message
             return refuse(session.id, refusal, ref: hello.ref)
         }
         var checked = hello
@@ -443,6 +453,7 @@ final class ConnectionRouter {
         session.name = hello.credential?.name ?? (hello.name?.isEmpty == false ? hello.name : nil)
         session.credential = hello.credential
         session.token = hello.token
+        session.refusedToken = nil
         session.stable = true
         session.saidHello = true
         connectionsPerClient[previous] = nil

@@ -15,6 +15,9 @@ struct ConnectionSession {
     /// The token given in `hello` (or `refreshToken`), checked again when the access files are reloaded. Never
     /// logged.
     var token: String?
+    /// Why the token given in `hello` was refused, while the connection has none: its requests are refused with
+    /// this reason, which tells a client more than that a token is needed.
+    var refusedToken: String?
     /// Closed by the server (its token expired or was revoked); its close is on the way.
     var closing = false
     var saidHello = false
