@@ -80,4 +80,35 @@ final class ClientMessageFuzzTests: XCTestCase {
             }
         }
     }
+
+    /// Decoding the bytes (whose top level is read as a list of members) and decoding the parsed tree agree on
+    /// every message, error and path, for byte-level mutations that break the syntax as well as the shape.
+    func testBytesAndTheParsedTreeDecodeAlike() {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var g = SeededGenerator(seed: seed)
+        let alphabet = Array(#"{}[]":,\ 0123456789-.etrufalsn"#.utf8) + Array("ref".utf8) + [0x0A, 0xC3, 0xA9]
+        func outcome(_ decode: () throws(ProtocolError) -> ClientMessage) -> Result<ClientMessage, ProtocolError> {
+            do { return .success(try decode()) } catch { return .failure(error) }
+        }
+        for _ in 0..<20_000 {
+            var bytes = Array(ClientMessageFuzzTests.corpus.randomElement(using: &g)!.utf8)
+            for _ in 0..<Int.random(in: 1...2, using: &g) {
+                let index = Int.random(in: 0...bytes.count, using: &g)
+                switch Int.random(in: 0..<3, using: &g) {
+                case 0 where index < bytes.count: bytes.remove(at: index)
+                case 1 where index < bytes.count: bytes[index] = alphabet.randomElement(using: &g)!
+                default: bytes.insert(alphabet.randomElement(using: &g)!, at: index)
+                }
+            }
+            let limits = ProtocolLimits(maxBatchEntries: 5)
+            let direct = outcome { () throws(ProtocolError) in try ClientMessage.decode(bytes, limits: limits) }
+            let viaTree = outcome { () throws(ProtocolError) in
+                switch Result(catching: { () throws(JSONParseError) in try JSONValue(parsing: bytes) }) {
+                case .success(let tree): return try ClientMessage.decode(tree, limits: limits)
+                case .failure(let error): throw ProtocolError(.badRequest, error.description)
+                }
+            }
+            XCTAssertEqual(direct, viaTree, "seed \(seed): \(String(decoding: bytes, as: UTF8.self))")
+        }
+    }
 }

@@ -34,10 +34,24 @@ extension JSONValue {
 /// (so that a misspelt key is an error, never silently ignored). The one reader of JSON objects: the model's
 /// stored and wire shapes and the protocol's messages all decode through it.
 public struct JSONObjectReader {
-    /// The object's members.
-    public let members: [String: JSONValue]
+    /// The members as parsed: a message's (a few, looked up by name a few times each) are found faster by scanning
+    /// a list than by hashing every key into a dictionary and hashing again for each lookup.
+    private enum Storage {
+        case dictionary([String: JSONValue])
+        case list([JSONMember])
+    }
+
+    private let storage: Storage
     /// Where the object is, for messages: `sections[2]`, `insert`, `deleteRows[0]`; empty for the value itself.
     public let path: String
+
+    /// The object's members.
+    public var members: [String: JSONValue] {
+        switch storage {
+        case .dictionary(let members): members
+        case .list(let list): Dictionary(uniqueKeysWithValues: list.lazy.map { ($0.key, $0.value) })
+        }
+    }
 
     /// Reads `value`, which must be an object with no members outside `keys`; with `keys` nil, other members are
     /// ignored (for messages from a newer peer, which may add fields).
@@ -45,10 +59,82 @@ public struct JSONObjectReader {
         guard case .object(let members) = value else {
             throw JSONDecodingError(path: path, message: "expected an object, got \(value.kindName)")
         }
-        self.members = members
+        storage = .dictionary(members)
         self.path = path
-        if let keys, let unknown = members.keys.filter({ !keys.contains($0) }).sorted().first {
-            throw JSONDecodingError(path: self.path(unknown), message: "unknown field")
+        if let keys { try check(allowing: keys) }
+    }
+
+    private init(storage: Storage, path: String) {
+        self.storage = storage
+        self.path = path
+    }
+
+    /// Parses `bytes` as one JSON text (as ``JSONValue/init(parsing:maxDepth:)-(_,Int)`` does, with the same
+    /// errors) and reads it at the empty path with any members; nil when the text is valid but not an object.
+    public init?(parsing bytes: [UInt8], maxDepth: Int = JSONValue.defaultMaxDepth) throws(JSONParseError) {
+        let list = try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) -> [JSONMember]? in
+            var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
+            parser.skipWhitespace()
+            guard parser.index < buffer.count, buffer[parser.index] == UInt8(ascii: "{") else {
+                _ = try parser.parseDocument()
+                return nil
+            }
+            let members = try parser.parseMembers()
+            try Self.checkUnique(members, parser)
+            parser.skipWhitespace()
+            if parser.index < buffer.count {
+                throw parser.fail("unexpected \(parser.describe(buffer[parser.index])) after the top-level value")
+            }
+            return members
+        }
+        guard let list else { return nil }
+        self.init(storage: .list(list), path: "")
+    }
+
+    /// Throws the parser's error for the first member whose key an earlier one has, as building a dictionary would.
+    private static func checkUnique(_ members: [JSONMember], _ parser: JSONParser) throws(JSONParseError) {
+        // Comparing each pair costs less than hashing for a message's few members, but not for many.
+        if members.count <= 16 {
+            for (index, member) in members.enumerated()
+            where members[..<index].contains(where: { $0.key == member.key }) {
+                throw parser.fail("duplicate object key \"\(member.key)\"", at: member.offset)
+            }
+        } else {
+            var seen = Set<String>(minimumCapacity: members.count)
+            for member in members where !seen.insert(member.key).inserted {
+                throw parser.fail("duplicate object key \"\(member.key)\"", at: member.offset)
+            }
+        }
+    }
+
+    /// The same members read at `path`, which must have no members outside `keys`.
+    public func reading(at path: String, allowing keys: Set<String>) throws(JSONDecodingError) -> JSONObjectReader {
+        let reader = JSONObjectReader(storage: storage, path: path)
+        try reader.check(allowing: keys)
+        return reader
+    }
+
+    /// Throws for the first member outside `keys`, in sorted order.
+    private func check(allowing keys: Set<String>) throws(JSONDecodingError) {
+        var unknown: String?
+        switch storage {
+        case .dictionary(let members):
+            for key in members.keys where !keys.contains(key) && unknown.map({ key < $0 }) ?? true { unknown = key }
+        case .list(let list):
+            for member in list where !keys.contains(member.key) && unknown.map({ member.key < $0 }) ?? true {
+                unknown = member.key
+            }
+        }
+        if let unknown { throw JSONDecodingError(path: path(unknown), message: "unknown field") }
+    }
+
+    /// The member `key`, or nil when it is absent.
+    public subscript(key: String) -> JSONValue? {
+        switch storage {
+        case .dictionary(let members): return members[key]
+        case .list(let list):
+            for member in list where member.key == key { return member.value }
+            return nil
         }
     }
 
@@ -56,13 +142,13 @@ public struct JSONObjectReader {
     public func path(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
     /// Whether member `key` is present (null included).
-    public func contains(_ key: String) -> Bool { members[key] != nil }
+    public func contains(_ key: String) -> Bool { self[key] != nil }
 
     /// The member `key`, which must be present.
     public func required<T>(_ key: String, _ decode: (JSONValue, String) throws(JSONDecodingError) -> T)
         throws(JSONDecodingError) -> T
     {
-        guard let value = members[key] else { throw JSONDecodingError(path: path(key), message: "missing") }
+        guard let value = self[key] else { throw JSONDecodingError(path: path(key), message: "missing") }
         return try decode(value, path(key))
     }
 
@@ -70,7 +156,7 @@ public struct JSONObjectReader {
     public func optional<T>(_ key: String, _ decode: (JSONValue, String) throws(JSONDecodingError) -> T)
         throws(JSONDecodingError) -> T?
     {
-        guard let value = members[key] else { return nil }
+        guard let value = self[key] else { return nil }
         return try decode(value, path(key))
     }
 

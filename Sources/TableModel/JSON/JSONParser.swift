@@ -25,8 +25,10 @@ extension JSONValue {
     /// Strict: exactly one value surrounded only by JSON whitespace, no comments, no trailing commas, no duplicate
     /// object keys, strings must be valid UTF-8 without raw control characters, numbers must be finite doubles.
     public init(parsing bytes: [UInt8], maxDepth: Int = JSONValue.defaultMaxDepth) throws(JSONParseError) {
-        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
-        self = try parser.parseDocument()
+        self = try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) in
+            var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
+            return try parser.parseDocument()
+        }
     }
 
     /// Parses one JSON text from a string (see ``init(parsing:maxDepth:)-(_,Int)``).
@@ -35,14 +37,16 @@ extension JSONValue {
     }
 }
 
-/// A recursive-descent parser over a byte array; recursion is bounded by `maxDepth`.
+/// A recursive-descent parser over the bytes of one text; recursion is bounded by `maxDepth`. It reads through a
+/// buffer pointer, whose reads past the end every path guards against itself, rather than an array, which checks
+/// every read's bounds and reference count again.
 struct JSONParser {
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
     var index = 0
     var depth = 0
 
-    init(bytes: [UInt8], maxDepth: Int) {
+    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
     }
@@ -134,16 +138,27 @@ struct JSONParser {
     }
 
     mutating func parseObject() throws(JSONParseError) -> JSONValue {
-        try enter()
-        index += 1
+        let members = try parseMembers()
         // Members are collected first and hashed once into a dictionary of the right size: growing the dictionary
         // member by member rehashed every key at each doubling.
-        var members: [(key: String, value: JSONValue, offset: Int)] = []
+        var object = [String: JSONValue](minimumCapacity: members.count)
+        for member in members where object.updateValue(member.value, forKey: member.key) != nil {
+            throw fail("duplicate object key \"\(member.key)\"", at: member.offset)
+        }
+        return .object(object)
+    }
+
+    /// Parses an object starting at its `{` into its members in document order, without checking for duplicate
+    /// keys (the caller does, once it has chosen how to hold them).
+    mutating func parseMembers() throws(JSONParseError) -> [JSONMember] {
+        try enter()
+        index += 1
+        var members: [JSONMember] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return .object([:])
+            return members
         }
         while true {
             skipWhitespace()
@@ -160,7 +175,7 @@ struct JSONParser {
             }
             index += 1
             skipWhitespace()
-            members.append((key, try parseValue(), keyStart))
+            members.append(JSONMember(key: key, value: try parseValue(), offset: keyStart))
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input inside an object") }
             switch bytes[index] {
@@ -168,11 +183,7 @@ struct JSONParser {
             case UInt8(ascii: "}"):
                 index += 1
                 depth -= 1
-                var object = [String: JSONValue](minimumCapacity: members.count)
-                for member in members where object.updateValue(member.value, forKey: member.key) != nil {
-                    throw fail("duplicate object key \"\(member.key)\"", at: member.offset)
-                }
-                return .object(object)
+                return members
             case let byte: throw fail("unexpected \(describe(byte)), expected ',' or '}' in an object")
             }
         }
@@ -195,12 +206,10 @@ struct JSONParser {
                     decoded.append(contentsOf: bytes[runStart..<index])
                     text = String(validating: decoded, as: UTF8.self)
                 } else if ascii {
-                    // ASCII needs no validation, and decoding from a buffer pointer is the fast path.
-                    text = bytes.withUnsafeBufferPointer { [index] buffer in
-                        String(decoding: UnsafeBufferPointer(rebasing: buffer[runStart..<index]), as: UTF8.self)
-                    }
+                    // ASCII needs no validation.
+                    text = String(decoding: UnsafeBufferPointer(rebasing: bytes[runStart..<index]), as: UTF8.self)
                 } else {
-                    text = String(validating: bytes[runStart..<index], as: UTF8.self)
+                    text = String(validating: UnsafeBufferPointer(rebasing: bytes[runStart..<index]), as: UTF8.self)
                 }
                 guard let text else { throw fail("string is not valid UTF-8", at: start) }
                 index += 1
@@ -313,11 +322,20 @@ struct JSONParser {
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
         if isInteger, digits <= 15 { return negative ? -Double(integer) : Double(integer) }
-        guard let value = Double(String(decoding: bytes[start..<index], as: UTF8.self)), value.isFinite else {
+        guard let value = Double(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)),
+            value.isFinite
+        else {
             throw fail("number is out of the range of a double", at: start)
         }
         return value
     }
 
     func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+}
+
+/// One member of an object as parsed: its key, value, and the offset of its key for errors.
+struct JSONMember {
+    let key: String
+    let value: JSONValue
+    let offset: Int
 }

@@ -7,36 +7,46 @@ extension ClientMessage {
     public static func decode(_ bytes: [UInt8], limits: ProtocolLimits = ProtocolLimits()) throws(ProtocolError)
         -> ClientMessage
     {
-        let json: JSONValue
+        let message: JSONObjectReader?
         do {
-            json = try JSONValue(parsing: bytes)
+            message = try JSONObjectReader(parsing: bytes)
         } catch {
             throw .badRequest(error.description)
         }
-        return try decode(json, limits: limits)
+        guard let message else { throw .badRequest("a message must be a JSON object") }
+        return try decode(message, limits: limits)
     }
 
     /// Decodes a parsed message (see ``decode(_:limits:)``).
     public static func decode(_ json: JSONValue, limits: ProtocolLimits = ProtocolLimits()) throws(ProtocolError)
         -> ClientMessage
     {
-        guard case .object(let members) = json else { throw .badRequest("a message must be a JSON object") }
+        // The reader refuses only what is not an object.
+        guard let message = try? JSONObjectReader(json, path: "", allowing: nil) else {
+            throw .badRequest("a message must be a JSON object")
+        }
+        return try decode(message, limits: limits)
+    }
+
+    private static func decode(_ message: JSONObjectReader, limits: ProtocolLimits) throws(ProtocolError)
+        -> ClientMessage
+    {
         // Read ref first so every later error can echo it.
         var ref: String?
-        switch members["ref"] {
+        switch message["ref"] {
         case nil: ref = nil
         case .string(let value)? where value.count <= limits.maxRefLength: ref = value
         case .string?: throw .badRequest("field 'ref' must be at most \(limits.maxRefLength) characters")
         default: throw .badRequest("field 'ref' must be a string")
         }
-        guard let typeValue = members["type"] else {
+        guard let typeValue = message["type"] else {
             throw ProtocolError(.badRequest, "missing field 'type'", ref: ref)
         }
         guard case .string(let type) = typeValue else {
             throw ProtocolError(.badRequest, "field 'type' must be a string", ref: ref)
         }
         do {
-            return ClientMessage(ref: ref, try body(type: type, json: json, limits: limits))
+            return ClientMessage(ref: ref, try body(type: type, message: message, limits: limits))
         } catch var error as ProtocolError {
             error.ref = ref
             throw error
@@ -47,7 +57,7 @@ extension ClientMessage {
         }
     }
 
-    /// The members of each message type besides `type` and `ref`; any other member is refused.
+    /// The members of each message type, `type` and `ref` included; any other member is refused.
     static let messageKeys: [String: Set<String>] = {
         var keys: [String: Set<String>] = [
             "hello": ["client", "name", "token"],
@@ -67,16 +77,16 @@ extension ClientMessage {
             "batch": Set(BatchList.allCases.map(\.rawValue)).union(["table", "base"]),
         ]
         for (type, list) in singleChangeIntents { keys[type] = entryKeys[list]!.union(["table", "base"]) }
-        return keys
+        return keys.mapValues { $0.union(["type", "ref"]) }
     }()
 
     /// Decodes the body of a message whose `type` is known to be a string. Throws ``ProtocolError`` or
     /// `JSONDecodingError`.
-    private static func body(type: String, json: JSONValue, limits: ProtocolLimits) throws -> Body {
+    private static func body(type: String, message: JSONObjectReader, limits: ProtocolLimits) throws -> Body {
         guard let keys = messageKeys[type] else {
             throw ProtocolError(.unknownType, "unknown message type '\(type)'")
         }
-        let fields = try JSONObjectReader(json, path: type, allowing: keys.union(["type", "ref"]))
+        let fields = try message.reading(at: type, allowing: keys)
         switch type {
         case "hello":
             let client = try fields.required("client", JSONDecode.string)
