@@ -197,9 +197,14 @@ public enum JSONDecode {
 
     /// A non-negative integer that a double represents exactly (below 2^53).
     public static func count(_ value: JSONValue, _ path: String) throws(JSONDecodingError) -> Int {
+        guard let count = exactCount(value) else { throw mismatch("a non-negative integer", value, path) }
+        return count
+    }
+
+    private static func exactCount(_ value: JSONValue) -> Int? {
         guard case .number(let number) = value, number >= 0, number < 9_007_199_254_740_992,
             number.rounded(.towardZero) == number
-        else { throw mismatch("a non-negative integer", value, path) }
+        else { return nil }
         return Int(number)
     }
 
@@ -213,7 +218,14 @@ public enum JSONDecode {
         guard case .array(let elements) = value, elements.count == 2 else {
             throw mismatch("an index path [section, row]", value, path)
         }
-        return RowPath(section: try count(elements[0], "\(path)[0]"), row: try count(elements[1], "\(path)[1]"))
+        // The elements' paths are built only for an error: most index paths are valid.
+        guard let section = exactCount(elements[0]) else {
+            throw mismatch("a non-negative integer", elements[0], "\(path)[0]")
+        }
+        guard let row = exactCount(elements[1]) else {
+            throw mismatch("a non-negative integer", elements[1], "\(path)[1]")
+        }
+        return RowPath(section: section, row: row)
     }
 
     /// An array whose elements `element` decodes, each with its index in the path.

@@ -154,6 +154,8 @@ struct JSONParser {
         try enter()
         index += 1
         var members: [JSONMember] = []
+        // Most objects have a few members: one allocation instead of growing through 1, 2, 4 and 8.
+        members.reserveCapacity(8)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
