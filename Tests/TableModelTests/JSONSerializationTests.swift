@@ -8,6 +8,20 @@ final class JSONSerializationTests: XCTestCase {
         XCTAssertEqual(value.jsonText, #"{"":"empty","a":{"y":false,"z":true},"b":[1,2.5,null]}"#)
     }
 
+    func testObjectMembersAreWrittenInUTF8ByteOrderWhateverTheirCount() {
+        // One- and two-member objects are ordered without sorting; the order must be the same bytewise one.
+        let keys = ["", "a", "ab", "b", "Z", "é", "e\u{301}", "\u{FB01}", "😀", "aé", "a\u{0}"]
+        withSeed { generator in
+            for _ in 0..<1_000 {
+                let chosen = keys.shuffled(using: &generator).prefix(Int.random(in: 0...4, using: &generator))
+                let members = Dictionary(chosen.map { ($0, JSONValue.string($0)) }, uniquingKeysWith: { a, _ in a })
+                let expected = members.sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }
+                    .map { JSONValue.string($0.key).jsonText + ":" + $0.value.jsonText }
+                XCTAssertEqual(JSONValue.object(members).jsonText, "{" + expected.joined(separator: ",") + "}")
+            }
+        }
+    }
+
     func testNumbersPrintIntegralValuesWithoutFraction() {
         XCTAssertEqual(JSONValue.number(3).jsonText, "3")
         XCTAssertEqual(JSONValue.number(-0.0).jsonText, "0")

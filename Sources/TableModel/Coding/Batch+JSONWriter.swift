@@ -5,15 +5,22 @@
 extension Batch {
     /// The text of ``json``, written without building it.
     public var jsonBytes: [UInt8] {
-        var writer = JSONWriter()
+        var writer = JSONWriter(capacity: estimatedByteCount)
         writer.beginObject()
         writeMembers(to: &writer)
         writer.endObject()
         return writer.bytes
     }
 
+    /// About the length of the text when rows are small, so that writing it seldom grows the buffer (each growth
+    /// copies all written so far) and the kept text seldom has much unused room.
+    public var estimatedByteCount: Int {
+        160 + 12 * deleteRows.count + 28 * moveRows.count + 48 * (insertRows.count + reloadRows.count)
+            + 24 * (deleteSections.count + insertSections.count + reloadSections.count + moveSections.count)
+    }
+
     /// Writes the eight lists as members of the object `writer` is in, sorted by name.
-    private func writeMembers(to writer: inout JSONWriter) {
+    public func writeMembers(to writer: inout JSONWriter) {
         writer.key("deleteRows")
         writer.beginArray()
         for path in deleteRows { path.write(to: &writer) }

@@ -184,12 +184,26 @@ public struct HistoricalSnapshotEncoding: Sendable {
 
 extension ServerMessage.Update {
     /// The `update` message's text: type, table, version and origin first, then the batch's lists.
-    public var encoded: [UInt8] { encoded(batchJSON: batch.jsonBytes) }
+    public var encoded: [UInt8] {
+        var writer = JSONWriter(capacity: batch.estimatedByteCount + 128)
+        writeHead(to: &writer)
+        batch.writeMembers(to: &writer)
+        writer.endObject()
+        return writer.bytes
+    }
 
     /// The same text with the batch already written as `batchJSON` (its ``TableModel/Batch/jsonBytes``): the
     /// server writes each committed batch once, for the log and for the update.
     public func encoded(batchJSON: [UInt8]) -> [UInt8] {
         var writer = JSONWriter(capacity: batchJSON.count + 128)
+        writeHead(to: &writer)
+        writer.members(ofObject: batchJSON)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// Opens the object and writes the members before the batch's.
+    private func writeHead(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("type")
         writer.string("update")
@@ -206,9 +220,6 @@ extension ServerMessage.Update {
             writer.string(originRef)
         }
         writer.endObject()
-        writer.members(ofObject: batchJSON)
-        writer.endObject()
-        return writer.bytes
     }
 }
 
