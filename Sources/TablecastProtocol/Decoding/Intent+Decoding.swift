@@ -32,9 +32,12 @@ extension ClientMessage {
     private static func batch(_ fields: JSONObjectReader, limits: ProtocolLimits) throws -> ClientBatch {
         var lists: [(BatchList, [JSONValue])] = []
         for list in BatchList.allCases {
-            if let elements = try fields.optional(list.rawValue, JSONDecode.array(JSONDecode.any)) {
-                lists.append((list, elements))
+            // Read as JSONDecode.array would, with its error, without building a path for each element.
+            guard let value = fields[list.rawValue] else { continue }
+            guard case .array(let elements) = value else {
+                throw JSONDecode.mismatch("an array", value, fields.path(list.rawValue))
             }
+            lists.append((list, elements))
         }
         // Count before decoding anything, so an oversized batch costs no more than its parse.
         var entries = lists.reduce(0) { $0 + $1.1.count }
@@ -52,9 +55,9 @@ extension ClientMessage {
         }
         var batch = ClientBatch()
         for (list, elements) in lists {
+            let keys = entryKeys[list]!
             for (index, element) in elements.enumerated() {
-                let entry = try JSONObjectReader(
-                    element, path: "\(list.rawValue)[\(index)]", allowing: entryKeys[list]!)
+                let entry = try JSONObjectReader(element, path: "\(list.rawValue)[\(index)]", allowing: keys)
                 try append(list, entry, to: &batch)
             }
         }
