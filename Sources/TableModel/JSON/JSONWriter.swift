@@ -49,7 +49,8 @@ public struct JSONWriter: Sendable {
     public mutating func key(_ name: StaticString) {
         separate()
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        // Names are a few bytes: appending them one by one costs less than the general append of a buffer.
+        for byte in UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount) { bytes.append(byte) }
         bytes.append(UInt8(ascii: "\""))
         bytes.append(UInt8(ascii: ":"))
         afterValue = false
