@@ -14,13 +14,13 @@ extension Batch {
 
     /// About the length of the text when rows are small, so that writing it seldom grows the buffer (each growth
     /// copies all written so far) and the kept text seldom has much unused room.
-    public var estimatedByteCount: Int {
+    package var estimatedByteCount: Int {
         160 + 12 * deleteRows.count + 28 * moveRows.count + 48 * (insertRows.count + reloadRows.count)
             + 24 * (deleteSections.count + insertSections.count + reloadSections.count + moveSections.count)
     }
 
     /// Writes the eight lists as members of the object `writer` is in, sorted by name.
-    public func writeMembers(to writer: inout JSONWriter) {
+    package func writeMembers(to writer: inout JSONWriter) {
         writer.key("deleteRows")
         writer.beginArray()
         for path in deleteRows { path.write(to: &writer) }

@@ -71,7 +71,7 @@ public struct JSONObjectReader {
 
     /// Parses `bytes` as one JSON text (as ``JSONValue/init(parsing:maxDepth:)-(_,Int)`` does, with the same
     /// errors) and reads it at the empty path with any members; nil when the text is valid but not an object.
-    public init?(parsing bytes: [UInt8], maxDepth: Int = JSONValue.defaultMaxDepth) throws(JSONParseError) {
+    package init?(parsing bytes: [UInt8], maxDepth: Int = JSONValue.defaultMaxDepth) throws(JSONParseError) {
         let list = try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) -> [JSONMember]? in
             var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
             parser.skipWhitespace()
@@ -108,7 +108,7 @@ public struct JSONObjectReader {
     }
 
     /// The same members read at `path`, which must have no members outside `keys`.
-    public func reading(at path: String, allowing keys: Set<String>) throws(JSONDecodingError) -> JSONObjectReader {
+    package func reading(at path: String, allowing keys: Set<String>) throws(JSONDecodingError) -> JSONObjectReader {
         let reader = JSONObjectReader(storage: storage, path: path)
         try reader.check(allowing: keys)
         return reader

@@ -38,8 +38,8 @@ extension JSONValue {
 }
 
 /// A recursive-descent parser over the bytes of one text; recursion is bounded by `maxDepth`. It reads through a
-/// buffer pointer, whose reads past the end every path guards against itself, rather than an array, which checks
-/// every read's bounds and reference count again.
+/// buffer pointer rather than an array, which would check bounds again on every read: each read here already
+/// follows its own `index < bytes.count`.
 struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
