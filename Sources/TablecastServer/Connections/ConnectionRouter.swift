@@ -405,23 +405,34 @@ final class ConnectionRouter {
         )
     }
 
+    /// The credential `token` gives now, or the refusal to send; a refusal is logged as `refused`, with who and
+    /// why, never the token itself.
+    private func authenticate(
+        _ token: String?, refused: String, client: String, on id: WebSocketConnectionID
+    ) -> Result<Credential, ProtocolError> {
+        do {
+            return .success(try settings.policy.authenticate(token: token, now: Self.wallClock()))
+        } catch {
+            let refusal = ProtocolError(error)
+            context.logger.notice(
+                "\(refused)",
+                metadata: [
+                    "client": "\(client)", "connection": .stringConvertible(id.rawValue), "code": "\(refusal.code)",
+                ])
+            return .failure(refusal)
+        }
+    }
+
     private func hello(_ session: inout ConnectionSession, _ hello: Hello) {
         guard !session.saidHello else {
             return refuse(
                 session.id, ProtocolError(.badRequest, "hello was already sent on this connection"), ref: hello.ref)
         }
         let credential: Credential
-        do {
-            credential = try settings.policy.authenticate(token: hello.token, now: Self.wallClock())
-        } catch {
-            let refusal = ProtocolError(error)
-            // Who and why, never the token itself.
-            context.logger.notice(
-                "refused a hello",
-                metadata: [
-                    "client": "\(hello.client)", "connection": .stringConvertible(session.id.rawValue),
-                    "code": "\(refusal.code)",
-                ])
+        switch authenticate(hello.token, refused: "refused a hello", client: hello.client, on: session.id) {
+        case .success(let verified):
+            credential = verified
+        case .failure(let refusal):
             session.refusedToken = refusal.message
             return refuse(session.id, refusal, ref: hello.ref)
         }
@@ -481,16 +492,10 @@ final class ConnectionRouter {
                 ref: ref)
         }
         let credential: Credential
-        do {
-            credential = try settings.policy.authenticate(token: token, now: Self.wallClock())
-        } catch {
-            let refusal = ProtocolError(error)
-            context.logger.notice(
-                "refused a token refresh",
-                metadata: [
-                    "client": "\(session.client)", "connection": .stringConvertible(session.id.rawValue),
-                    "code": "\(refusal.code)",
-                ])
+        switch authenticate(token, refused: "refused a token refresh", client: session.client, on: session.id) {
+        case .success(let verified):
+            credential = verified
+        case .failure(let refusal):
             return refuse(session.id, refusal, ref: ref)
         }
         guard credential.principal == current.principal else {
