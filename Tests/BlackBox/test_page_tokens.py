@@ -4,21 +4,11 @@ not the one the page was opened with."""
 import time
 
 import jwt
-import pytest
 
-from cdp import Browser, chromium_binary
 from conftest import ROOT, Server
+from test_page import browser  # noqa: F401 (a fixture)
 
 SECRET = "page-test-secret-page-test-secret-page-test"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if chromium_binary() is None:
-        pytest.fail("chromium is needed for the page tests: run .ci/install (Debian's chromium)")
-    b = Browser()
-    yield b
-    b.close()
 
 
 def token(sub, name=None, tables=None):
