@@ -125,9 +125,12 @@ final class ServerContext: Sendable {
 
     /// Counts a store failure and logs it once per cause per interval; returns its incident id.
     @discardableResult
-    func logFailure(_ what: String, _ error: any Error, table: String? = nil, level: Logger.Level = .error) -> String {
+    func logFailure(
+        _ what: String, _ error: any Error, table: String? = nil, level: Logger.Level = .error,
+        metadata extra: Logger.Metadata = [:]
+    ) -> String {
         metrics.storeFailures.increment()
-        var metadata: Logger.Metadata = ["error": "\(error)"]
+        var metadata = extra.merging(["error": "\(error)"]) { $1 }
         if let table { metadata["table"] = "\(table)" }
         return failures.log(level, what, cause: ProtocolError.reason(error), metadata: metadata)
     }

@@ -201,13 +201,9 @@ extension TableActor {
     /// A storage failure: nothing of `failed` was stored, nor of `lost` (resolved on top of it). Every intent of
     /// both gets `unavailable`, and the table goes back to the committed state.
     private func fail(_ failed: PendingGroup, _ lost: PendingGroup, _ error: any Error) async {
-        let incident = context.failures.log(
-            .error, "could not store a group of changes", cause: ProtocolError.reason(error),
-            metadata: [
-                "table": "\(name)", "intents": .stringConvertible(failed.entries.count + lost.entries.count),
-                "error": "\(error)",
-            ])
-        context.metrics.storeFailures.increment()
+        let incident = context.logFailure(
+            "could not store a group of changes", error, table: name,
+            metadata: ["intents": .stringConvertible(failed.entries.count + lost.entries.count)])
         releaseClaims(failed.entries + lost.entries)
         refuseAll(failed, ProtocolError.notStored(error, incident: incident))
         refuseAll(
