@@ -9,89 +9,57 @@ import WebSocketTransport
 /// persists them through the ``Committer`` and only then fans the update out and acknowledges.
 ///
 /// Work arrives through ``enqueue(_:)`` into an ``Inbox``; one drain task per burst takes everything queued. The
-/// actor is the state and the dispatch; the decisions are values of their own, each tested alone:
-/// - ``CommitPipeline``: intents resolve into a pending group while at most one group is written; when it is
-///   durable it is published and the next one written. Any other work waits until the pipeline is idle, so
-///   catch-ups, presence and rule changes always see committed state only (`TableActor+Commits.swift`).
-/// - ``IntentRef``: a retried intent is answered with its original ack, a reused ref refused.
+/// actor is the state, the drain and the dispatch; each job is a part of its own:
+/// - ``TableCommits``: the engine and the I/O of the pure ``CommitPipeline`` (intents resolve into a pending group
+///   while at most one group is written; when it is durable it is published and the next one written) and of
+///   ``IntentRef`` (a retried intent is answered with its original ack, a reused ref refused). Any other work
+///   waits until the pipeline is idle, so catch-ups, presence and rule changes always see committed state only.
+/// - ``TableCatchUps``: what subscribes and refreshes are sent (``CatchUpPlan``, ``SnapshotSharing``).
+/// - ``TableAudience``: the subscribers and presence (``PresenceBoard``, ``PresencePacer``).
 /// - ``TableReplication`` and ``StoreWatermarks``: a table alone on its store, or one that follows, rebases and
-///   reloads beside other nodes.
-/// - ``CatchUpPlan`` and ``SnapshotSharing``: what a subscribe or refresh sends (`TableActor+CatchUp.swift`).
-/// - ``PresencePacer``: when presence deltas go out.
+///   reloads beside other nodes; ``StoredTable``: what the actor reads and writes in the store besides commits.
 actor TableActor {
     nonisolated let name: String
     nonisolated let epoch: Int64
     nonisolated let epochText: String
     let context: ServerContext
     let replication: TableReplication
+    private let stored: StoredTable
     private nonisolated let inbox = Inbox<TableWork>()
     /// Work taken from the inbox and not done yet: what follows the first non-intent item waits for the commits
     /// before it.
     private var backlog = Deque<TableWork>()
-    var pipeline: CommitPipeline
+    /// Intents queued and not yet taken up, for the bound on them (see ``enqueueIntent(_:ref:base:_:)``).
+    private nonisolated let queuedIntents = Atomic<Int>(0)
     /// The outcome of the group in flight, left here by the committer's thread. The actor looks at it between
     /// intents, so that a long burst of work does not keep the committer waiting for the next group.
     nonisolated let commitOutcome = Mutex<Result<Void, any Error>?>(nil)
-    /// Version and subscriber count for `listTables`, readable without waiting for the actor.
-    private nonisolated let status: Mutex<(version: UInt64, subscribers: Int)>
+    nonisolated let listing: TableListing
     nonisolated let watermarks: Mutex<StoreWatermarks>
-    var engine: TableEngine
-    var history: UpdateHistory
-    /// The engine's history bytes as last counted in the update-history account (see ``accountMemory()``).
-    private var accountedEngineBytes = 0
-    var subscribers = SubscriberList()
-    /// Subscribers have the board's published state; its news go out as one `presence` delta per burst of work,
-    /// and at most one per ``presenceInterval``.
-    var presence = PresenceBoard<PresenceMember>()
-    var presencePacer = PresencePacer<ContinuousClock.Instant>(interval: TableActor.presenceInterval)
-    /// Shared stores: who is on the table on the other nodes (on the board as `.remote` members), and what this
-    /// node last shared of its own.
-    var otherNodesPresence = OtherNodesPresence()
-    var sharedPresence = ClusterPresence.Share()
-    /// The shortest time between two `presence` messages of a table.
-    static let presenceInterval = Duration.milliseconds(100)
-    /// The newest snapshot built and the catch-ups waiting for one (see ``SnapshotSharing``).
-    var snapshots = SnapshotSharing()
-    /// How long a table keeps its shared snapshot; connections it was queued to keep it until it is written.
-    static let snapshotLifetime = Duration.seconds(10)
-    /// How soon a snapshot that could not be built (the snapshot account was full) is tried again.
-    static let snapshotRetryInterval = Duration.milliseconds(100)
-    var dropped = false
-    /// Set when the table could not be reloaded after a failed commit: it then refuses work with `unavailable`.
-    var broken: String?
-    /// Intents queued and not yet taken up, for the bound on them (see ``enqueueIntent(_:ref:base:_:)``).
-    private nonisolated let queuedIntents = Atomic<Int>(0)
-
-    /// Who a presence entry is: a connection to this node, or an entry another node shares (by its key).
-    enum PresenceMember: Hashable, Sendable {
-        case local(WebSocketConnectionID)
-        case remote(String)
-    }
+    private let commits: TableCommits
+    private let catchUps: TableCatchUps
+    private let audience: TableAudience
+    private var dropped = false
 
     init(name: String, epoch: Int64, engine: TableEngine, context: ServerContext) {
         self.name = name
         self.epoch = epoch
         self.epochText = Epoch.text(epoch)
-        self.engine = engine
         self.context = context
         replication =
             context.isShared
             ? .shared(TableFollower(table: name, committer: context.committer, metrics: context.metrics)) : .local
-        pipeline = CommitPipeline(recording: replication.recordsGroups)
-        history = Self.emptyHistory(after: engine.table.version, context: context)
-        status = Mutex((engine.table.version, 0))
+        stored = StoredTable(name: name, context: context)
+        commits = TableCommits(
+            name: name, epoch: epoch, engine: engine, recording: replication.recordsGroups, context: context)
+        catchUps = TableCatchUps(table: name, epoch: epoch, after: engine.table.version, context: context)
+        audience = TableAudience(table: name, context: context)
+        listing = TableListing(version: engine.table.version)
         watermarks = Mutex(StoreWatermarks(at: engine.table.version))
     }
 
-    static func emptyHistory(after version: UInt64, context: ServerContext) -> UpdateHistory {
-        UpdateHistory(
-            after: version, limit: context.historyLimit, byteLimit: context.historyBytes,
-            account: context.budget[.updateHistory])
-    }
-
-    deinit {
-        context.budget[.updateHistory].release(accountedEngineBytes)
-    }
+    /// The table as resolved so far: the committed one whenever the pipeline is idle (all work but intents).
+    private var table: Table { commits.engine.table }
 
     // MARK: The mailbox
 
@@ -134,22 +102,20 @@ actor TableActor {
         if isWatched { enqueue(.followStore(.presence)) }
     }
 
-    private nonisolated var isWatched: Bool { status.withLock { $0.subscribers } > 0 }
+    private nonisolated var isWatched: Bool { listing.current.subscribers > 0 }
 
     /// The line of `tables` for this table.
     nonisolated var summary: ServerMessage.TableSummary {
-        let (version, subscribers) = status.withLock { $0 }
+        let (version, subscribers) = listing.current
         return .init(
             table: name, version: watermarks.withLock { $0.listed(version) }, epoch: epochText, subscribers: subscribers
         )
     }
 
-    /// Publishes the committed version and the subscriber count for `listTables`. The version defaults to the
-    /// engine's, which is the committed one whenever the pipeline is idle (all work but intents).
-    func publishStatus(version: UInt64? = nil) {
-        let version = version ?? engine.table.version
-        let count = subscribers.count
-        status.withLock { $0 = (version, count) }
+    /// Publishes the committed version (by default the engine's, committed whenever the pipeline is idle) and the
+    /// subscriber count for `listTables`.
+    private func publishStatus(version: UInt64? = nil) {
+        listing.set(version: version ?? table.version, subscribers: audience.subscribers.count)
     }
 
     // MARK: The drain
@@ -157,15 +123,15 @@ actor TableActor {
     private func drain() async {
         while let items = inbox.takeAll() {
             for item in items {
-                if case .committed = item {
-                    await finishCommitIfDone()
-                } else {
-                    backlog.append(item)
+                switch item {
+                case .committed: await finishCommitIfDone()
+                case .presenceDue: audience.presenceDue()
+                default: backlog.append(item)
                 }
             }
             await work()
-            accountMemory()
-            if presence.hasNews { broadcastPresenceWhenDue() }
+            catchUps.account(&commits.engine)
+            if audience.hasNews, let delay = audience.broadcastWhenDue() { enqueue(.presenceDue, after: delay) }
         }
     }
 
@@ -177,95 +143,205 @@ actor TableActor {
                 await context.waitForFanOutRoom()
                 // Other nodes' commits not followed yet (nobody here subscribes): resolving on top of them spares
                 // a conflict.
-                if pipeline.isIdle, watermarks.withLock({ $0.isAhead(of: engine.table.version) }) {
+                if commits.pipeline.isIdle, watermarks.withLock({ $0.isAhead(of: table.version) }) {
                     await follow()
                 }
                 backlog.removeFirst()
                 queuedIntents.subtract(1, ordering: .relaxed)
-                await handleIntent(requester, ref: ref, base: base, intent)
+                await handleIntent(.init(requester: requester, ref: ref, base: base, intent: intent))
                 continue
             }
-            submitPending()
-            if pipeline.isWriting { return }
+            commits.submitPending(for: self, publishingTo: audience, catchUps)
+            if commits.pipeline.isWriting { return }
             backlog.removeFirst()
             await handle(item)
         }
-        submitPending()
-    }
-
-    /// Counts what the engine's history grew or shrank by in the update-history account, and, when the account is
-    /// over its share, gives back the oldest: first encoded updates (catch-ups then read the store's log), then
-    /// rebase layouts (bases that old are then `stale`). Work only changes the engine, so once per burst of work
-    /// keeps the count current.
-    private func accountMemory() {
-        let account = context.budget[.updateHistory]
-        account.charge(engine.historyBytes - accountedEngineBytes)
-        accountedEngineBytes = engine.historyBytes
-        guard account.isOver else { return }
-        account.degraded()
-        let excess = account.excess
-        let remaining = excess - history.shed(excess)
-        guard remaining > 0 else { return }
-        engine.trimHistory(toBytes: max(0, engine.historyBytes - remaining))
-        account.release(accountedEngineBytes - engine.historyBytes)
-        accountedEngineBytes = engine.historyBytes
+        commits.submitPending(for: self, publishingTo: audience, catchUps)
     }
 
     // MARK: Dispatch
 
     private func handle(_ item: TableWork) async {
         switch item {
-        case .intent:
-            preconditionFailure("intents are handled by handleIntent")
         case .subscribe(let requester, let ref, let since, let epoch):
-            await subscribe(requester, ref: ref, since: since, epoch: epoch)
+            await catchUp(.init(requester: requester, ref: ref, subscribing: true), since: since, epoch: epoch)
         case .refresh(let requester, let ref, let since, let epoch):
-            await refresh(requester, ref: ref, since: since, epoch: epoch)
+            await catchUp(.init(requester: requester, ref: ref, subscribing: false), since: since, epoch: epoch)
         case .snapshotBuilt(let version, let rules, let message):
-            snapshotBuilt(version: version, rules: rules, message)
+            catchUps.built(
+                .init(version: version, rules: rules, message: message), table: table, refusal: unavailability,
+                audience: audience, for: self)
+            publishStatus()
         case .retrySnapshot:
-            if snapshots.retryBuilding() { buildSnapshot() }
+            catchUps.retryBuilding(table, for: self)
         case .snapshotExpired(let version):
-            snapshots.expire(version: version)
+            catchUps.expire(version: version)
         case .unsubscribe(let requester, let ref, let reason):
-            snapshots.cancelSubscribe(of: requester.connection)
+            catchUps.cancelSubscribe(of: requester.connection)
             removeSubscriber(requester.connection)
             context.send(.unsubscribed(ref: ref, table: name, reason: reason), to: requester.connection)
         case .disconnected(let connection):
             removeSubscriber(connection)
         case .presence(let requester, let ref, let change):
-            changePresence(requester, ref: ref, change)
+            do throws(ProtocolError) {
+                if let refusal = unavailability { throw refusal }
+                try audience.change(requester, change)
+            } catch {
+                refuse(requester, ref: ref, error)
+            }
         case .setRules(let requester, let ref, let patch):
-            if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
             await setRules(requester, ref: ref, patch)
         case .drop(let requester, let ref, let done):
             done.resume(returning: await drop(requester, ref: ref))
         case .barrier(let done):
             done.resume()
-        case .committed:
-            preconditionFailure("commit outcomes are taken by drain")
         case .followStore(let change):
             await follow(change)
+        case .intent, .committed, .presenceDue:
+            preconditionFailure("taken by drain and work")
         }
     }
 
-    func refuse(_ requester: Requester, ref: String?, _ error: ProtocolError) {
+    private func refuse(_ requester: Requester, ref: String?, _ error: ProtocolError) {
         context.refuse(requester.connection, error, ref: ref)
     }
 
     /// Why the table refuses work now, if it does.
-    var unavailability: ProtocolError? {
+    private var unavailability: ProtocolError? {
         if dropped { return ProtocolError(.noSuchTable, "table '\(name)' was dropped") }
-        if let broken { return ProtocolError(.unavailable, broken) }
+        if let broken = commits.broken { return ProtocolError(.unavailable, broken) }
         return nil
     }
 
-    /// Whether `requester`'s connection is still open; a catch-up queued for a closed one is dropped unbuilt.
-    func isOpen(_ requester: Requester) -> Bool {
-        guard context.isOpen(requester.connection) else {
-            context.metrics.catchUpsDropped.increment()
+    private func removeSubscriber(_ connection: WebSocketConnectionID) {
+        if audience.leave(connection) { publishStatus() }
+    }
+
+    // MARK: Intents and commits
+
+    private func handleIntent(_ source: PendingGroup.Source, checkStore: Bool = false) async {
+        if commits.broken != nil { await reload() }
+        if let refusal = unavailability {
+            return commits.refuse(source, refusal, counted: refusal.code == .unavailable ? .unavailable : .rejected)
+        }
+        await commits.take(source, checkStore: checkStore, audience: audience)
+    }
+
+    /// Finishes the group in flight if the committer is done with it.
+    private func finishCommitIfDone() async {
+        guard commits.pipeline.isWriting, let outcome = commitOutcome.withLock({ $0.take() }) else { return }
+        for followup in commits.finish(outcome, for: self, publishingTo: audience, catchUps) {
+            switch followup {
+            case .rebase(let sources, let checkingRefs): await rebase(sources, checkingRefs: checkingRefs)
+            case .undone:
+                catchUps.forgetSnapshot()
+                publishStatus()
+            case .reload: await reload()
+            }
+        }
+    }
+
+    /// Another node committed first (or stored a ref of the group: a retry it took): nothing was stored, and the
+    /// engine is back before the group. Follow the other nodes' commits and resolve every intent of the group
+    /// again: a stale intent is rebased as any other. They go out with the next group.
+    private func rebase(_ sources: [PendingGroup.Source], checkingRefs: Bool) async {
+        catchUps.forgetSnapshot()
+        // The store reserved the table for the rebased group: with nothing to commit, other nodes need not wait.
+        defer { if commits.pipeline.pending.records.isEmpty { context.committer.release(name) } }
+        guard await follow() else {
+            let refusal = ProtocolError(.unavailable, "the change could not be stored, nothing was applied")
+            for source in sources { commits.refuse(source, refusal, counted: .unavailable) }
+            return
+        }
+        for source in sources { await handleIntent(source, checkStore: checkingRefs) }
+    }
+
+    // MARK: Subscribers
+
+    /// A subscribe or refresh: sent what it missed and answered (see ``TableCatchUps``).
+    private func catchUp(_ waiter: SnapshotSharing.Waiter, since: UInt64?, epoch: String?) async {
+        guard catchUps.isOpen(waiter.requester) else { return }
+        if waiter.subscribing, commits.broken != nil { await reload() }
+        if let refusal = unavailability { return refuse(waiter.requester, ref: waiter.ref, refusal) }
+        // A table nobody here watched may have missed who is on it elsewhere.
+        if waiter.subscribing, audience.isEmpty { await audience.followOtherNodes() }
+        // With a shared store, what another node acknowledged a moment ago may not have been followed yet: read it
+        // first, so a client that saw an ack from one node finds the change on every other. Not while the store is
+        // down: the catch-up would wait for it in vain.
+        if context.health.isUp { await follow() }
+        await catchUps.catchUp(waiter, since: since, epoch: epoch, table: table, audience: audience, for: self)
+        publishStatus()
+    }
+
+    // MARK: Replication
+
+    /// Follows other nodes' commits (see ``TableCommits/follow(_:_:for:)``).
+    @discardableResult
+    private func follow() async -> Bool { await commits.follow(catchUps, audience, for: self) }
+
+    private func reload() async { await commits.reload(catchUps, audience, for: self) }
+
+    /// What another node did: nothing is in flight or pending here (this is not an intent), so the engine is at
+    /// the committed version.
+    private func follow(_ change: TableWork.StoreChange) async {
+        guard !dropped else { return }
+        switch change {
+        case .commits(let version):
+            if let version, version <= table.version { return }
+            await follow()
+        case .rules:
+            // A failed read was logged; the next change of the rules, or a reload, brings them.
+            guard let rules = await stored.rules(), rules != table.rules else { return }
+            commits.engine.setRules(rules)
+            audience.send(.rules(table: name, rules: rules))
+        case .dropped:
+            forgetAfterDrop()
+        case .presence:
+            await audience.followOtherNodes()
+        }
+    }
+
+    // MARK: Rules and drop
+
+    private func setRules(_ requester: Requester, ref: String?, _ patch: RulesPatch) async {
+        if let refusal = unavailability { return refuse(requester, ref: ref, refusal) }
+        // With a shared store this node may be behind on the table (nobody here subscribes) or on its rules (another
+        // node's change not followed yet): the ack names a version followed here, and the patch applies to the
+        // stored rules, in the store's transaction.
+        await follow()
+        do throws(ProtocolError) {
+            let rules = try await stored.updateRules(patch)
+            commits.engine.setRules(rules)
+            audience.send(.rules(table: name, rules: rules))
+            context.send(
+                .ack(.init(ref: ref, table: name, version: table.version, epoch: epochText)), to: requester.connection)
+        } catch {
+            refuse(requester, ref: ref, error)
+        }
+    }
+
+    private func drop(_ requester: Requester, ref: String?) async -> Bool {
+        // A broken table may still be dropped: its rows in the store are what dropping removes.
+        guard !dropped else {
+            refuse(requester, ref: ref, ProtocolError(.noSuchTable, "no table '\(name)'"))
             return false
         }
+        do throws(ProtocolError) {
+            try await stored.drop()
+        } catch {
+            refuse(requester, ref: ref, error)
+            return false
+        }
+        forgetAfterDrop()
+        context.send(
+            .ack(.init(ref: ref, table: name, version: table.version, epoch: epochText)), to: requester.connection)
         return true
+    }
+
+    /// The table is gone (dropped here or on another node): tells subscribers and refuses all later work.
+    private func forgetAfterDrop() {
+        dropped = true
+        audience.dismissAll()
+        publishStatus()
     }
 }

@@ -22,13 +22,15 @@ enum TableWork: Sendable {
     case snapshotBuilt(version: UInt64, rules: TableRules, WebSocketMessage)
     /// A snapshot that waited for room in the memory budget is tried again.
     case retrySnapshot
-    /// The shared snapshot of `version` has been kept long enough (see ``TableActor/snapshotLifetime``).
+    /// The shared snapshot of `version` has been kept long enough (see ``TableCatchUps/snapshotLifetime``).
     case snapshotExpired(version: UInt64)
     /// The committer finished writing the table's group in flight (it posts this, after leaving the outcome with
     /// the actor; nobody else does). It wakes an idle table; a busy one takes the outcome between two intents.
     case committed
     /// Another node changed the table in the shared store: catch up with its log (`.commits`), its rules, or its drop.
     case followStore(StoreChange)
+    /// The wait between two presence deltas is over (see ``TableAudience/broadcastWhenDue()``).
+    case presenceDue
 
     /// What another node did to the table, as its notification said.
     enum StoreChange: Sendable {

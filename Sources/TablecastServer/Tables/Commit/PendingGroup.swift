@@ -60,3 +60,33 @@ struct PendingGroup {
         return index
     }
 }
+
+extension PendingGroup.Entry {
+    /// The entry and log record of `resolution`, just applied to `table`: its update, its ack, and what the log
+    /// keeps of it (the ack and intent only for a stable client's ref, for retries; a snapshot every
+    /// `snapshotInterval` versions).
+    static func committing(
+        _ resolution: Resolution, of source: PendingGroup.Source, on table: Table, named name: String, epoch: Int64,
+        ack: ServerMessage, claim: RefUse?, use: RefUse?, snapshotInterval: UInt64, editedRowsDeleted: [String]
+    ) -> (PendingGroup.Entry, CommitRecord) {
+        let requester = source.requester
+        let keepsRef = claim != nil
+        let update = ServerMessage.Update(
+            table: name, version: resolution.version, originClient: requester.client, originRef: source.ref,
+            batch: resolution.batch)
+        let ackBytes = ack.encoded
+        let batchJSON = resolution.batch.jsonBytes
+        let record = CommitRecord(
+            table: name, version: Int64(resolution.version), batch: String(decoding: batchJSON, as: UTF8.self),
+            originClient: requester.client, originRef: keepsRef ? source.ref : nil, time: ServerContext.now(),
+            ack: keepsRef ? String(decoding: ackBytes, as: UTF8.self) : "",
+            snapshot: resolution.version % snapshotInterval == 0 ? table.json.jsonText : nil,
+            principal: requester.principal, intent: keepsRef ? use?.intent ?? "" : "", originName: requester.name ?? "",
+            epoch: epoch, originUser: requester.user ?? "")
+        let entry = PendingGroup.Entry(
+            requester: requester, ref: source.ref, claim: claim, use: use,
+            update: WebSocketMessage(kind: .text, bytes: update.encoded(batchJSON: batchJSON)), ack: ackBytes,
+            editedRowsDeleted: editedRowsDeleted)
+        return (entry, record)
+    }
+}
