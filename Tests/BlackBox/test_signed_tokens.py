@@ -10,6 +10,7 @@ import signal
 import time
 
 import jwt
+import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from websockets.exceptions import ConnectionClosed
@@ -317,6 +318,38 @@ def test_a_refreshed_token_with_fewer_tables_ends_those_subscriptions_at_once(tm
     ana.fails({"type": "setRules", "table": "kept", "rules": {"moves": "none"}}, "forbidden")
     ana.ok({"type": "insert", "table": "kept", "at": [0, 0], "value": "still writing"})
     ana.close()
+    server.stop()
+
+
+def test_a_refreshed_token_shows_its_name_in_presence_at_once(tmp_path):
+    server = jwt_server(tmp_path)
+    ana = server.client(client_id="bb-ana", token=hs256(claims(sub="ana", name="Ana", tables={"*": "admin"})),
+                        name="hello-name")
+    ana.ok({"type": "createTable", "table": "names", "sections": [{"rows": []}]})
+    ana.subscribe("names")
+    watcher = server.client(token=hs256(claims(sub="w", tables={"*": "read"})), name="Watcher")
+    _, subscribed = watcher.subscribe("names")
+    assert {e["client"]: e["name"] for e in subscribed["presence"]["clients"]}["bb-ana"] == "Ana"
+
+    def shown_after(token):
+        ana.ok({"type": "refreshToken", "token": token})
+        while True:  # the watcher's own arrival may come first
+            delta = watcher.next("presence", table="names")
+            assert delta["left"] == [], delta
+            if delta["changed"]:
+                (entry,) = delta["changed"]
+                return entry["client"], entry["name"], entry["user"]
+
+    # A new name shows at once; a token without one falls back on hello's name, never on the old token's.
+    assert shown_after(hs256(claims(sub="ana", name="Ana Lopez", tables={"*": "admin"}))) == (
+        "bb-ana", "Ana Lopez", "ana")
+    assert shown_after(hs256(claims(sub="ana", tables={"*": "admin"}))) == ("bb-ana", "hello-name", "ana")
+    # A refresh that changes no name sends no presence.
+    ana.ok({"type": "refreshToken", "token": hs256(claims(sub="ana", ttl=900, tables={"*": "admin"}))})
+    with pytest.raises((AssertionError, TimeoutError)):
+        watcher.next("presence", timeout=1, table="names")
+    for c in (ana, watcher):
+        c.close()
     server.stop()
 
 

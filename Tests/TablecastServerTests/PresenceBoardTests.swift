@@ -66,6 +66,31 @@ final class PresenceBoardTests: XCTestCase {
         XCTAssertEqual(board.takeDelta(table: "t"), PresenceDelta(table: "t", viewers: 0))
     }
 
+    func testARenameShowsTheNewNameAndUserAndListsAViewerOnlyWhenItGetsAName() {
+        var board = PresenceBoard<Int>()
+        _ = board.join(1, key: "c1", client: "a", name: "Ana", user: "ana")
+        _ = board.join(2, key: "c2", client: "anon-2", name: nil)
+        _ = board.takeDelta(table: "t")
+        XCTAssertFalse(board.rename(1, name: "Ana", user: "ana"), "the same name and user are no news")
+        XCTAssertFalse(board.hasNews)
+        XCTAssertTrue(board.rename(1, name: "Ana Lopez", user: "ana"))
+        var renamed = PresenceEntry(key: "c1", client: "a", name: "Ana Lopez", editing: false, row: nil, user: "ana")
+        XCTAssertEqual(board.takeDelta(table: "t"), PresenceDelta(table: "t", changed: [renamed], viewers: 1))
+        XCTAssertTrue(board.rename(1, name: nil, user: "ana"), "without a name, its client id shows")
+        renamed.name = "a"
+        XCTAssertEqual(board.takeDelta(table: "t"), PresenceDelta(table: "t", changed: [renamed], viewers: 1))
+        XCTAssertFalse(board.rename(2, name: nil, user: "bo"), "a viewer given no name stays a viewer")
+        XCTAssertFalse(board.hasNews)
+        XCTAssertTrue(board.rename(2, name: "Bo", user: "bo"))
+        XCTAssertEqual(
+            board.takeDelta(table: "t"),
+            PresenceDelta(
+                table: "t",
+                joined: [PresenceEntry(key: "c2", client: "anon-2", name: "Bo", editing: false, row: nil, user: "bo")],
+                viewers: 0))
+        XCTAssertFalse(board.rename(3, name: "Cy", user: nil), "not on the board")
+    }
+
     func testEditingModeAndRowEditingAreChangesOnlyWhenTheyChange() {
         var board = PresenceBoard<Int>()
         _ = board.join(1, key: "c1", client: "a", name: "Ana")

@@ -79,7 +79,8 @@ extension ConnectionRouter {
         let previous = session.requester.refOwner
         session.client = hello.client
         // A verified name is the one shown; the name given in hello only stands in when the token has none.
-        session.name = hello.credential?.name ?? (hello.name?.isEmpty == false ? hello.name : nil)
+        session.helloName = hello.name?.isEmpty == false ? hello.name : nil
+        session.name = hello.credential?.name ?? session.helloName
         session.credential = hello.credential
         session.token = hello.token
         session.refusedToken = nil
@@ -128,9 +129,12 @@ extension ConnectionRouter {
         apply(credential, to: &session)
     }
 
-    /// Gives `session` its new `credential`: subscriptions to tables it may no longer read end, saying why.
+    /// Gives `session` its new `credential`: subscriptions to tables it may no longer read end, saying why, and
+    /// the others show the name the new token gives (or hello's, when it gives none) in presence at once.
     func apply(_ credential: Credential, to session: inout ConnectionSession) {
+        let shown = (session.name, session.credential?.user)
         session.credential = credential
+        session.name = credential.name ?? session.helloName
         for table in session.subscriptions where settings.policy.role(credential, on: table) == nil {
             session.subscriptions.remove(table)
             directory.actor(table)?.enqueue(
@@ -138,6 +142,8 @@ extension ConnectionRouter {
                     session.requester, ref: nil,
                     reason: "the connection's token no longer lets it read table '\(table)'"))
         }
+        guard shown != (session.name, credential.user) else { return }
+        for table in session.subscriptions { directory.actor(table)?.enqueue(.renamed(session.requester)) }
     }
 
     /// Closes the connections whose tokens ended by `now` with 4001.

@@ -8,6 +8,8 @@ struct ConnectionSession {
     var client: String
     /// The name shown for it: its token's, else the one given in `hello`, if any.
     var name: String?
+    /// The name given in `hello`, which stands in whenever its token names nobody.
+    var helloName: String?
     /// The client chose its id in `hello` (so its refs are kept across reconnects).
     var stable = false
     /// What its token lets it do, once `hello` gave one (or on a server without tokens).

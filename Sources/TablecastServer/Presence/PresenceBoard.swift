@@ -116,6 +116,21 @@ public struct PresenceBoard<Connection: Hashable & Sendable>: Sendable {
         return true
     }
 
+    /// `connection` shows another `name` or `user` from now on (its token was replaced). A name lists a viewer; a
+    /// listed connection that loses its name keeps showing its client id, as one that only sent presence does.
+    @discardableResult
+    public mutating func rename(_ connection: Connection, name: String?, user: String?) -> Bool {
+        guard let member = members[connection] else { return false }
+        guard name != nil || member.listed else {
+            members[connection]!.entry.user = user
+            return false
+        }
+        return update(connection) {
+            $0.name = name ?? $0.client
+            $0.user = user
+        }
+    }
+
     /// Editing mode on or off.
     @discardableResult
     public mutating func setEditing(_ connection: Connection, _ on: Bool) -> Bool {

@@ -189,6 +189,8 @@ actor TableActor {
             } catch {
                 refuse(requester, ref: ref, error)
             }
+        case .renamed(let requester):
+            audience.rename(requester)
         case .setRules(let requester, let ref, let patch):
             await setRules(requester, ref: ref, patch)
         case .drop(let requester, let ref, let done):

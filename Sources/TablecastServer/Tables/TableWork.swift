@@ -11,6 +11,8 @@ enum TableWork: Sendable {
     /// read the table).
     case unsubscribe(Requester, ref: String?, reason: String? = nil)
     case presence(Requester, ref: String?, PresenceChange)
+    /// The requester's connection shows another name or user from now on (its refreshed token says so).
+    case renamed(Requester)
     case setRules(Requester, ref: String?, RulesPatch)
     case disconnected(WebSocketConnectionID)
     /// Drop the table: answer the requester, tell subscribers, refuse what is still queued; `done` says whether

@@ -86,6 +86,11 @@ final class TableAudience {
         }
     }
 
+    /// `requester`'s connection shows its name and user from now on (a refreshed token named it anew).
+    func rename(_ requester: Requester) {
+        presence.rename(.local(requester.connection), name: requester.name, user: requester.user)
+    }
+
     /// The rows someone is editing that `batch` deletes from `table`, alone or with their section.
     func editedRows(deletedBy batch: Batch, from table: Table) -> [String] {
         guard presence.anyRowEdited else { return [] }
