@@ -140,6 +140,7 @@ let package = Package(
             dependencies: [
                 "TablecastClient", "TablecastServer", "TablecastTesting",
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: swiftSettings
         ),

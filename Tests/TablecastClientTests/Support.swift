@@ -25,10 +25,17 @@ final class TestServer: @unchecked Sendable {
     /// A SQLite file in `directory`, or the PostgreSQL URL given at init.
     let databasePath: String
 
+    /// Who may do what (default: anyone, as on loopback without tokens).
+    let policy: AccessPolicy
+
     /// - Parameter database: a `postgresql://` URL to share with other test servers; default: a SQLite file.
-    init(maxQueuedBytes: Int = 8 << 20, database: String? = nil, commitDelay: Duration = .zero) async throws {
+    init(
+        maxQueuedBytes: Int = 8 << 20, database: String? = nil, commitDelay: Duration = .zero,
+        policy: AccessPolicy = .open
+    ) async throws {
         self.maxQueuedBytes = maxQueuedBytes
         self.commitDelay = commitDelay
+        self.policy = policy
         directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "tablecast-client-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -43,7 +50,7 @@ final class TestServer: @unchecked Sendable {
         logger.logLevel = .warning
         let registry = PrometheusCollectorRegistry()
         var configuration = TableServer.Configuration(
-            port: port, databasePath: databasePath, synchronous: .normal, intentsPerSecond: 100_000,
+            port: port, databasePath: databasePath, synchronous: .normal, policy: policy, intentsPerSecond: 100_000,
             maxQueuedBytes: maxQueuedBytes, metricsFactory: PrometheusMetricsFactory(registry: registry),
             metricsPage: { registry.emitToBuffer() })
         configuration.debugCommitDelay = commitDelay

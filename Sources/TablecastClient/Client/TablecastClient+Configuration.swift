@@ -15,8 +15,14 @@ extension TablecastClient {
         /// The name other people see in presence. Without one the connection is not listed in presence (it counts
         /// among a table's viewers) until it sends presence itself.
         public var name: String?
-        /// The token that picks a role, when the server has a tokens file.
+        /// The token that picks a role, when the server has a tokens file or takes signed tokens.
         public var token: String?
+        /// Asked for the token of every hello instead of ``token``, and again a while before a signed token (JWT)
+        /// expires (a quarter of its remaining life, at most a minute, before its `exp`), whose answer replaces it on
+        /// the open connection (`refreshToken`). A connection the server closes because its token ended (4001)
+        /// reconnects and asks again. A provider that throws is reported as a ``Event/refusal(_:)`` (`unauthorized`);
+        /// at hello, the connection is then closed and tried again with backoff.
+        public var tokenProvider: (@Sendable () async throws -> String)?
         /// Delays between reconnect attempts.
         public var backoff: Backoff
         /// Prefix of the refs this client generates: unique per instance (random by default), so a new process
@@ -81,6 +87,9 @@ extension TablecastClient {
         case tlsFailed(reason: String)
         /// A subscribed table was dropped; its subscription ended.
         case dropped(table: String)
+        /// The server ended a subscription: the connection's token no longer lets it read the table (`reason`
+        /// says so). Its optimistic intents fail with `forbidden`.
+        case subscriptionEnded(table: String, reason: String)
         /// An `error` that answers no pending request (e.g. a refused presence message).
         case refusal(ProtocolError)
         /// The predicted table (confirmed plus this client's pending optimistic intents) changed.

@@ -41,6 +41,8 @@ extension TablecastClient {
                 state.withLock { $0.answers.removeValue(forKey: id) }?.settle(result)
             case .emit(let event):
                 emit(event)
+            case .fetchToken(let use):
+                fetchToken(for: use)
             }
         }
     }
@@ -79,6 +81,21 @@ extension TablecastClient {
         let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
         queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) {
             self.withMachine { $0.timerFired(timer) }
+        }
+    }
+
+    /// Asks the token provider off the lock and the client's queue (it may take a network round trip), and hands
+    /// its answer to the machine.
+    private func fetchToken(for use: Machine.TokenUse) {
+        guard let provider = configuration.tokenProvider else { return }
+        Task {
+            let result: Result<String, any Error>
+            do {
+                result = .success(try await provider())
+            } catch {
+                result = .failure(error)
+            }
+            queue.async { self.withMachine { $0.tokenGiven(result, for: use, now: .now) } }
         }
     }
 

@@ -63,6 +63,16 @@ extension ClientStateMachine {
         case retryRequest(RequestID, attempt: Int)
         /// Sends again the in-flight optimistic intent with this ref, refused as `unavailable` `attempt` times.
         case resendIntent(ref: String, attempt: Int)
+        /// Asks the token provider for a fresh token a while before the token of `socket`'s connection expires.
+        case refreshToken(SocketID)
+    }
+
+    /// What a token asked of ``TablecastClient/Configuration/tokenProvider`` is for.
+    enum TokenUse: Hashable, Sendable {
+        /// The hello of `socket`, which waits for it.
+        case hello(SocketID)
+        /// A `refreshToken` on `socket`, before the connection's token expires.
+        case refresh(SocketID)
     }
 
     /// What the shell performs after leaving the lock, in order (socket commands go out in the order given).
@@ -76,5 +86,7 @@ extension ClientStateMachine {
         case settle(PendingIntentID, Result<ServerMessage.Ack?, any Error>)
         /// Reports an event to `onEvent` and the ``TablecastClient/events()`` streams.
         case emit(TablecastClient.Event)
+        /// Calls the token provider; its answer goes to ``ClientStateMachine/tokenGiven(_:for:now:)``.
+        case fetchToken(TokenUse)
     }
 }

@@ -8,7 +8,7 @@ extension ClientStateMachine {
         guard accepts(socket) else { return [] }
         switch message {
         case .welcome(let welcome):
-            return welcomed(as: welcome.client)
+            return welcomed(as: welcome.client, now: now)
         case .update(let update):
             return apply(update)
         case .snapshot(let table, let version, let epoch, let rules, let sections):
@@ -45,11 +45,23 @@ extension ClientStateMachine {
             delta.apply(to: &subscriptions[delta.table]!.presence!)
             return [.emit(.presence(table: delta.table, presence: subscriptions[delta.table]!.presence!))]
         case .error(let error):
+            if let refused = tokenRefreshAnswered(error.ref, accepted: false, now: now) {
+                return refused + [.emit(.refusal(error))]
+            }
             return answerOptimistic(error.ref, message, now: now) ?? answer(error.ref, message, now: now)
                 ?? [.emit(.refusal(error))]
         case .ack:
             return answerOptimistic(message.ref, message, now: now) ?? answer(message.ref, message, now: now) ?? []
-        case .unsubscribed, .tables, .changes, .historicalSnapshot, .tokenRefreshed:
+        case .tokenRefreshed(let ref, _):
+            return tokenRefreshAnswered(ref, accepted: true, now: now) ?? answer(ref, message, now: now) ?? []
+        case .unsubscribed(ref: nil, let table, let reason):
+            // The server ended it: the connection's token no longer lets it read the table.
+            let reason = reason ?? "the server ended the subscription"
+            guard subscriptions[table] != nil else { return [] }
+            return endSubscription(table, failing: ProtocolError(.forbidden, reason)) + [
+                .emit(.subscriptionEnded(table: table, reason: reason))
+            ]
+        case .unsubscribed, .tables, .changes, .historicalSnapshot:
             return answer(message.ref, message, now: now) ?? []
         }
     }

@@ -50,6 +50,8 @@ struct ClientStateMachine: Sendable {
     let endpointCount: Int
     /// Draws the reconnect and retry delays' jitter.
     var random: any RandomNumberGenerator & Sendable
+    /// Seconds since the Unix epoch, which a signed token's `exp` counts in.
+    let wallClock: @Sendable () -> Double
 
     private(set) var link = Link.idle
     /// Consecutive failed connections, for the backoff; reset by a welcome.
@@ -74,19 +76,27 @@ struct ClientStateMachine: Sendable {
     var requestedRefs: [String: [Int: String]] = [:]
     /// The in-flight optimistic intents, by ref.
     var inFlightIntents: [String: InFlightIntent] = [:]
+    /// The token hello sends: the configured one, or the token provider's latest.
+    var token: String?
+    /// The `refreshToken` awaiting its ack: its ref and the token it sends.
+    var tokenRefresh: (ref: String, token: String)?
 
     /// - Parameters:
     ///   - configuration: the client's identity, backoff, ref prefix and whether it observes presence.
     ///   - endpointCount: how many servers there are to try in turn (at least one).
     ///   - random: draws the jitter of reconnect and retry delays.
+    ///   - wallClock: seconds since the Unix epoch, for when a signed token is refreshed.
     init(
         configuration: TablecastClient.Configuration, endpointCount: Int,
-        random: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()
+        random: some RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(),
+        wallClock: @escaping @Sendable () -> Double = Self.systemWallClock
     ) {
         precondition(endpointCount > 0, "a client needs a server to connect to")
         self.configuration = configuration
         self.endpointCount = endpointCount
         self.random = random
+        self.wallClock = wallClock
+        token = configuration.token
     }
 
     // MARK: - Queries
@@ -137,13 +147,19 @@ struct ClientStateMachine: Sendable {
         return [.socket(.open(socket, endpoint: endpoint)), .emit(.state(.connecting))]
     }
 
-    /// The socket opened: hello, resubscriptions resuming each replica, then every unanswered request in its
-    /// original order, optimistic intents in flight last, all with their original refs.
+    /// The socket opened: hello (once the token provider, if any, gave a token: see ``tokenGiven(_:for:now:)``),
+    /// resubscriptions resuming each replica, then every unanswered request in its original order, optimistic
+    /// intents in flight last, all with their original refs.
     mutating func socketOpened(_ socket: SocketID) -> [Action] {
         guard case .opening(socket) = link else { return [] }
         link = .open(socket, welcomed: false)
-        let hello = ClientMessage(
-            .hello(client: configuration.clientID, name: configuration.name, token: configuration.token))
+        if configuration.tokenProvider != nil { return [.fetchToken(.hello(socket))] }
+        return greet(socket)
+    }
+
+    /// Hello and everything the server is to hear again on a new connection.
+    mutating func greet(_ socket: SocketID) -> [Action] {
+        let hello = ClientMessage(.hello(client: configuration.clientID, name: configuration.name, token: token))
         var messages = [hello]
         let ordered = requests.keys.sorted()
         var pendingSubscribes = Set<String>()
@@ -179,6 +195,7 @@ struct ClientStateMachine: Sendable {
         let delay = configuration.backoff.delay(attempt: attempt, using: &random)
         attempt += 1
         link = .waiting(after: socket, delay: delay)
+        tokenRefresh = nil
         actions.append(.emit(.state(.reconnecting(in: delay))))
         actions.append(.schedule(.reconnect(after: socket), at: now + delay))
         return actions
@@ -220,6 +237,9 @@ struct ClientStateMachine: Sendable {
             // Sent on whatever connection is open now (a reconnect sends it anyway).
             guard let request = requests[id], request.retries == attempt, let socket = openSocket else { return [] }
             return [.socket(.send(request.message, on: socket))]
+        case .refreshToken(let socket):
+            guard openSocket == socket else { return [] }
+            return [.fetchToken(.refresh(socket))]
         case .resendIntent(let ref, let attempt):
             guard let inFlight = inFlightIntents[ref], inFlight.refusals == attempt, let socket = openSocket,
                 let outgoing = subscriptions[inFlight.table]?.optimistic?.inFlightIntent
@@ -230,13 +250,13 @@ struct ClientStateMachine: Sendable {
     }
 
     /// Records the welcome that answers hello: the connection is live and the backoff starts over.
-    mutating func welcomed(as client: String) -> [Action] {
+    mutating func welcomed(as client: String, now: Instant) -> [Action] {
         guard case .open(let socket, _) = link else { return [] }
         link = .open(socket, welcomed: true)
         welcomedAs = client
         problem = nil
         attempt = 0
-        return [.emit(.state(.live))]
+        return [.emit(.state(.live))] + scheduleTokenRefresh(on: socket, now: now)
     }
 
     /// A fresh ref for a request or an optimistic intent: the prefix unique to this instance and a number.

@@ -16,15 +16,23 @@ struct MachineHarness {
     /// Timers asked for and not fired yet, with their deadlines.
     private(set) var timers: [(timer: Machine.Timer, deadline: ContinuousClock.Instant)] = []
 
-    /// A client "me" (refs `p-1`, `p-2`, …) of `endpoints` servers, its jitter drawn from a seeded generator.
+    /// A client "me" (refs `p-1`, `p-2`, …) of `endpoints` servers, its jitter drawn from a seeded generator;
+    /// `tokenProvider` is only called by the shell, so here it only says that there is one. The wall clock stands
+    /// at ``wallClock``.
     init(
         endpoints: Int = 1, backoff: Backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(1)),
-        random: some RandomNumberGenerator & Sendable = SeededGenerator(seed: 20)
+        random: some RandomNumberGenerator & Sendable = SeededGenerator(seed: 20),
+        tokenProvider: (@Sendable () async throws -> String)? = nil
     ) {
         var configuration = TablecastClient.Configuration(url: "ws://unused/", clientID: "me", backoff: backoff)
         configuration.refPrefix = "p-"
-        machine = Machine(configuration: configuration, endpointCount: endpoints, random: random)
+        configuration.tokenProvider = tokenProvider
+        machine = Machine(
+            configuration: configuration, endpointCount: endpoints, random: random, wallClock: { Self.wallClock })
     }
+
+    /// The wall clock the machine reads, in seconds since the Unix epoch.
+    static let wallClock = 1_800_000_000.0
 
     /// Feeds one event and keeps the timers it asks for.
     @discardableResult
@@ -91,6 +99,13 @@ struct MachineHarness {
         return step { $0.receive(message, on: socket, now: now) }
     }
 
+    /// The token provider's answer for `use`.
+    @discardableResult
+    mutating func give(_ result: Result<String, any Error>, for use: Machine.TokenUse) -> [Machine.Action] {
+        let now = self.now
+        return step { $0.tokenGiven(result, for: use, now: now) }
+    }
+
     /// Makes a request; returns its id and the actions.
     mutating func request(_ call: Machine.Call, ref: String? = nil) -> (Machine.RequestID, [Machine.Action]) {
         let id = machine.makeRequestID()
@@ -119,6 +134,9 @@ extension [Machine.Action] {
 
     /// The messages sent, in order.
     var sent: [ClientMessage] { commands.compactMap { if case .send(let message, _) = $0 { message } else { nil } } }
+
+    /// The token uses the provider was asked for, in order.
+    var tokensAsked: [Machine.TokenUse] { compactMap { if case .fetchToken(let use) = $0 { use } else { nil } } }
 
     /// The endpoints sockets were opened to, in order.
     var openedEndpoints: [Int] { commands.compactMap { if case .open(_, let endpoint) = $0 { endpoint } else { nil } } }
