@@ -51,6 +51,9 @@ struct WatchCommand: AsyncParsableCommand {
             case .dropped(let name) where name == table:
                 failure = "table '\(table)' was dropped"
                 break loop
+            case .subscriptionEnded(let name, let reason) where name == table:
+                failure = reason
+                break loop
             case .state(let state):
                 // On stderr in both forms: stdout stays the table's JSON lines.
                 guard case .reconnecting = state, let problem = client.connectionProblem else {

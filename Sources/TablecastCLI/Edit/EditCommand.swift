@@ -276,6 +276,9 @@ struct EditCommand: AsyncParsableCommand {
                 case .dropped(let name) where name == table:
                     failure = "table '\(table)' was dropped"
                     break loop
+                case .subscriptionEnded(let name, let reason) where name == table:
+                    failure = reason
+                    break loop
                 case .refusal(let error):
                     editor.failed(label: "server", message: error.description)
                 case .tlsFailed(let reason):
