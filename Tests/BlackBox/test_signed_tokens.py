@@ -510,3 +510,29 @@ def test_the_command_line_takes_a_signed_token(tmp_path):
     expired = tables(hs256(claims(sub="ana", exp=int(time.time()) - 60)))
     assert expired.returncode == 1 and "token refused: it has expired" in expired.stderr, expired
     server.stop()
+
+
+def test_watch_ends_saying_why_when_the_reloaded_tokens_no_longer_read_its_table(tmp_path):
+    import subprocess
+    from conftest import tablecast_binary
+    tokens = tmp_path / "tokens.json"
+    entries = [{"token": "ops-admin", "role": "admin", "tables": ["*"]},
+               {"token": "eve-token", "role": "read", "tables": ["*"]}]
+    tokens.write_text(json.dumps({"tokens": entries}))
+    server = jwt_server(tmp_path, "--tokens", str(tokens))
+    admin = server.client(token="ops-admin")
+    admin.ok({"type": "createTable", "table": "t", "sections": [{"rows": []}]})
+    watch = subprocess.Popen([tablecast_binary(), "watch", "t", "--url", server.url, "--token", "eve-token"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert json.loads(watch.stdout.readline())["type"] == "snapshot"
+        entries[1] = {"token": "eve-token", "role": "read", "tables": ["elsewhere"]}
+        tokens.write_text(json.dumps({"tokens": entries}))
+        server.process.send_signal(signal.SIGHUP)
+        assert watch.wait(timeout=15) == 1
+        assert "the connection's token no longer lets it read table 't'" in watch.stderr.read()
+    finally:
+        watch.kill()
+        watch.wait()
+        admin.close()
+        server.stop()
