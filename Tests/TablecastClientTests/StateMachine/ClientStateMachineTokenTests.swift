@@ -71,12 +71,9 @@ final class ClientStateMachineTokenTests: XCTestCase {
     /// nothing newer sends nothing.
     func testASignedTokenIsRefreshedBeforeItExpiresAndAgainAfterEachAck() {
         var harness = MachineHarness(tokenProvider: { "unused" })
-        harness.step { $0.connect() }
-        let socket = harness.socket
-        harness.step { $0.socketOpened(socket) }
         let token = jwt(exp: MachineHarness.wallClock + 100)
-        harness.give(.success(token), for: .hello(socket))
-        let live = harness.receive(welcome)
+        let live = harness.goLive(token: token, welcome: welcome)
+        let socket = harness.socket
         XCTAssertEqual(live.scheduled.map(\.timer), [.refreshToken(socket)])
         XCTAssertEqual(live.scheduled.first?.deadline, harness.now + .seconds(75), "100 s left: asked 25 s before")
         XCTAssertEqual(harness.advance(by: .seconds(74)).tokensAsked, [])
@@ -94,12 +91,9 @@ final class ClientStateMachineTokenTests: XCTestCase {
     /// A refused refresh keeps the current token and is reported; a token without `exp` is never refreshed.
     func testARefusedRefreshKeepsTheTokenAndATokenWithoutExpIsNotRefreshed() {
         var harness = MachineHarness(tokenProvider: { "unused" })
-        harness.step { $0.connect() }
-        let socket = harness.socket
-        harness.step { $0.socketOpened(socket) }
         let token = jwt(exp: MachineHarness.wallClock + 100)
-        harness.give(.success(token), for: .hello(socket))
-        harness.receive(welcome)
+        harness.goLive(token: token, welcome: welcome)
+        let socket = harness.socket
         harness.advanceToNextTimer()
         let other = jwt(exp: MachineHarness.wallClock + 900, sub: "mallory")
         let sent = harness.give(.success(other), for: .refresh(socket)).sent
@@ -111,11 +105,7 @@ final class ClientStateMachineTokenTests: XCTestCase {
         XCTAssertEqual(error.code, .unauthorized)
 
         var plain = MachineHarness(tokenProvider: { "unused" })
-        plain.step { $0.connect() }
-        let plainSocket = plain.socket
-        plain.step { $0.socketOpened(plainSocket) }
-        plain.give(.success("team-token"), for: .hello(plainSocket))
-        XCTAssertEqual(plain.receive(welcome).scheduled.count, 0, "no exp, nothing to refresh")
+        XCTAssertEqual(plain.goLive(token: "team-token", welcome: welcome).scheduled.count, 0, "no exp, no refresh")
     }
 
     /// A subscription the server ends (no ref: the token no longer reads the table) is forgotten and reported; its
@@ -131,5 +121,17 @@ final class ClientStateMachineTokenTests: XCTestCase {
         XCTAssertEqual(table, "t")
         XCTAssertEqual(reason, "the connection's token no longer lets it read table 't'")
         XCTAssertEqual(harness.receive(.unsubscribed(ref: nil, table: "t", reason: nil)).count, 0, "once")
+    }
+}
+
+extension MachineHarness {
+    /// Connects, gives the provider's `token` to the hello and welcomes the client; the welcome's actions.
+    @discardableResult
+    fileprivate mutating func goLive(token: String, welcome: ServerMessage) -> [Machine.Action] {
+        step { $0.connect() }
+        let socket = self.socket
+        step { $0.socketOpened(socket) }
+        give(.success(token), for: .hello(socket))
+        return receive(welcome)
     }
 }
