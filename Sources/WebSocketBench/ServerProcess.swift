@@ -17,6 +17,17 @@ final class ServerProcess {
         try waitUntilListening()
     }
 
+    /// The CPU time the server has used so far (user + system, from `/proc/PID/stat`), in seconds.
+    var cpuSeconds: Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+            let afterName = stat.lastIndex(of: ")")
+        else { return .nan }
+        // Fields after the parenthesized name, from field 3 (state): utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: afterName)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return .nan }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// SIGINT (the lws test server ignores SIGTERM), then SIGKILL if it has not exited within two seconds.
     func stop() {
         kill(process.processIdentifier, SIGINT)

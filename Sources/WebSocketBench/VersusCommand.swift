@@ -10,7 +10,8 @@ import TablecastTesting
 /// counting subscribers, each edit being committed (fsync) before it is fanned out. Tablecast runs under two window
 /// rules: `delivery`, the mirror's (an edit is in flight until acked and every subscriber has it), and `ack` (until
 /// acked: the writer can run ahead of the fan-out, so latency includes that backlog). Deliveries/s are messages
-/// received by subscribers per second; p99 is the send → delivery latency.
+/// received by subscribers per second; p99 is the send → delivery latency; CPU/delivery is the server process's
+/// user + system time over the whole run (connections and handshakes included) divided by its deliveries.
 struct VersusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "versus",
@@ -39,7 +40,8 @@ struct VersusCommand: AsyncParsableCommand {
         print("1 publisher / 1 raw writer, \(messages) messages per size, window \(window)")
         let rules = tablecastWindows.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         print(
-            "subscribers | lws mirror deliveries/s, p50, p99 | Tablecast (window until) deliveries/s, p50, p99 | ratio")
+            "subscribers | lws mirror deliveries/s, p50, p99, server CPU/delivery | Tablecast (window until) deliveries/s,"
+                + " p50, p99, server CPU/delivery | ratio")
         for subscribers in counts {
             let mirror = try await runMirror(subscribers: subscribers)
             for rule in rules {
@@ -47,10 +49,10 @@ struct VersusCommand: AsyncParsableCommand {
                 print(
                     String(
                         format:
-                            "%6d | %9.0f/s  p50 %6.0f ms  p99 %6.0f ms | (%@) %9.0f/s  p50 %6.0f ms  p99 %6.0f ms | %.2f×%@",
-                        subscribers, mirror.perSecond, mirror.p50, mirror.p99, rule as NSString, ours.perSecond,
-                        ours.p50,
-                        ours.p99, ours.perSecond / max(1, mirror.perSecond), (mirror.note + ours.note) as NSString))
+                            "%6d | %9.0f/s  p50 %6.0f ms  p99 %6.0f ms  %5.2f µs | (%@) %9.0f/s  p50 %6.0f ms  p99 %6.0f ms  %5.2f µs | %.2f×%@",
+                        subscribers, mirror.perSecond, mirror.p50, mirror.p99, mirror.cpuPerDelivery, rule as NSString,
+                        ours.perSecond, ours.p50, ours.p99, ours.cpuPerDelivery,
+                        ours.perSecond / max(1, mirror.perSecond), (mirror.note + ours.note) as NSString))
             }
         }
     }
@@ -59,6 +61,8 @@ struct VersusCommand: AsyncParsableCommand {
         var perSecond: Double
         var p50: Double
         var p99: Double
+        /// The server's CPU time per delivery, in microseconds.
+        var cpuPerDelivery: Double
         var note = ""
     }
 
@@ -74,6 +78,7 @@ struct VersusCommand: AsyncParsableCommand {
         return Figures(
             perSecond: result.deliveriesPerSecond, p50: Double(latency.valueAtPercentile(50)) / 1000,
             p99: Double(latency.valueAtPercentile(99)) / 1000,
+            cpuPerDelivery: process.cpuSeconds * 1e6 / Double(max(1, result.deliveries)),
             note: result.unexpectedCloses > 0 ? "  (mirror: \(result.unexpectedCloses) unexpected closes)" : "")
     }
 
@@ -108,9 +113,11 @@ struct VersusCommand: AsyncParsableCommand {
             let latency = (report["latencyMs"] as? [String: Any])?["intentToDelivery"] as? [String: Any]
         else { throw BenchError("tablecast load printed no report (exit \(load.terminationStatus))") }
         let convergence = (report["convergence"] as? [String: Any])?["ok"] as? Bool ?? false
+        let delivered = deliveries["count"] as? Double ?? 0
         return Figures(
             perSecond: deliveries["perSecond"] as? Double ?? 0, p50: latency["p50"] as? Double ?? 0,
-            p99: latency["p99"] as? Double ?? 0, note: convergence ? "" : "  (tablecast: convergence FAILED)")
+            p99: latency["p99"] as? Double ?? 0, cpuPerDelivery: server.cpuSeconds * 1e6 / max(1, delivered),
+            note: convergence ? "" : "  (tablecast: convergence FAILED)")
     }
 
     private func raiseOpenFileLimit() {
