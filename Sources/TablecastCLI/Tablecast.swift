@@ -11,7 +11,8 @@ struct Tablecast: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, CompactCommand.self, BackupCommand.self, WatchCommand.self, InsertCommand.self,
             DeleteCommand.self,
-            MoveCommand.self, EditCommand.self, BatchCommand.self, TablesCommand.self, ExportCommand.self,
+            MoveCommand.self, EditCommand.self, PatchCommand.self, BatchCommand.self, TablesCommand.self,
+            ExportCommand.self,
             ImportCommand.self, SectionCommand.self, LoadCommand.self, HistoryCommand.self,
         ])
 

@@ -21,6 +21,7 @@ CLIENT_COMMANDS = [
     (["delete", "--table", "t", "--at", "0,0"], None),
     (["move", "--table", "t", "--from", "0,0", "--to", "0,1"], None),
     (["edit", "--table", "t", "--at", "0,0", "figs"], None),
+    (["patch", "--table", "t", "--at", "0,0", '{"done":true}'], None),
     (["batch", "--table", "t", "-"], '{"deleteRows":[{"at":[0,0]}]}'),
     (["export", "t"], None),
     (["import", "-"], '{"table":"t","sections":[],"rules":{}}'),

@@ -103,7 +103,7 @@ def test_a_subcommands_validation_error_shows_its_own_usage():
     assert "tablecast <subcommand>" not in result.stderr
 
 
-SUBCOMMANDS = ["serve", "compact", "watch", "insert", "delete", "move", "edit", "batch", "tables", "export",
+SUBCOMMANDS = ["serve", "compact", "watch", "insert", "delete", "move", "edit", "patch", "batch", "tables", "export",
                "import", "load"]
 
 

@@ -14,6 +14,8 @@ final class ClientMessageFuzzTests: XCTestCase {
         #"{"type":"editSection","table":"t","at":0,"header":null,"footer":"f","section":"s1"}"#,
         #"{"type":"batch","table":"t","base":7,"ref":"b","deleteSections":[{"at":2}],"insertSections":[{"at":0,"rows":[{"value":1}]}],"reloadSections":[{"at":1,"header":"R"}],"moveSections":[{"from":0,"to":3}],"deleteRows":[{"at":[1,4],"row":"r1"}],"insertRows":[{"at":[1,0],"value":"A"}],"reloadRows":[{"at":[1,2],"value":"D"}],"moveRows":[{"from":[1,3],"to":[1,0]}]}"#,
         #"{"type":"beginEditingRow","table":"t","row":"r1"}"#,
+        #"{"type":"patch","table":"t","base":2,"at":[0,1],"row":"r3","patch":{"done":true,"tags":{"x":null}}}"#,
+        #"{"type":"batch","table":"t","deleteRows":[{"at":[0,0]}],"patchRows":[{"at":[0,1],"patch":{"n":1}},{"at":[0,2],"patch":[2]}]}"#,
     ]
 
     private func randomValue(_ depth: Int, _ g: inout SeededGenerator) -> JSONValue {

@@ -84,6 +84,17 @@ final class ClientMessageTests: XCTestCase {
         XCTAssertEqual(
             try intent(#"{"type":"editSection","table":"t","at":0,"footer":null}"#),
             .editSection(SectionRef(0), header: nil, footer: .some(nil)))
+        XCTAssertEqual(
+            try intent(#"{"type":"patch","table":"t","at":[0,1],"patch":{"done":true,"note":null},"row":"r2"}"#),
+            .patch(RowRef(RowPath(section: 0, row: 1), id: "r2"), patch: ["done": true, "note": nil]))
+        XCTAssertEqual(
+            try intent(#"{"type":"batch","table":"t","patchRows":[{"at":[0,1],"patch":"whole"}]}"#),
+            .batch(ClientBatch(patchRows: [.init(row: RowRef(RowPath(section: 0, row: 1)), patch: "whole")])))
+        assertRefused(
+            #"{"type":"patch","table":"t","at":[0,1]}"#, .badRequest, "patch.patch: missing", at: "patch.patch")
+        assertRefused(
+            #"{"type":"batch","table":"t","patchRows":[{"at":[0,1],"value":{}}]}"#, .badRequest,
+            "patchRows[0].value: unknown field", at: "patchRows[0].value")
         guard case .intent(_, let base, _) = try decode(#"{"type":"delete","table":"t","at":[0,0],"base":7}"#).body
         else {
             return XCTFail("not an intent")
@@ -207,13 +218,14 @@ final class ClientMessageTests: XCTestCase {
         "deleteSection": #"{"type":"deleteSection","table":"t","at":0}"#,
         "moveSection": #"{"type":"moveSection","table":"t","from":0,"to":1}"#,
         "editSection": #"{"type":"editSection","table":"t","at":0}"#,
+        "patch": #"{"type":"patch","table":"t","at":[0,0],"patch":{}}"#,
         "batch": #"{"type":"batch","table":"t"}"#,
         "history": #"{"type":"history","table":"t"}"#,
         "snapshotAt": #"{"type":"snapshotAt","table":"t","version":0}"#,
     ]
 
     func testUnknownFieldsOfEveryMessageAreRefusedByName() throws {
-        XCTAssertEqual(Set(Self.validMessages.keys).count, 22)
+        XCTAssertEqual(Set(Self.validMessages.keys).count, 23)
         for (type, text) in Self.validMessages {
             XCTAssertNoThrow(try decode(text), type)
             assertRefused(
@@ -238,7 +250,7 @@ final class ClientMessageTests: XCTestCase {
             ("deleteSections", #"{"at":0}"#), ("insertSections", #"{"at":0}"#), ("reloadSections", #"{"at":0}"#),
             ("moveSections", #"{"from":0,"to":1}"#), ("deleteRows", #"{"at":[0,0]}"#),
             ("insertRows", #"{"at":[0,0],"value":1}"#), ("reloadRows", #"{"at":[0,0],"value":1}"#),
-            ("moveRows", #"{"from":[0,0],"to":[0,1]}"#),
+            ("moveRows", #"{"from":[0,0],"to":[0,1]}"#), ("patchRows", #"{"at":[0,0],"patch":{"a":1}}"#),
         ]
         for (list, entry) in entries {
             XCTAssertNoThrow(try decode(#"{"type":"batch","table":"t","\#(list)":[\#(entry)]}"#), list)

@@ -138,6 +138,46 @@ final class OptimisticVectorTests: XCTestCase {
         try undo.redo()
         try undo.settle()
         vectors.append(undo)
+
+        let checklist = Table(contents: [
+            SectionContent(rows: [
+                RowContent(value: ["title": "Yogurt", "done": false, "qty": 1]),
+                RowContent(value: ["title": "Milk", "done": false]),
+            ])
+        ])
+        var patches = Recorder(
+            "concurrent-patches",
+            "patches of one row in flight and queued while another client patches other fields of it: every field change stays; undo restores only the fields each patch named",
+            checklist)
+        try patches.submit(.patch(ref(checklist, 0, 0), patch: ["done": true]))
+        try patches.submit(.patch(ref(checklist, 0, 0), patch: ["qty": 2, "note": "greek"]))
+        try patches.other(.patch(ref(checklist, 0, 0), patch: ["title": "Skyr", "qty": 3]))
+        try patches.deliver()
+        try patches.settle()
+        try patches.other(.patch(ref(checklist, 0, 0), patch: ["title": "Greek skyr"]))
+        try patches.settle()
+        try patches.undo()
+        try patches.undo()
+        try patches.settle()
+        try patches.redo()
+        try patches.settle()
+        vectors.append(patches)
+
+        var patchBatch = Recorder(
+            "patch-refused",
+            "a batch of patches, then a patch in flight of a row another client deletes meanwhile: refused, it springs back",
+            checklist)
+        try patchBatch.submit(
+            .batch(
+                ClientBatch(patchRows: [
+                    .init(row: ref(checklist, 0, 0), patch: ["done": true]),
+                    .init(row: ref(checklist, 0, 1), patch: ["done": true, "tags": ["cold": true]]),
+                ])))
+        try patchBatch.settle()
+        try patchBatch.submit(.patch(ref(patchBatch.client.predicted, 0, 1), patch: ["tags": ["cold": nil]]))
+        try patchBatch.other(.delete(ref(patchBatch.server.table, 0, 1)))
+        try patchBatch.settle()
+        vectors.append(patchBatch)
         return vectors
     }
 }

@@ -84,6 +84,17 @@ final class RoundTripTests: XCTestCase {
                             insertRows: [.init(at: p(1, 0), row: RowContent(value: "Alaska"))],
                             reloadRows: [.init(row: RowRef(p(1, 2), id: "r12"), value: "Delaware!", editable: false)],
                             moveRows: [.init(from: RowRef(p(1, 3), id: "r15"), to: p(1, 0))])))),
+            ClientMessage(
+                ref: "p",
+                .intent(table: "t", base: 4, .patch(RowRef(p(0, 1), id: "r2"), patch: ["done": true, "x": nil]))),
+            ClientMessage(.intent(table: "t", base: nil, .patch(RowRef(p(0, 1)), patch: "whole"))),
+            ClientMessage(
+                .intent(
+                    table: "t", base: 2,
+                    .batch(
+                        ClientBatch(
+                            deleteRows: [RowRef(p(0, 0))],
+                            patchRows: [.init(row: RowRef(p(0, 2), id: "r4"), patch: ["n": ["m": 1]])])))),
             ClientMessage(.intent(table: "t", base: nil, .batch(ClientBatch()))),
             ClientMessage(.editing(table: "t", on: true)),
             ClientMessage(.beginEditingRow(table: "t", row: "r12")),
@@ -117,6 +128,19 @@ final class RoundTripTests: XCTestCase {
             batch.json.jsonText,
             #"{"base":1,"deleteRows":[{"at":[0,0]}],"moveRows":[{"from":[0,1],"row":"r2","to":[0,0]}],"table":"t","type":"batch"}"#
         )
+    }
+
+    func testPatchWireShapesMatchTheSpec() {
+        let patch = ClientMessage(
+            ref: "p", .intent(table: "t", base: 3, .patch(RowRef(RowPath(section: 0, row: 1)), patch: ["done": true])))
+        XCTAssertEqual(
+            patch.json.jsonText, #"{"at":[0,1],"base":3,"patch":{"done":true},"ref":"p","table":"t","type":"patch"}"#)
+        let batch = ClientMessage(
+            .intent(
+                table: "t", base: nil,
+                .batch(ClientBatch(patchRows: [.init(row: RowRef(RowPath(section: 0, row: 0)), patch: ["n": nil])]))))
+        XCTAssertEqual(
+            batch.json.jsonText, #"{"patchRows":[{"at":[0,0],"patch":{"n":null}}],"table":"t","type":"batch"}"#)
     }
 
     func testEveryServerMessageRoundTrips() throws {

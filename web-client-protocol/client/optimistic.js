@@ -14,10 +14,13 @@
 //   `unsupported`, and the caller sends it as a plain request and waits for the ack.
 import { Replica, ReplicaError } from './replica.js';
 import { ROW_DEFAULTS, flagOf, rowContent } from './rules.js';
+import { mergePatch, mergePatchUndoing, sameJSON } from './merge-patch.js';
 
+// The lists of a committed batch; an intent may also have `patchRows` (merge patches, committed as reloads).
 const LISTS = ['deleteSections', 'insertSections', 'reloadSections', 'moveSections', 'deleteRows', 'insertRows', 'reloadRows', 'moveRows'];
+const INTENT_LISTS = [...LISTS, 'patchRows'];
 const SINGLE = {
-  insert: 'insertRows', delete: 'deleteRows', move: 'moveRows', edit: 'reloadRows',
+  insert: 'insertRows', delete: 'deleteRows', move: 'moveRows', edit: 'reloadRows', patch: 'patchRows',
   insertSection: 'insertSections', deleteSection: 'deleteSections', moveSection: 'moveSections', editSection: 'reloadSections',
 };
 const NAME_OF_LIST = Object.fromEntries(Object.entries(SINGLE).map(([name, list]) => [list, name]));
@@ -39,11 +42,11 @@ function sectionContent(section) {
   return { header: section.header ?? null, footer: section.footer ?? null, rows: section.rows.map(rowContent) };
 }
 
-/** A wire intent (`{type, ...}`) as the eight lists of a client batch. */
+/** A wire intent (`{type, ...}`) as the lists of a client batch. */
 function listsOf(intent) {
-  const lists = Object.fromEntries(LISTS.map((list) => [list, []]));
+  const lists = Object.fromEntries(INTENT_LISTS.map((list) => [list, []]));
   if (intent.type === 'batch') {
-    for (const list of LISTS) lists[list] = clone(intent[list] ?? []);
+    for (const list of INTENT_LISTS) lists[list] = clone(intent[list] ?? []);
   } else {
     const { type, base, table, ref, ...entry } = intent;
     if (!SINGLE[type]) throw new OptimisticError('unsupported', `${type} is not an edit intent`);
@@ -54,11 +57,11 @@ function listsOf(intent) {
 
 /** Lists with one entry as that one-entry intent, others as a batch; null when empty. */
 function intentOf(lists) {
-  const entries = LISTS.flatMap((list) => lists[list].map((entry) => [list, entry]));
+  const entries = INTENT_LISTS.flatMap((list) => lists[list].map((entry) => [list, entry]));
   if (entries.length === 0) return null;
   if (entries.length === 1) return { type: NAME_OF_LIST[entries[0][0]], ...entries[0][1] };
   const batch = { type: 'batch' };
-  for (const list of LISTS) if (lists[list].length) batch[list] = lists[list];
+  for (const list of INTENT_LISTS) if (lists[list].length) batch[list] = lists[list];
   return batch;
 }
 
@@ -87,8 +90,9 @@ function applyBatch(table, batch) {
 
 /**
  * Resolves an intent made at `table`'s version into the committed batch, with `ids()` giving the ids it creates
- * (sections with their rows first, then rows, as the server orders `created`). Returns `{batch, created}`;
- * `batch` is null when it changes nothing. Throws OptimisticError.
+ * (sections with their rows first, then rows, as the server orders `created`). Returns `{batch, created, patches}`;
+ * `batch` is null when it changes nothing; `patches` maps a reload's `at` (as `s,r`) to the merge patch it came
+ * from. Throws OptimisticError.
  */
 function resolve(table, intent, ids) {
   const lists = listsOf(intent);
@@ -133,12 +137,20 @@ function resolve(table, intent, ids) {
   });
   lists.reloadRows.forEach((e, i) => {
     const current = row(e.at, e.row, label('reloadRows', i));
-    const same = JSON.stringify(current.value) === JSON.stringify(e.value)
+    const same = sameJSON(current.value, e.value)
       && FLAGS.every((flag) => (e[flag] ?? flagOf(current, flag)) === flagOf(current, flag));
     if (same) return;
     const reload = { at: e.at, value: clone(e.value) };
     for (const flag of FLAGS) if (e[flag] !== undefined) reload[flag] = e[flag];
     batch.reloadRows.push(reload);
+  });
+  const patches = new Map();
+  lists.patchRows.forEach((e, i) => {
+    const current = row(e.at, e.row, label('patchRows', i));
+    const value = mergePatch(current.value, e.patch);
+    if (sameJSON(value, current.value)) return;
+    batch.reloadRows.push({ at: e.at, value });
+    patches.set(`${e.at}`, clone(e.patch));
   });
   lists.moveRows.forEach((e, i) => {
     row(e.from, e.row, label('moveRows', i));
@@ -156,7 +168,7 @@ function resolve(table, intent, ids) {
     + batch.insertRows.length + batch.reloadRows.length;
   const moves = batch.moveSections.some((m) => m.from !== m.to)
     || batch.moveRows.some((m) => m.from[0] !== m.to[0] || m.from[1] !== m.to[1]);
-  return { batch: changes || moves ? batch : null, created };
+  return { batch: changes || moves ? batch : null, created, patches };
 }
 
 // Id-anchored intents (optimistic.md): rows and sections by id, placements after their nearest surviving
@@ -168,12 +180,12 @@ const rowPlacement = (table, [s, r]) => ({
 });
 
 function emptyAnchored() {
-  return Object.fromEntries(LISTS.map((list) => [list, []]));
+  return Object.fromEntries(INTENT_LISTS.map((list) => [list, []]));
 }
 
 const createdOf = (anchored) => [...anchored.insertSections.flatMap((e) => [e.id, ...e.rowIDs]), ...anchored.insertRows.map((e) => e.id)];
 
-function forward(batch, before, after) {
+function forward(batch, before, after, patches) {
   const a = emptyAnchored();
   a.deleteSections = batch.deleteSections.map((i) => before.sections[i].id);
   a.insertSections = batch.insertSections.map(({ at }) => {
@@ -187,12 +199,16 @@ function forward(batch, before, after) {
     const row = after.sections[at[0]].rows[at[1]];
     return { id: row.id, content: rowContent(row), placement: rowPlacement(after, at) };
   });
-  a.reloadRows = batch.reloadRows.map(({ at, ...rest }) => ({ id: before.sections[at[0]].rows[at[1]].id, ...clone(rest) }));
+  for (const { at, ...rest } of batch.reloadRows) {
+    const id = before.sections[at[0]].rows[at[1]].id;
+    if (patches.has(`${at}`)) a.patchRows.push({ id, patch: clone(patches.get(`${at}`)) });
+    else a.reloadRows.push({ id, ...clone(rest) });
+  }
   a.moveRows = batch.moveRows.map((e) => ({ id: before.sections[e.from[0]].rows[e.from[1]].id, placement: rowPlacement(after, e.to) }));
   return a;
 }
 
-function inverse(batch, before, provisional) {
+function inverse(batch, before, provisional, patches) {
   const a = emptyAnchored();
   const renamed = new Map();
   const deletedSections = new Set(batch.deleteSections);
@@ -228,12 +244,18 @@ function inverse(batch, before, provisional) {
     const row = before.sections[path[0]].rows[path[1]];
     return { id: name(row.id), content: rowContent(row), placement: rPlace(path) };
   });
-  a.reloadRows = batch.reloadRows.map((e) => {
+  for (const e of batch.reloadRows) {
     const row = before.sections[e.at[0]].rows[e.at[1]];
+    // A patch is undone by a patch of what it named, unless the old value has a null member it changed.
+    const undoing = patches.has(`${e.at}`) ? mergePatchUndoing(row.value, patches.get(`${e.at}`)) : null;
+    if (undoing !== null) {
+      a.patchRows.push({ id: row.id, patch: undoing });
+      continue;
+    }
     const reload = { id: row.id, value: clone(row.value) };
     for (const flag of FLAGS) if (e[flag] !== undefined) reload[flag] = flagOf(row, flag);
-    return reload;
-  });
+    a.reloadRows.push(reload);
+  }
   a.moveRows = batch.moveRows.map((e) => ({ id: before.sections[e.from[0]].rows[e.from[1]].id, placement: rPlace(e.from) }));
   return a;
 }
@@ -251,6 +273,7 @@ function renaming(anchored, aliases) {
     insertRows: anchored.insertRows.map((e) => ({ ...e, id: name(e.id), placement: place(e.placement) })),
     reloadRows: anchored.reloadRows.map((e) => ({ ...e, id: name(e.id) })),
     moveRows: anchored.moveRows.map((e) => ({ ...e, id: name(e.id), placement: place(e.placement) })),
+    patchRows: anchored.patchRows.map((e) => ({ ...e, id: name(e.id) })),
   };
 }
 
@@ -271,8 +294,8 @@ const position = (predecessors, list) => {
  * still after it and did not move (else last).
  */
 function materialize(anchored, table, strict, since = null) {
-  const count = LISTS.reduce((n, list) => n + anchored[list].length, 0);
-  const single = count === 1 ? NAME_OF_LIST[LISTS.find((list) => anchored[list].length)] : null;
+  const count = INTENT_LISTS.reduce((n, list) => n + anchored[list].length, 0);
+  const single = count === 1 ? NAME_OF_LIST[INTENT_LISTS.find((list) => anchored[list].length)] : null;
   const at = (list, index) => single ?? `${list}[${index}]`;
   const sectionIndex = new Map();
   const rowPath = new Map();
@@ -315,6 +338,10 @@ function materialize(anchored, table, strict, since = null) {
   anchored.reloadRows.forEach(({ id, ...rest }, i) => {
     if (!rowPath.has(id)) throw gone(at('reloadRows', i), rowGone(id));
     lists.reloadRows.push({ at: rowPath.get(id), ...ref('row', id), ...clone(rest) });
+  });
+  anchored.patchRows.forEach(({ id, patch }, i) => {
+    if (!rowPath.has(id)) throw gone(at('patchRows', i), rowGone(id));
+    lists.patchRows.push({ at: rowPath.get(id), ...ref('row', id), patch: clone(patch) });
   });
   const movedRowFrom = anchored.moveRows.map((e, i) => {
     if (!rowPath.has(e.id)) throw gone(at('moveRows', i), rowGone(e.id));
@@ -399,13 +426,13 @@ function sinceBase(anchored, base, after) {
 /** A wire intent without provisional ids in its refs (the server knows only real ones). */
 function withoutProvisionalIDs(intent) {
   const lists = listsOf(intent);
-  for (const list of LISTS) {
+  for (const list of INTENT_LISTS) {
     for (const entry of lists[list]) {
       if (isProvisional(entry.row)) delete entry.row;
       if (isProvisional(entry.section)) delete entry.section;
     }
   }
-  return intent.type === 'batch' ? { type: 'batch', ...Object.fromEntries(LISTS.filter((l) => lists[l].length).map((l) => [l, lists[l]])) } : intentOf(lists);
+  return intent.type === 'batch' ? { type: 'batch', ...Object.fromEntries(INTENT_LISTS.filter((l) => lists[l].length).map((l) => [l, lists[l]])) } : intentOf(lists);
 }
 
 /** Per-table optimistic state; see optimistic.md. Tables are `{version, rules, sections}` as in a snapshot. */
@@ -459,17 +486,17 @@ export class OptimisticTable {
     const id = this._nextLocal++;
     const sent = withoutProvisionalIDs(intent);
     const before = this.predicted;
-    const { batch, created } = resolve(before, sent, () => this._provisional());
+    const { batch, created, patches } = resolve(before, sent, () => this._provisional());
     if (!batch) return { id, send: null, settled: true };
     const after = applyBatch(before, batch);
     checkLimits(before, after);
-    const undone = inverse(batch, before, () => this._provisional());
+    const undone = inverse(batch, before, () => this._provisional(), patches);
     if (role === 'change') {
       this._undo.push({ source: id, inverse: undone });
       this._redo = [];
     } else (role === 'undo' ? this._redo : this._undo).push({ source: id, inverse: undone });
     this.predicted = after;
-    const anchored = forward(batch, before, after);
+    const anchored = forward(batch, before, after, patches);
     if (!this._inFlight && this._queue.length === 0) {
       this._inFlight = {
         id, intent: { ...sent, base: this.confirmed.version }, submitted: intent, provisional: created, anchored, landed: false,

@@ -158,8 +158,13 @@ public struct Batch: Hashable, Sendable {
     }
 }
 
-/// The eight lists of a batch, in UIKit's order: the one table of their names, which both batch shapes (``Batch``
-/// and ``ClientBatch``) use for their wire keys and for naming entries in messages (`deleteRows[1]`).
+/// The eight lists of a batch, in UIKit's order, then `patchRows`, which only a ``ClientBatch`` has (a committed
+/// batch carries a patch's merged value in `reloadRows`): the one table of their names, which both batch shapes
+/// use for their wire keys and for naming entries in messages (`deleteRows[1]`).
 public enum BatchList: String, Sendable, CaseIterable {
     case deleteSections, insertSections, reloadSections, moveSections, deleteRows, insertRows, reloadRows, moveRows
+    case patchRows
+
+    /// The lists of a committed ``Batch``.
+    public static let committed = allCases.filter { $0 != .patchRows }
 }

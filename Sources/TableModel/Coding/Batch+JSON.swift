@@ -95,5 +95,5 @@ extension Batch {
                 }) ?? [])
     }
 
-    static let listNames = Set(BatchList.allCases.map(\.rawValue))
+    static let listNames = Set(BatchList.committed.map(\.rawValue))
 }

@@ -11,6 +11,10 @@ struct Draft {
         [(at: RowPath, value: JSONValue, editable: Bool?, movable: Bool?, editingStyle: EditingStyle?, origin: Int)] =
             []
     var moveRows: [(from: RowPath, to: RowPath, origin: Int)] = []
+    /// Merge patches, which ``TableEngine/mergePatches(_:)`` turns into reloads of the merged value.
+    var patchRows: [(at: RowPath, patch: JSONValue, origin: Int)] = []
+    /// Where the reloads that patches became begin in `reloadRows`: they follow the client's own entries.
+    var patchReloads = Int.max
     /// Where the rows that section reloads replace begin in `deleteRows` and `insertRows`: they follow the client's
     /// own entries, and their origin is the reloadSections entry's.
     var sectionReloadDeletes = Int.max
@@ -25,8 +29,9 @@ struct Draft {
         case .moveSections: (list, moveSections[index].origin)
         case .deleteRows: (index < sectionReloadDeletes ? list : .reloadSections, deleteRows[index].origin)
         case .insertRows: (index < sectionReloadInserts ? list : .reloadSections, insertRows[index].origin)
-        case .reloadRows: (list, reloadRows[index].origin)
+        case .reloadRows: (index < patchReloads ? list : .patchRows, reloadRows[index].origin)
         case .moveRows: (list, moveRows[index].origin)
+        case .patchRows: (list, patchRows[index].origin)
         }
     }
 
@@ -50,6 +55,7 @@ struct Draft {
             ($1.row.path, $1.value, $1.editable, $1.movable, $1.editingStyle, $0)
         }
         moveRows = client.moveRows.enumerated().map { ($1.from.path, $1.to, $0) }
+        patchRows = client.patchRows.enumerated().map { ($1.row.path, $1.patch, $0) }
     }
 
     init() {}

@@ -21,6 +21,9 @@ public struct Resolution: Hashable, Sendable {
     public var movedSections: [Int]
     /// Where each of the intent's moveRows entries landed (final index path), in entry order.
     public var movedRows: [RowPath]
+    /// The merge patch behind each of the batch's row reloads that a patch made, by the row's index path before
+    /// the batch: a client's replica redoes and undoes it as a patch, not as the value it merged to.
+    public var patches: [RowPath: JSONValue] = [:]
 
     /// Whether the intent changes nothing (e.g. deleting a row someone already deleted): nothing is committed.
     public var isNoop: Bool { batch.isEmpty }

@@ -4,6 +4,7 @@ extension TableEngine {
     /// puts the batch in canonical order.
     func finish(_ draft: Draft, intent: Intent) throws(TableError) -> Resolution {
         var draft = draft
+        mergePatches(&draft)
         try replaceReloadedRows(&draft, intent: intent)
         let label = { (list: BatchList, index: Int) in draft.label(list, index, in: intent) }
         var layout = try table.layout(of: draft.batch(on: table), checkIDs: false, label: label)
@@ -15,6 +16,10 @@ extension TableEngine {
             layout = try table.layout(of: draft.batch(on: table), checkIDs: false, label: label)
         }
         try checkLimits(draft, layout: layout, label: label)
+        var patches: [RowPath: JSONValue] = [:]
+        for index in draft.reloadRows.indices.dropFirst(min(draft.patchReloads, draft.reloadRows.count)) {
+            patches[draft.reloadRows[index].at] = draft.patchRows[draft.reloadRows[index].origin].patch
+        }
         draft.reloadRows.removeAll { reload in
             let row = table.sections[reload.at.section].rows[reload.at.row]
             return row.value == reload.value && (reload.editable ?? row.editable) == row.editable
@@ -52,7 +57,20 @@ extension TableEngine {
             batch: batch.canonical, tableVersion: table.version, version: table.version + (changesNothing ? 0 : 1),
             createdIDs: createdIDs, insertedSections: draft.insertSections.map(\.at),
             insertedRows: draft.insertRows.prefix(draft.sectionReloadInserts).map(\.at),
-            movedSections: draft.moveSections.map(\.to), movedRows: draft.moveRows.map(\.to))
+            movedSections: draft.moveSections.map(\.to), movedRows: draft.moveRows.map(\.to),
+            patches: patches.filter { path, _ in batch.reloadRows.contains { $0.at == path } })
+    }
+
+    /// Resolves merge patches against the rows as they are now: each becomes a reload of the merged value,
+    /// appended after the client's own reloads, so that it is validated, ruled and limited as an edit is (a
+    /// row that does not exist gets some value, and the validation names the entry).
+    func mergePatches(_ draft: inout Draft) {
+        guard !draft.patchRows.isEmpty else { return }
+        draft.patchReloads = draft.reloadRows.count
+        for patch in draft.patchRows {
+            let current = table.row(at: patch.at)?.value ?? .null
+            draft.reloadRows.append((patch.at, current.merging(patch: patch.patch), nil, nil, nil, patch.origin))
+        }
     }
 
     /// The delegate decisions (``Table/deleteRefusal(at:)``, ``Table/reloadRefusal(at:setsFlags:)``,

@@ -77,6 +77,10 @@ extension TableEngine {
             let path = try row(reload.row, label(.reloadRows, index), deleting: false)!
             draft.reloadRows.append((path, reload.value, reload.editable, reload.movable, reload.editingStyle, index))
         }
+        for (index, patch) in client.patchRows.enumerated() {
+            let path = try row(patch.row, label(.patchRows, index), deleting: false)!
+            draft.patchRows.append((path, patch.patch, index))
+        }
         for (index, move) in client.moveRows.enumerated() {
             draft.moveRows.append(
                 (try row(move.from, label(.moveRows, index), deleting: false)!, RowPath(section: 0, row: 0), index))
@@ -250,6 +254,7 @@ extension TableEngine {
         for (index, ref) in client.deleteRows.enumerated() { try check(ref.path, .deleteRows, index) }
         for (index, insert) in client.insertRows.enumerated() { try check(insert.at, .insertRows, index) }
         for (index, reload) in client.reloadRows.enumerated() { try check(reload.row.path, .reloadRows, index) }
+        for (index, patch) in client.patchRows.enumerated() { try check(patch.row.path, .patchRows, index) }
         for (index, move) in client.moveRows.enumerated() {
             try check(move.from.path, .moveRows, index)
             try check(move.to, .moveRows, index)

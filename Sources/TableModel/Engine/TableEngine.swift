@@ -160,5 +160,6 @@ public struct TableEngine: Sendable {
             try check(reload.row, intent.label(.reloadRows, index))
         }
         for (index, move) in client.moveRows.enumerated() { try check(move.from, intent.label(.moveRows, index)) }
+        for (index, patch) in client.patchRows.enumerated() { try check(patch.row, intent.label(.patchRows, index)) }
     }
 }

@@ -1,11 +1,12 @@
 /// A batch as a client sends it: the eight lists with UIKit index semantics relative to the client's base
 /// version, inserted content without ids (the table assigns them) and optional ids on what it deletes, reloads
-/// and moves.
+/// and moves, plus `patchRows`, merge patches of rows that the engine commits as reloads of the merged value.
 ///
 /// Its entries differ from ``Batch``'s on purpose, which is why there are two types: a committed batch names bare
 /// positions and carries the ids the table assigned, while a client's batch names rows and sections as the client
 /// saw them (a position at its base, plus an id to check), carries content without ids and tells "keep" from
-/// "clear" for headers and footers. The eight lists correspond one to one; ``BatchList`` names them for both.
+/// "clear" for headers and footers. The eight lists correspond one to one; ``BatchList`` names them for both, and
+/// names `patchRows`, which only a client's batch has.
 public struct ClientBatch: Hashable, Sendable {
     /// A section to insert at its index after the update.
     public struct SectionInsert: Hashable, Sendable {
@@ -91,6 +92,20 @@ public struct ClientBatch: Hashable, Sendable {
         }
     }
 
+    /// An RFC 7386 merge patch of a row's value (see ``JSONValue/merging(patch:)``), applied to the value the row
+    /// has when the intent is committed, so that members the patch does not name keep what others committed.
+    public struct RowPatch: Hashable, Sendable {
+        /// The row, before the update.
+        public var row: RowRef
+        /// The merge patch.
+        public var patch: JSONValue
+        /// Creates an entry.
+        public init(row: RowRef, patch: JSONValue) {
+            self.row = row
+            self.patch = patch
+        }
+    }
+
     /// A row to move.
     public struct RowMove: Hashable, Sendable {
         /// The row, before the update.
@@ -120,12 +135,15 @@ public struct ClientBatch: Hashable, Sendable {
     public var reloadRows: [RowReload]
     /// Rows to move.
     public var moveRows: [RowMove]
+    /// Rows whose value is merge-patched.
+    public var patchRows: [RowPatch]
 
     /// Creates a client batch; every list defaults to empty.
     public init(
         deleteSections: [SectionRef] = [], insertSections: [SectionInsert] = [],
         reloadSections: [SectionReload] = [], moveSections: [SectionMove] = [], deleteRows: [RowRef] = [],
-        insertRows: [RowInsert] = [], reloadRows: [RowReload] = [], moveRows: [RowMove] = []
+        insertRows: [RowInsert] = [], reloadRows: [RowReload] = [], moveRows: [RowMove] = [],
+        patchRows: [RowPatch] = []
     ) {
         self.deleteSections = deleteSections
         self.insertSections = insertSections
@@ -135,5 +153,6 @@ public struct ClientBatch: Hashable, Sendable {
         self.insertRows = insertRows
         self.reloadRows = reloadRows
         self.moveRows = moveRows
+        self.patchRows = patchRows
     }
 }

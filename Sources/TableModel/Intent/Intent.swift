@@ -9,6 +9,8 @@ public enum Intent: Hashable, Sendable {
     case move(from: RowRef, to: RowPath)
     /// Reload a row with a new value and, optionally, new flags.
     case edit(RowRef, value: JSONValue, editable: Bool? = nil, movable: Bool? = nil, editingStyle: EditingStyle? = nil)
+    /// Merge-patch a row's value (RFC 7386) as it is when the intent is committed.
+    case patch(RowRef, patch: JSONValue)
     /// Insert a section with its rows.
     case insertSection(at: Int, section: SectionContent)
     /// Delete a section and its rows.
@@ -28,6 +30,7 @@ public enum Intent: Hashable, Sendable {
         case .delete: "delete"
         case .move: "move"
         case .edit: "edit"
+        case .patch: "patch"
         case .insertSection: "insertSection"
         case .deleteSection: "deleteSection"
         case .moveSection: "moveSection"
@@ -47,6 +50,7 @@ public enum Intent: Hashable, Sendable {
                 reloadRows: [
                     .init(row: row, value: value, editable: editable, movable: movable, editingStyle: editingStyle)
                 ])
+        case .patch(let row, let patch): ClientBatch(patchRows: [.init(row: row, patch: patch)])
         case .insertSection(let at, let section): ClientBatch(insertSections: [.init(at: at, section: section)])
         case .deleteSection(let section): ClientBatch(deleteSections: [section])
         case .moveSection(let from, let to): ClientBatch(moveSections: [.init(from: from, to: to)])

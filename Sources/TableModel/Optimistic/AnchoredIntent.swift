@@ -60,6 +60,11 @@ struct AnchoredIntent: Hashable, Sendable {
         var placement: RowPlacement
     }
 
+    struct RowPatch: Hashable, Sendable {
+        var id: String
+        var patch: JSONValue
+    }
+
     var deleteSections: [String] = []
     var insertSections: [SectionInsert] = []
     var reloadSections: [SectionReload] = []
@@ -68,6 +73,7 @@ struct AnchoredIntent: Hashable, Sendable {
     var insertRows: [RowInsert] = []
     var reloadRows: [RowReload] = []
     var moveRows: [RowMove] = []
+    var patchRows: [RowPatch] = []
 
     /// The ids this intent creates, in the order the engine assigns them to its materialized form: each inserted
     /// section's id followed by its rows' ids, then each inserted row's id.
@@ -82,8 +88,9 @@ struct AnchoredIntent: Hashable, Sendable {
 // MARK: - Making
 
 extension AnchoredIntent {
-    /// The anchored form of `batch`, which turned `before` into `after` (all ids as the client shows them).
-    static func forward(_ batch: Batch, before: Table, after: Table) -> AnchoredIntent {
+    /// The anchored form of `batch`, which turned `before` into `after` (all ids as the client shows them);
+    /// `patches` are the merge patches behind its reloads (``Resolution/patches``), which stay patches.
+    static func forward(_ batch: Batch, patches: [RowPath: JSONValue], before: Table, after: Table) -> AnchoredIntent {
         var anchored = AnchoredIntent()
         anchored.deleteSections = batch.deleteSections.map { before.sections[$0].id }
         anchored.insertSections = batch.insertSections.map { insert in
@@ -103,10 +110,16 @@ extension AnchoredIntent {
             let row = after.sections[insert.at.section].rows[insert.at.row]
             return RowInsert(id: row.id, content: row.content, placement: after.rowPlacement(at: insert.at))
         }
-        anchored.reloadRows = batch.reloadRows.map {
-            RowReload(
-                id: before.sections[$0.at.section].rows[$0.at.row].id, value: $0.value, editable: $0.editable,
-                movable: $0.movable, editingStyle: $0.editingStyle)
+        for reload in batch.reloadRows {
+            let id = before.sections[reload.at.section].rows[reload.at.row].id
+            if let patch = patches[reload.at] {
+                anchored.patchRows.append(RowPatch(id: id, patch: patch))
+            } else {
+                anchored.reloadRows.append(
+                    RowReload(
+                        id: id, value: reload.value, editable: reload.editable, movable: reload.movable,
+                        editingStyle: reload.editingStyle))
+            }
         }
         anchored.moveRows = batch.moveRows.map {
             RowMove(id: before.sections[$0.from.section].rows[$0.from.row].id, placement: after.rowPlacement(at: $0.to))
@@ -117,9 +130,12 @@ extension AnchoredIntent {
     /// The anchored form of what undoes `batch`, which turned `before` into `after`: deleted rows and sections
     /// come back with their values and flags where they were (right after what preceded them), with new ids
     /// taken from `provisional`; inserted ones are deleted; moved ones move back; reloaded ones get their old
-    /// value (and the flags the batch changed). Only flags the batch set are restored, so that undoing a plain
-    /// edit never needs the right to set flags.
-    static func inverse(_ batch: Batch, before: Table, after: Table, provisional: () -> String) -> AnchoredIntent {
+    /// value (and the flags the batch changed), and patched ones a patch restoring only what their patch
+    /// (`patches`, by index path before the batch) changed, so that what others changed meanwhile stays. Only flags
+    /// the batch set are restored, so that undoing a plain edit never needs the right to set flags.
+    static func inverse(
+        _ batch: Batch, patches: [RowPath: JSONValue], before: Table, after: Table, provisional: () -> String
+    ) -> AnchoredIntent {
         var anchored = AnchoredIntent()
         // Ids of what comes back, old → new, so that placements can name each other.
         var renamed: [String: String] = [:]
@@ -162,12 +178,17 @@ extension AnchoredIntent {
             let row = before.sections[path.section].rows[path.row]
             return RowInsert(id: name(row.id), content: row.content, placement: rowPlacement(path))
         }
-        anchored.reloadRows = batch.reloadRows.map { reload in
+        for reload in batch.reloadRows {
             let row = before.sections[reload.at.section].rows[reload.at.row]
-            return RowReload(
-                id: row.id, value: row.value, editable: reload.editable.map { _ in row.editable },
-                movable: reload.movable.map { _ in row.movable },
-                editingStyle: reload.editingStyle.map { _ in row.editingStyle })
+            if let patch = patches[reload.at], let undoing = row.value.mergePatch(undoing: patch) {
+                anchored.patchRows.append(RowPatch(id: row.id, patch: undoing))
+                continue
+            }
+            anchored.reloadRows.append(
+                RowReload(
+                    id: row.id, value: row.value, editable: reload.editable.map { _ in row.editable },
+                    movable: reload.movable.map { _ in row.movable },
+                    editingStyle: reload.editingStyle.map { _ in row.editingStyle }))
         }
         anchored.moveRows = batch.moveRows.map {
             RowMove(id: before.sections[$0.from.section].rows[$0.from.row].id, placement: rowPlacement($0.from))
@@ -207,6 +228,7 @@ extension AnchoredIntent {
                 editingStyle: $0.editingStyle)
         }
         copy.moveRows = moveRows.map { RowMove(id: name($0.id), placement: row($0.placement)) }
+        copy.patchRows = patchRows.map { RowPatch(id: name($0.id), patch: $0.patch) }
         return copy
     }
 }
@@ -290,6 +312,10 @@ extension AnchoredIntent {
                     row: RowRef(found, id: checked(reload.id)), value: reload.value, editable: reload.editable,
                     movable: reload.movable, editingStyle: reload.editingStyle))
         }
+        for (index, patch) in patchRows.enumerated() {
+            let found = try row(patch.id, .patchRows, index)
+            client.patchRows.append(.init(row: RowRef(found, id: checked(patch.id)), patch: patch.patch))
+        }
         var movedRowFrom: [RowRef] = []
         for (index, move) in moveRows.enumerated() {
             let found = try row(move.id, .moveRows, index)
@@ -347,7 +373,7 @@ extension AnchoredIntent {
 
     private var entryCount: Int {
         deleteSections.count + insertSections.count + reloadSections.count + moveSections.count + deleteRows.count
-            + insertRows.count + reloadRows.count + moveRows.count
+            + insertRows.count + reloadRows.count + moveRows.count + patchRows.count
     }
 
     /// The name of the one-entry intent this is, when it has one entry.
@@ -359,6 +385,7 @@ extension AnchoredIntent {
         if !deleteRows.isEmpty { return "delete" }
         if !insertRows.isEmpty { return "insert" }
         if !reloadRows.isEmpty { return "edit" }
+        if !patchRows.isEmpty { return "patch" }
         return "move"
     }
 
@@ -367,7 +394,7 @@ extension AnchoredIntent {
         let count =
             client.deleteSections.count + client.insertSections.count + client.reloadSections.count
             + client.moveSections.count + client.deleteRows.count + client.insertRows.count + client.reloadRows.count
-            + client.moveRows.count
+            + client.moveRows.count + client.patchRows.count
         guard count > 0 else { return nil }
         guard count == 1 else { return .batch(client) }
         if let ref = client.deleteSections.first { return .deleteSection(ref) }
@@ -383,6 +410,7 @@ extension AnchoredIntent {
                 reload.row, value: reload.value, editable: reload.editable, movable: reload.movable,
                 editingStyle: reload.editingStyle)
         }
+        if let patch = client.patchRows.first { return .patch(patch.row, patch: patch.patch) }
         let move = client.moveRows[0]
         return .move(from: move.from, to: move.to)
     }

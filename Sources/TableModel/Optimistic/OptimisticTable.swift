@@ -176,7 +176,9 @@ public struct OptimisticTable: Sendable {
         let before = predicted
         let batch = resolution.batch.renamingIDs(shownIDs)
         let afterShown = after.table.renamingIDs(shownIDs)
-        let inverse = AnchoredIntent.inverse(batch, before: before, after: afterShown) { newProvisionalID() }
+        let inverse = AnchoredIntent.inverse(
+            batch, patches: resolution.patches, before: before, after: afterShown
+        ) { newProvisionalID() }
         switch role {
         case .change:
             undoSteps.append(Step(source: id, inverse: inverse))
@@ -192,7 +194,10 @@ public struct OptimisticTable: Sendable {
             inFlight = InFlight(outgoing: outgoing, submitted: intent, provisional: provisional)
             return Submission(id: id, send: outgoing, settled: false)
         }
-        queue.append(Queued(id: id, submitted: intent, anchored: .forward(batch, before: before, after: afterShown)))
+        queue.append(
+            Queued(
+                id: id, submitted: intent,
+                anchored: .forward(batch, patches: resolution.patches, before: before, after: afterShown)))
         return Submission(id: id, send: nil, settled: false)
     }
 
@@ -368,6 +373,7 @@ extension Intent {
         case .move(let from, let to): return .move(from: strip(from), to: to)
         case .edit(let ref, let value, let editable, let movable, let editingStyle):
             return .edit(strip(ref), value: value, editable: editable, movable: movable, editingStyle: editingStyle)
+        case .patch(let ref, let patch): return .patch(strip(ref), patch: patch)
         case .deleteSection(let ref): return .deleteSection(strip(ref))
         case .moveSection(let from, let to): return .moveSection(from: strip(from), to: to)
         case .editSection(let ref, let header, let footer, let rows):
@@ -385,6 +391,7 @@ extension Intent {
                     editingStyle: $0.editingStyle)
             }
             batch.moveRows = batch.moveRows.map { .init(from: strip($0.from), to: $0.to) }
+            batch.patchRows = batch.patchRows.map { .init(row: strip($0.row), patch: $0.patch) }
             return .batch(batch)
         }
     }

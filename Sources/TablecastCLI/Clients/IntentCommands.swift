@@ -82,11 +82,42 @@ struct MoveCommand: AsyncParsableCommand {
 
 // `edit` (a row's new value, or the live editor without --at) is EditCommand in Edit/EditCommand.swift.
 
+struct PatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "patch",
+        abstract: "Change some fields of a row's value (a JSON merge patch); prints the ack.",
+        discussion: """
+            The patch is merged into the row's value as the server has it (RFC 7386): the fields it names are set, \
+            null removes one, nested objects merge, and fields it does not name keep whatever others wrote, e.g.:
+
+            tablecast patch --table groceries --at 0,1 '{"done": true}'
+            """)
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var intent: IntentOptions
+    @Option(help: "The row: section,row.")
+    var at: IndexPathArgument
+    @Option(help: "The row's id, checked by the server.")
+    var row: String?
+    @Argument(help: "The merge patch: JSON.")
+    var patch: String
+
+    func run() async throws {
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: patch)
+        } catch {
+            throw ValidationError("the patch is not JSON: \(error.description)")
+        }
+        try await intent.send(.patch(RowRef(at.path, id: row), patch: value), connection: connection)
+    }
+}
+
 struct BatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "batch", abstract: "Send a batch (beginUpdates…endUpdates); prints the ack.",
         discussion: """
-            FILE (or - for stdin) holds a JSON object with any of the eight lists in their wire shapes, e.g.:
+            FILE (or - for stdin) holds a JSON object with any of the eight lists (and patchRows) in their wire \
+            shapes, e.g.:
 
             {"deleteRows": [{"at": [0, 2]}], "insertRows": [{"at": [0, 0], "value": "Alaska"}]}
             """)

@@ -132,6 +132,16 @@ extension TablecastClient {
         try await send(.edit(RowRef(path, id: id), value: value), to: table, base: base, ref: ref)
     }
 
+    /// Changes some fields of a row's value with an RFC 7386 merge patch, applied to the value the row has when
+    /// the server commits it: fields the patch does not name keep what others committed meanwhile.
+    @discardableResult
+    public func patch(
+        _ table: String, at path: RowPath, patch: JSONValue, id: String? = nil, base: Base = .replica,
+        ref: String? = nil
+    ) async throws -> ServerMessage.Ack {
+        try await send(.patch(RowRef(path, id: id), patch: patch), to: table, base: base, ref: ref)
+    }
+
     /// Several changes at once with `beginUpdates`/`endUpdates` semantics.
     @discardableResult
     public func batch(_ table: String, _ batch: ClientBatch, base: Base = .replica, ref: String? = nil) async throws

@@ -6,7 +6,7 @@ extension ClientMessage {
     static let singleChangeIntents: [String: BatchList] = [
         "insert": .insertRows, "delete": .deleteRows, "move": .moveRows, "edit": .reloadRows,
         "insertSection": .insertSections, "deleteSection": .deleteSections, "moveSection": .moveSections,
-        "editSection": .reloadSections,
+        "editSection": .reloadSections, "patch": .patchRows,
     ]
 
     /// The members of a batch entry of each list.
@@ -19,9 +19,10 @@ extension ClientMessage {
         .insertRows: RowContent.jsonKeys.union(["at"]),
         .reloadRows: ["at", "row", "value", "editable", "movable", "editingStyle"],
         .moveRows: ["from", "to", "row"],
+        .patchRows: ["at", "row", "patch"],
     ]
 
-    /// The edit intents: a single change, or a `batch` of eight lists.
+    /// The edit intents: a single change, or a `batch` of its lists.
     static func intent(type: String, fields: JSONObjectReader, limits: ProtocolLimits) throws -> Intent {
         guard let list = singleChangeIntents[type] else { return .batch(try batch(fields, limits: limits)) }
         var batch = ClientBatch()
@@ -103,6 +104,9 @@ extension ClientMessage {
         case .moveRows:
             batch.moveRows.append(
                 .init(from: try rowRef(entry, "from"), to: try entry.required("to", JSONDecode.rowPath)))
+        case .patchRows:
+            batch.patchRows.append(
+                .init(row: try rowRef(entry, "at"), patch: try entry.required("patch", JSONDecode.any)))
         }
     }
 
@@ -116,6 +120,7 @@ extension ClientMessage {
                 entry.row, value: entry.value, editable: entry.editable, movable: entry.movable,
                 editingStyle: entry.editingStyle)
         }
+        if let entry = batch.patchRows.first { return .patch(entry.row, patch: entry.patch) }
         if let entry = batch.insertSections.first { return .insertSection(at: entry.at, section: entry.section) }
         if let entry = batch.deleteSections.first { return .deleteSection(entry) }
         if let entry = batch.moveSections.first { return .moveSection(from: entry.from, to: entry.to) }

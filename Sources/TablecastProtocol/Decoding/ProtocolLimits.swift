@@ -1,6 +1,6 @@
 /// Limits the decoder enforces on client messages, so hostile or buggy input is refused before it costs anything.
 public struct ProtocolLimits: Hashable, Sendable {
-    /// Most entries a `batch` may have across its eight lists (rows inside inserted sections included).
+    /// Most entries a `batch` may have across its lists (rows inside inserted sections included).
     public var maxBatchEntries: Int
     /// Longest `ref` a client may choose.
     public var maxRefLength: Int

@@ -125,6 +125,14 @@ extension ClientMessage {
                     return row
                 }
             ),
+            (
+                .patchRows,
+                batch.patchRows.map { entry in
+                    var row = rowRef(entry.row, "at")
+                    row["patch"] = entry.patch
+                    return row
+                }
+            ),
         ]
     }
 
