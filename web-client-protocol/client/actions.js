@@ -1,7 +1,7 @@
 // What the page does to the table: each action changes the state and sends intents optimistically (the view shows
 // a change at once; a refused one springs back, ../optimistic.md), then redraws. Where a row goes when it is
 // added or moved follows the table's rules (rules.js), as the server would place it.
-import { $, announce, parseValue, showError, valueText } from './dom.js';
+import { $, announce, isItem, parseValue, showError, valueText } from './dom.js';
 import { render } from './render.js';
 import { endOfRows, mayMoveInto } from './rules.js';
 import { client, rowInfo, rules, ui } from './state.js';
@@ -31,6 +31,16 @@ export function undoRedo(verb) {
     promise = Promise.reject(error);
   }
   act(promise.then((done) => announce(done ? `${verb === 'undo' ? 'Undid' : 'Redid'} the last change.` : `Nothing to ${verb}.`)));
+}
+
+/** Ticks or unticks an item's `done` with a patch of that field alone, so a concurrent change of another stays. */
+export function toggleDone(id) {
+  const info = rowInfo(id);
+  if (!info || !isItem(info.row.value)) return;
+  const done = info.row.value.done !== true;
+  act(optimistic('patch', { at: info.path, row: id, patch: { done } }).then((ack) => {
+    if (ack) announce(`${done ? 'Ticked' : 'Unticked'} “${valueText(info.row.value)}”.`);
+  }));
 }
 
 export function reveal(id) {
@@ -84,7 +94,10 @@ export function finishInline(commit) {
     client.endEditingRow(table, inline.id);
     const info = rowInfo(inline.id);
     if (commit && info && inline.draft !== valueText(info.row.value)) {
-      act(optimistic('edit', { at: info.path, row: inline.id, value: parseValue(inline.draft, info.row.value) }));
+      // An item's text is its title: only that field changes, whatever others change in the others meanwhile.
+      act(isItem(info.row.value)
+        ? optimistic('patch', { at: info.path, row: inline.id, patch: { title: inline.draft } })
+        : optimistic('edit', { at: info.path, row: inline.id, value: parseValue(inline.draft, info.row.value) }));
     }
   } else if (inline.kind === 'header' || inline.kind === 'footer') {
     const s = ui.replica.indexOfSection(inline.id);

@@ -4,7 +4,7 @@
 import { $, valueText } from './dom.js';
 import {
   addRow, addSection, deleteRow, deleteSection, deleteSelected, finishInline, moveRow, moveSection, neighbourDestination,
-  refresh, reveal, setEditing, startInline, toggleSelect, undoRedo,
+  refresh, reveal, setEditing, startInline, toggleDone, toggleSelect, undoRedo,
 } from './actions.js';
 import { openMenu } from './menu.js';
 import { render } from './render.js';
@@ -56,6 +56,7 @@ export function installControls() {
       case 'delete': deleteRow(id); break;
       case 'reveal': reveal(ui.revealed === id ? null : id); break;
       case 'select': toggleSelect(id); break;
+      case 'toggle-done': toggleDone(id); break;
       case 'new-row': startInline('new', sectionId, '', target.dataset.before ?? null); break;
       case 'move-section-up':
       case 'move-section-down': moveSection(sectionId, target.dataset.action === 'move-section-up' ? -1 : 1); break;

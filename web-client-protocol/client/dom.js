@@ -17,8 +17,14 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/** A row value that is an item with fields: an object with a string `title` (and maybe `done`, `note`). */
+export function isItem(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && typeof value.title === 'string';
+}
+
 export function valueText(value) {
   if (typeof value === 'string') return value;
+  if (isItem(value)) return value.title;
   return JSON.stringify(value);
 }
 

@@ -3,7 +3,7 @@
 // shows at once, a refused one springs back, and a row settles where the server put it. What each row offers
 // (delete, reorder, an insertion control) follows the table's rules (rules.js).
 import { Replica } from './replica.js';
-import { $, el, showError, valueText } from './dom.js';
+import { $, el, isItem, showError, valueText } from './dom.js';
 import { canDelete, canEdit, canMove, isPlaceholder } from './rules.js';
 import { SWIPE_WIDTH, client, rules, ui } from './state.js';
 
@@ -222,19 +222,21 @@ function renderRow(section, row, s, r) {
     ui.editing && deletable ? el('button', {
       type: 'button', class: 'minus', 'data-action': 'reveal', tabIndex: -1, 'aria-label': `Show delete for ${text}`,
     }, el('span', { 'aria-hidden': 'true', text: '−' })) : null,
+    doneBox(row, text, editable),
     editingInline
       ? el('input', { class: 'inline', value: ui.inline.draft, 'data-inline': 'row', 'data-focus': `edit:${row.id}`, 'aria-label': `Edit ${text}` })
-      : el('span', { class: 'value', text }),
+      : itemText(row.value, text),
     el('span', { class: 'badges' }, rowBadges(row.id)),
     ui.editing && canMove(rules(), section, r) ? el('button', {
       type: 'button', class: 'handle', 'data-action': 'handle', 'data-focus': `handle:${row.id}`,
       'aria-label': `Reorder ${text}: drag it, or press Alt with the up or down arrow on the row`, tabIndex: -1,
     }, el('span', { 'aria-hidden': 'true', text: '≡' })) : null);
+  const done = isItem(row.value) && row.value.done === true;
   return el('li', {
-    class: `row${row.id.startsWith('~') ? ' pending' : ''}${revealed ? ' revealed' : ''}${selected ? ' selected' : ''}${editable ? '' : ' locked'}${deletable ? '' : ' undeletable'}`,
+    class: `row${done ? ' done' : ''}${row.id.startsWith('~') ? ' pending' : ''}${revealed ? ' revealed' : ''}${selected ? ' selected' : ''}${editable ? '' : ' locked'}${deletable ? '' : ' undeletable'}`,
     role: 'listitem', tabIndex: 0, 'data-id': row.id, 'data-s': s, 'data-r': r, 'data-focus': `row:${row.id}`,
     'data-resolved': ui.resolved.get(row.id),
-    'aria-label': `${text}${editable ? '' : ', locked'}${selected ? ', selected' : ''}`,
+    'aria-label': `${text}${done ? ', done' : ''}${editable ? '' : ', locked'}${selected ? ', selected' : ''}`,
   },
   deletable ? el('button', {
     type: 'button', class: 'swipe-delete', 'data-action': 'delete', 'data-focus': `delete:${row.id}`,
@@ -242,4 +244,19 @@ function renderRow(section, row, s, r) {
     text: rules().deleteConfirmationTitle || 'Delete',
   }) : null,
   content);
+}
+
+/** An item's `done` mark (a boolean field): a checkbox that patches just that field, outside editing mode. */
+function doneBox(row, text, editable) {
+  if (ui.editing || !isItem(row.value) || typeof row.value.done !== 'boolean') return null;
+  return el('input', {
+    type: 'checkbox', class: 'done-box', checked: row.value.done, disabled: !editable, 'data-action': 'toggle-done',
+    'data-focus': `done:${row.id}`, 'aria-label': `${text}: done`,
+  });
+}
+
+/** A row's text: an item's title, with its `note` as a subtitle; any other value as text. */
+function itemText(value, text) {
+  if (!isItem(value) || typeof value.note !== 'string') return el('span', { class: 'value', text });
+  return el('span', { class: 'value' }, el('span', { class: 'title', text }), el('span', { class: 'note', text: value.note }));
 }

@@ -558,6 +558,14 @@ export class TablecastClient extends Emitter {
     return this._intent('edit', table, fields);
   }
 
+  /**
+   * Changes some fields of a row's value with a JSON merge patch, merged into the value the row has when the server
+   * commits it: `{at: [s, r], patch, row?}`. @returns {Promise<object>} the ack
+   */
+  patch(table, fields) {
+    return this._intent('patch', table, fields);
+  }
+
   /** Inserts a section: `{at: s, header?, footer?, rows?}`. @returns {Promise<object>} the ack */
   insertSection(table, fields) {
     return this._intent('insertSection', table, fields);
@@ -581,7 +589,7 @@ export class TablecastClient extends Emitter {
 
   /**
    * beginUpdates/endUpdates: `{deleteSections?, insertSections?, reloadSections?, moveSections?, deleteRows?,
-   * insertRows?, reloadRows?, moveRows?}` with UIKit index semantics. @returns {Promise<object>} the ack
+   * insertRows?, reloadRows?, moveRows?, patchRows?}` with UIKit index semantics. @returns {Promise<object>} the ack
    */
   batch(table, fields) {
     return this._intent('batch', table, fields);
