@@ -29,6 +29,16 @@ extension Editor {
         let base = table.version
         switch input.purpose {
         case .editRow(let id):
+            // An item's text is its title: a patch of the title alone keeps its other fields, also others' changes.
+            if let path = path(ofRow: id), let row = table.row(at: path), Self.title(row.value) != nil {
+                mode = .browse
+                return [
+                    .send(
+                        .patch(RowRef(path, id: id), patch: ["title": .string(input.text)]), base: base, label: "edit",
+                        requested: path),
+                    .endEditingRow(id),
+                ]
+            }
             guard let value = parseValue(input.text) else { return [] }
             mode = .browse
             guard let path = path(ofRow: id) else { return [.endEditingRow(id)] }
@@ -110,15 +120,33 @@ extension Editor {
         }
     }
 
-    /// A value as shown: strings plainly, anything else as compact JSON.
+    /// A value as shown: strings plainly; an item (an object with a string `title`) as its title, after `[x]` or
+    /// `[ ]` when its `done` is a boolean and before its `note`; anything else as compact JSON.
     public static func display(_ value: JSONValue) -> String {
         if case .string(let text) = value { return text }
-        return value.jsonText
+        guard let title = title(value) else { return value.jsonText }
+        var text = title
+        if let done = done(value) { text = (done ? "[x] " : "[ ] ") + text }
+        if case .object(let fields) = value, case .string(let note)? = fields["note"] { text += " — \(note)" }
+        return text
     }
 
-    /// A value as put in the input line for editing (the inverse of ``parseValue(_:)``).
+    /// A value as put in the input line for editing (the inverse of ``parseValue(_:)``); an item's title.
     public static func inputText(_ value: JSONValue) -> String {
+        if let title = title(value) { return title }
         if case .string(let text) = value, !text.hasPrefix("=") { return text }
         return "=" + value.jsonText
+    }
+
+    /// An item's title: the `title` of an object value, when it is a string.
+    static func title(_ value: JSONValue) -> String? {
+        if case .object(let fields) = value, case .string(let title)? = fields["title"] { return title }
+        return nil
+    }
+
+    /// An item's `done` mark, when it is a boolean.
+    static func done(_ value: JSONValue) -> Bool? {
+        if case .object(let fields) = value, case .bool(let done)? = fields["done"] { return done }
+        return nil
     }
 }

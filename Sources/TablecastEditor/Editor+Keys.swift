@@ -61,6 +61,8 @@ extension Editor {
                 return startHeaderFooter(header: true, id)
             case nil: break
             }
+        case .character("x"):
+            return toggleDone()
         case .character("h"):
             if let s = cursorSection { return startHeaderFooter(header: true, table.sections[s].id) }
         case .character("f"):
@@ -139,6 +141,27 @@ extension Editor {
         default: break
         }
         return []
+    }
+
+    /// Ticks or unticks the cursor's item with a patch of `done` alone, so that others' changes of its other
+    /// fields stay.
+    private mutating func toggleDone() -> [EditorCommand] {
+        guard let id = cursorRow, let path = path(ofRow: id), let row = table.row(at: path),
+            Self.title(row.value) != nil
+        else {
+            status = Status(text: "x ticks an item: a row like {\"title\": …, \"done\": false}", isError: true)
+            return []
+        }
+        if table.reloadRefusal(at: path) != nil {
+            status = Status(text: "this row is not editable", isError: true)
+            return []
+        }
+        let done: JSONValue = .bool(Self.done(row.value) != true)
+        return [
+            .send(
+                .patch(RowRef(path, id: id), patch: ["done": done]), base: table.version, label: "done", requested: path
+            )
+        ]
     }
 
     private mutating func startHeaderFooter(header: Bool, _ id: String) -> [EditorCommand] {

@@ -9,6 +9,7 @@ extension Editor {
         ("A", "add a new section after the cursor's section"),
         ("Enter  e", "edit the row's value in place (on a section line: its header; on a ⊕ row: add a row)"),
         ("h  f", "edit the section's header / footer"),
+        ("x", "tick / untick an item's done mark (a row {\"title\", \"done\"}): a patch of done alone"),
         ("d  Del", "delete the row (swipe-to-delete), or on a section line the section; y confirms"),
         ("K  J", "move the row up / down (reorder control), or on a section line the section"),
         ("[  ]", "move the row into the previous / next section"),
@@ -137,7 +138,7 @@ extension Editor {
             lines.append(" \(what): [y] \(title)   [any other key] Cancel")
         default:
             lines.append(
-                " ? help · a add · e edit · d delete · K/J move · E editing · c/p copy/paste · u/U undo/redo · r refresh · q quit"
+                " ? help · a add · e edit · x done · d delete · K/J move · E editing · c/p copy/paste · u/U undo/redo · r refresh · q quit"
             )
         }
         return Frame(width: width, height: height, lines: lines)

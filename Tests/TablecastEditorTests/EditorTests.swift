@@ -112,6 +112,53 @@ final class EditorTests: XCTestCase {
         XCTAssertEqual(editor.handle(.escape), [.endEditingRow("r4")])
     }
 
+    /// An item (issue 24) shows as `[x] title — note`; `x` ticks it and editing edits its title, each with a patch of
+    /// that field alone.
+    func testItemsShowTheirTitleAndDoneMarkAndAreChangedByPatches() {
+        var editor = Editor(tableName: "groceries", me: "me", myName: "Me")
+        editor.replaceTable(
+            Table(contents: [
+                SectionContent(rows: [
+                    RowContent(value: ["title": "Yogurt", "done": true, "note": "greek"]),
+                    RowContent(value: ["title": "Milk"]), RowContent(value: "plain"),
+                ])
+            ]))
+        XCTAssertEqual(Editor.display(["title": "Yogurt", "done": true, "note": "greek"]), "[x] Yogurt — greek")
+        XCTAssertEqual(Editor.display(["title": "Milk", "done": false]), "[ ] Milk")
+        XCTAssertEqual(Editor.display(["title": 1]), #"{"title":1}"#)
+        let text = editor.frame(width: 40, height: 10).lines.joined(separator: "\n")
+        XCTAssertTrue(text.contains("[x] Yogurt — greek"), text)
+        let yogurt = RowRef(RowPath(section: 0, row: 0), id: "r2")
+        editor.setCursor(.row("r2"))
+        XCTAssertEqual(
+            editor.handle(.character("x")),
+            [.send(.patch(yogurt, patch: ["done": false]), base: 0, label: "done", requested: yogurt.path)])
+        editor.setCursor(.row("r3"))
+        XCTAssertEqual(
+            editor.handle(.character("x")),
+            [
+                .send(
+                    .patch(RowRef(RowPath(section: 0, row: 1), id: "r3"), patch: ["done": true]), base: 0,
+                    label: "done", requested: RowPath(section: 0, row: 1))
+            ])
+        editor.setCursor(.row("r4"))
+        XCTAssertEqual(editor.handle(.character("x")), [])
+        XCTAssertEqual(editor.status?.isError, true)
+        // Editing an item edits its title, as typed (no '=' JSON).
+        editor.setCursor(.row("r2"))
+        XCTAssertEqual(editor.handle(.enter), [.beginEditingRow("r2")])
+        guard case .input(let input) = editor.mode else { return XCTFail("no input") }
+        XCTAssertEqual(input.text, "Yogurt")
+        _ = editor.handle(.ctrl("u"))
+        _ = type("=Skyr", into: &editor)
+        XCTAssertEqual(
+            editor.handle(.enter),
+            [
+                .send(.patch(yogurt, patch: ["title": "=Skyr"]), base: 0, label: "edit", requested: yogurt.path),
+                .endEditingRow("r2"),
+            ])
+    }
+
     func testDeleteNeedsTheOneKeyConfirmationWhichShowsTheTablesTitle() {
         var rules = TableRules()
         rules.deleteConfirmationTitle = "Remove"
