@@ -143,3 +143,25 @@ def test_tablecast_patch(server, client, table_name):
     bad = subprocess.run([tablecast_binary(), "patch", "--url", url, "--table", table_name, "--at", "0,0",
                           "{done}"], capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "the patch is not JSON" in bad.stderr
+
+
+def test_watch_pretty_shows_the_fields_a_patch_set(server, table_name):
+    ana = server.client(name="Ana")
+    checklist(ana, table_name)
+    watch = subprocess.Popen([tablecast_binary(), "watch", "--url", server.url, "--table", table_name, "--pretty",
+                              "--updates", "2", "--name", "watcher"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        # Once the watcher joined it has the snapshot and knows who Ana is (presence).
+        while not any(entry["name"] == "watcher" for entry in ana.next("presence", timeout=20)["joined"]):
+            pass
+        ana.ok({"type": "patch", "table": table_name, "at": [0, 0], "patch": {"done": True}})
+        ana.ok({"type": "patch", "table": table_name, "at": [0, 1], "patch": {"tags": None, "note": "oat"}})
+        out, err = watch.communicate(timeout=30)
+    finally:
+        watch.kill()
+        watch.wait()
+    lines = out.splitlines()
+    assert 'v1 by Ana: [0,0] "Yogurt": done → true' in lines, out + err
+    assert 'v2 by Ana: [0,1] "Milk": note → "oat", tags removed' in lines, out + err
+    ana.close()

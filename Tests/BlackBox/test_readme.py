@@ -41,10 +41,10 @@ def split_comment(line):
     return line.strip(), ""
 
 
-def walkthrough():
+def walkthrough(heading="### Command-line clients"):
     """[(command, expected output or None)] in the README's order."""
     steps = []
-    for line in block("### Command-line clients", "sh").splitlines():
+    for line in block(heading, "sh").splitlines():
         command, comment = split_comment(line)
         expected = comment.split("→", 1)[1].strip() if "→" in comment else None
         if command:
@@ -84,6 +84,17 @@ def check_output(command, expected, line):
 def test_the_command_line_walkthrough_runs_in_order_and_prints_what_it_shows(tmp_path):
     steps = walkthrough()
     assert len(steps) >= 10, steps
+    run_in_order(steps, tmp_path)
+
+
+def test_the_shared_checklist_runs_in_order_and_prints_what_it_shows(tmp_path):
+    steps = walkthrough("### A shared checklist")
+    assert len(steps) >= 6, steps
+    run_in_order(steps, tmp_path)
+
+
+def run_in_order(steps, tmp_path):
+    """Runs the steps in a shell against a fresh server, checking each one's output."""
     server = Server().start()
     env = {**os.environ, "TABLECAST_URL": server.url,
            "PATH": os.path.dirname(tablecast_binary()) + os.pathsep + os.environ["PATH"]}

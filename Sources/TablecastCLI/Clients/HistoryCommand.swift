@@ -99,7 +99,7 @@ struct HistoryPrinter {
         parts += batch.moveSections.map { "move section \($0.from)\(header($0.from)) → \($0.to)" }
         parts += batch.deleteRows.map { "delete \($0)\(value($0))" }
         parts += batch.insertRows.map { "insert \($0.at) \($0.row.value.jsonText)" }
-        parts += batch.reloadRows.map { "edit \($0.at)\(value($0.at)) → \($0.value.jsonText)" }
+        parts += batch.reloadRows.map { ValueChange.text(at: $0.at, from: before?.row(at: $0.at)?.value, to: $0.value) }
         parts += batch.moveRows.map { "move \($0.from) → \($0.to)\(value($0.from))" }
         let update = ServerMessage.Update(
             table: replica?.name ?? "", version: entry.version, originClient: entry.originClient,

@@ -39,13 +39,21 @@ struct WatchCommand: AsyncParsableCommand {
         }
         var seen = 0
         var failure: String?
+        // For --pretty: the table before each update (to show which fields a change set) and who is who.
+        var previous: Table?
+        var names: [String: String] = [:]
         loop: for await event in events {
             if let updates, seen >= updates { break }
             switch event {
             case .snapshot(let replica):
+                previous = replica.table
                 Output.line(pretty ? Self.pretty(replica) : Self.snapshotJSON(replica).jsonText)
-            case .update(let update, _):
-                Output.line(pretty ? Self.pretty(update) : ServerMessage.update(update).json.jsonText)
+            case .update(let update, let replica):
+                let line =
+                    pretty
+                    ? Self.pretty(update, before: previous, names: names) : ServerMessage.update(update).json.jsonText
+                previous = replica.table
+                Output.line(line)
                 seen += 1
                 if let updates, seen >= updates { break loop }
             case .dropped(let name) where name == table:
@@ -66,6 +74,7 @@ struct WatchCommand: AsyncParsableCommand {
             case .rules(let name, let rules):
                 Output.line(ServerMessage.rules(table: name, rules: rules).json.jsonText)
             case .presence(_, let presence) where pretty:
+                for entry in presence.clients { names[entry.client] = entry.name }
                 Output.line("here: " + Self.pretty(presence))
             default:
                 break
@@ -112,7 +121,9 @@ struct WatchCommand: AsyncParsableCommand {
         return lines.joined(separator: "\n")
     }
 
-    static func pretty(_ update: ServerMessage.Update) -> String {
+    /// `v9 by Ana: [0,0] "Yogurt": done → true`: the changes of `update`, with the rows it reloads compared with
+    /// the table `before` it, and its origin by the name presence showed for it (else its client id and ref).
+    static func pretty(_ update: ServerMessage.Update, before: Table?, names: [String: String]) -> String {
         let batch = update.batch
         var parts: [String] = []
         parts += batch.deleteSections.map { "delete section \($0)" }
@@ -125,9 +136,9 @@ struct WatchCommand: AsyncParsableCommand {
         parts += batch.moveSections.map { "move section \($0.from) → \($0.to)" }
         parts += batch.deleteRows.map { "delete \($0)" }
         parts += batch.insertRows.map { "insert \($0.at) \($0.row.value.jsonText) [\($0.row.id)]" }
-        parts += batch.reloadRows.map { "edit \($0.at) \($0.value.jsonText)" }
+        parts += batch.reloadRows.map { ValueChange.text(at: $0.at, from: before?.row(at: $0.at)?.value, to: $0.value) }
         parts += batch.moveRows.map { "move \($0.from) → \($0.to)" }
-        let origin = update.originClient + (update.originRef.map { "/\($0)" } ?? "")
+        let origin = names[update.originClient] ?? update.originClient + (update.originRef.map { "/\($0)" } ?? "")
         return "v\(update.version) by \(origin): " + parts.joined(separator: "; ")
     }
 }
