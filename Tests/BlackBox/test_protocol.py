@@ -404,9 +404,9 @@ def test_unknown_fields_are_refused_by_name_and_change_nothing(client, table_nam
         {"type": "move", "table": t, "from": [0, 0], "to": [0, 1]}, {"type": "edit", "table": t, "at": [0, 0], "value": 1},
         {"type": "insertSection", "table": t, "at": 0}, {"type": "deleteSection", "table": t, "at": 0},
         {"type": "moveSection", "table": t, "from": 0, "to": 0}, {"type": "editSection", "table": t, "at": 0},
-        {"type": "batch", "table": t},
+        {"type": "patch", "table": t, "at": [0, 0], "patch": {}}, {"type": "batch", "table": t},
     ]
-    assert len(messages) == 20
+    assert len(messages) == 21
     for message in messages:
         error = client.fails({**message, "zzz": 1}, "bad_request", check=False)
         assert error["message"] == f"{message['type']}.zzz: unknown field", error
@@ -414,7 +414,7 @@ def test_unknown_fields_are_refused_by_name_and_change_nothing(client, table_nam
     entries = {"deleteSections": {"at": 0}, "insertSections": {"at": 0}, "reloadSections": {"at": 0},
                "moveSections": {"from": 0, "to": 0}, "deleteRows": {"at": [0, 0]},
                "insertRows": {"at": [0, 0], "value": 1}, "reloadRows": {"at": [0, 0], "value": 1},
-               "moveRows": {"from": [0, 0], "to": [0, 1]}}
+               "moveRows": {"from": [0, 0], "to": [0, 1]}, "patchRows": {"at": [0, 0], "patch": {}}}
     for name, entry in entries.items():
         error = client.fails({"type": "batch", "table": t, name: [{**entry, "id": "x"}]}, "bad_request", check=False)
         assert error["message"] == f"{name}[0].id: unknown field" and error["at"] == f"{name}[0].id", error

@@ -104,6 +104,7 @@ final class OptimisticTableTests: XCTestCase {
             ("delete", .delete(ref(flagged, 0, 1))),
             ("move", .move(from: ref(flagged, 0, 0), to: RowPath(section: 1, row: 1))),
             ("edit", .edit(ref(flagged, 0, 3), value: "D", editable: false)),
+            ("patch", .patch(ref(flagged, 0, 3), patch: ["title": "D"])),
             ("insertSection", .insertSection(at: 1, section: SectionContent(header: "N", rows: [row, row]))),
             ("deleteSection", .deleteSection(SectionRef(0, id: flagged.sections[0].id))),
             ("moveSection", .moveSection(from: SectionRef(1, id: flagged.sections[1].id), to: 0)),
@@ -236,7 +237,11 @@ final class OptimisticTableTests: XCTestCase {
         case 3, 4:
             if let row = randomRow(), let to = randomSlot(growing: false) { return .move(from: row, to: to) }
         case 5:
-            if let row = randomRow() { return .edit(row, value: value) }
+            guard let row = randomRow() else { break }
+            if Bool.random(using: &generator) { return .edit(row, value: value) }
+            // Patches of a field or two: concurrent ones of different fields all stay.
+            let field = ["done", "qty", "note"].randomElement(using: &generator)!
+            return .patch(row, patch: .object([field: Bool.random(using: &generator) ? value : .null, "title": "t"]))
         case 6:
             return .insertSection(
                 at: Int.random(in: 0...sections.count, using: &generator),
@@ -263,6 +268,9 @@ final class OptimisticTableTests: XCTestCase {
             }
             if Bool.random(using: &generator), let row = randomRow(), used.insert(row.path).inserted {
                 batch.reloadRows.append(.init(row: row, value: value))
+            }
+            if Bool.random(using: &generator), let row = randomRow(), used.insert(row.path).inserted {
+                batch.patchRows.append(.init(row: row, patch: ["qty": value]))
             }
             if Bool.random(using: &generator), let at = randomSlot(growing: false) {
                 batch.insertRows.append(.init(at: at, row: RowContent(value: value)))

@@ -158,11 +158,15 @@ enum RandomTables {
             let rows = sectionCount == 0 ? 0 : table.sections[section].rows.count
             return RowPath(section: section, row: Int.random(in: 0..<max(rows + extra, 1), using: &generator))
         }
-        switch Int.random(in: 0..<11, using: &generator) {
+        switch Int.random(in: 0..<12, using: &generator) {
         case 0, 1: return .insert(at: randomPath(extra: 1), row: RowContent(value: .string("i\(table.nextID)")))
         case 2, 3: return .delete(RowRef(randomPath(extra: 0)))
         case 4, 5: return .move(from: RowRef(randomPath(extra: 0)), to: randomPath(extra: 0))
         case 6: return .edit(RowRef(randomPath(extra: 0)), value: .string("e\(table.version)"))
+        case 11:
+            let field = ["done", "qty"].randomElement(using: &generator)!
+            let change: JSONValue = Bool.random(using: &generator) ? .number(Double(table.version)) : .null
+            return .patch(RowRef(randomPath(extra: 0)), patch: .object([field: change]))
         case 7:
             return .insertSection(
                 at: Int.random(in: 0...sectionCount, using: &generator),
