@@ -185,6 +185,8 @@ def test_tokens_grant_roles_per_table(tmp_path):
     reader = server.client(token="reader")
     reader.subscribe("private")
     reader.fails({"type": "delete", "table": "private", "at": [0, 0]}, "forbidden")
+    reader.fails({"type": "patch", "table": "private", "at": [0, 0], "patch": {"done": True}}, "forbidden")
+    writer.ok({"type": "patch", "table": "team-a", "at": [0, 0], "patch": {"done": True}})
     reader.fails({"type": "editing", "table": "private", "on": True}, "forbidden")
     reader.fails({"type": "dropTable", "table": "private"}, "forbidden")
     assert values(snapshot(admin, "private")) == [["y"]], "nothing refused was applied"
