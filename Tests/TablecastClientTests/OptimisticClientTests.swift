@@ -37,6 +37,31 @@ final class OptimisticClientTests: XCTestCase {
         await server.tearDown()
     }
 
+    /// Two clients patch different fields of one row while both patches are in flight (the server holds commits
+    /// back): each shows its own at once, both land, both clients converge; an undo takes back only its field.
+    func testConcurrentPatchesOfDifferentFieldsBothLandAndUndoTakesBackOnlyItsField() async throws {
+        let (server, one, two) = try await twoClientsOnLetters(commitDelay: .milliseconds(300))
+        let row = ref(one.predicted("t"), 0)
+        _ = try await one.submit(.edit(row, value: ["title": "a"]), on: "t").answer()
+        try await eventually { two.replica(of: "t")?.version == 1 }
+        let done = try one.submit(.patch(row, patch: ["done": true]), on: "t")
+        let qty = try two.submit(.patch(row, patch: ["qty": 2]), on: "t")
+        XCTAssertEqual(values(one.predicted("t")).first, ["title": "a", "done": true])
+        XCTAssertEqual(values(two.predicted("t")).first, ["title": "a", "qty": 2])
+        _ = try await done.answer()
+        _ = try await qty.answer()
+        try await eventually { one.replica(of: "t")?.version == 3 && two.replica(of: "t")?.version == 3 }
+        for client in [one, two] {
+            XCTAssertEqual(values(client.predicted("t")).first, ["title": "a", "done": true, "qty": 2])
+        }
+        _ = try await one.submitUndo("t")?.answer()
+        try await eventually { two.replica(of: "t")?.version == 4 }
+        XCTAssertEqual(values(two.predicted("t")).first, ["title": "a", "qty": 2])
+        XCTAssertEqual(one.predicted("t")?.sections, two.replica(of: "t")?.table.sections)
+        for client in [one, two] { await client.close() }
+        await server.tearDown()
+    }
+
     /// A server with table `t` holding `letters`, and two clients subscribed to it.
     private func twoClientsOnLetters(commitDelay: Duration = .zero) async throws -> (
         TestServer, TablecastClient, TablecastClient
