@@ -178,6 +178,69 @@ final class OptimisticVectorTests: XCTestCase {
         try patchBatch.other(.delete(ref(patchBatch.server.table, 0, 1)))
         try patchBatch.settle()
         vectors.append(patchBatch)
+        try vectors += queueScenarios()
+        return vectors
+    }
+
+    /// What is queued while a request is in flight goes as one batch when the answer comes.
+    static func queueScenarios() throws -> [Recorder] {
+        var vectors: [Recorder] = []
+        let list = Table(contents: [SectionContent(rows: (0..<12).map { RowContent(value: .string("item \($0)")) })])
+        var tenJ = Recorder(
+            "queue-as-batch",
+            "J ten times: the first move goes alone, the nine queued meanwhile go as one request when it is acked",
+            list)
+        for step in 0..<10 {
+            try tenJ.submit(.move(from: ref(tenJ.client.predicted, 0, step), to: RowPath(section: 0, row: step + 1)))
+        }
+        try tenJ.settle()
+        vectors.append(tenJ)
+
+        var mixed = Recorder(
+            "queue-batch-mixed",
+            "insert, edit the provisional row, delete, move, edit a section: queued behind an edit, sent as one batch",
+            letters)
+        try mixed.submit(.edit(ref(letters, 0, 0), value: "A"))
+        try mixed.submit(.insert(at: RowPath(section: 1, row: 1), row: RowContent(value: "n")))
+        try mixed.submit(.edit(ref(mixed.client.predicted, 1, 1), value: "n2"))
+        try mixed.submit(.delete(ref(mixed.client.predicted, 0, 1)))
+        try mixed.submit(.move(from: ref(mixed.client.predicted, 0, 3), to: RowPath(section: 1, row: 0)))
+        try mixed.submit(.editSection(SectionRef(1, id: letters.sections[1].id), header: .some("BB")))
+        try mixed.settle()
+        vectors.append(mixed)
+
+        var rebased = Recorder(
+            "queue-batch-rebased",
+            "a queued burst sent as one batch while others insert before it and delete a row it moves past: the server rebases the batch and the prediction agrees",
+            letters)
+        try rebased.submit(.edit(ref(letters, 1, 0), value: "x2"))
+        try rebased.submit(.move(from: ref(letters, 0, 0), to: RowPath(section: 0, row: 1)))
+        try rebased.submit(.move(from: ref(rebased.client.predicted, 0, 1), to: RowPath(section: 0, row: 2)))
+        try rebased.submit(.insert(at: RowPath(section: 0, row: 0), row: RowContent(value: "mine")))
+        rebased.serve()
+        try rebased.deliver()
+        try rebased.deliver()
+        try rebased.other(.insert(at: RowPath(section: 0, row: 0), row: RowContent(value: "theirs")))
+        try rebased.other(.delete(ref(rebased.server.table, 0, 2)))
+        try rebased.deliver()
+        try rebased.deliver()
+        try rebased.settle()
+        vectors.append(rebased)
+
+        var split = Recorder(
+            "queue-batch-refused",
+            "a batch refused because others deleted the row one of its edits names: its intents are sent again one at a time, so only that edit is refused",
+            letters)
+        try split.submit(.edit(ref(letters, 1, 1), value: "y2"))
+        try split.submit(.edit(ref(letters, 0, 0), value: "a2"))
+        try split.submit(.edit(ref(letters, 0, 1), value: "b2"))
+        try split.submit(.insert(at: RowPath(section: 0, row: 5), row: RowContent(value: "f")))
+        split.serve()
+        try split.deliver()
+        try split.deliver()
+        try split.other(.delete(ref(split.server.table, 0, 1)))
+        try split.settle()
+        vectors.append(split)
         return vectors
     }
 }

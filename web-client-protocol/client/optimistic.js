@@ -1,5 +1,6 @@
 // Optimistic edits and undo/redo for one table, as ../optimistic.md specifies: the confirmed table, at most one
-// intent in flight, the rest queued in id-anchored form, and the predicted table the page shows. Pure logic, no
+// request in flight, the rest queued in id-anchored form and sent as one batch when it is answered, and the
+// predicted table the page shows. Pure logic, no
 // I/O; the vectors in ../vectors/optimistic/ (generated from the Swift engine) are its tests.
 //
 // What this port does not do, compared with the Swift engine (TableModel's OptimisticTable):
@@ -423,6 +424,84 @@ function sinceBase(anchored, base, after) {
   return { rows: { successors: rows, moved: new Set() }, sections: { successors: sections, moved: new Set() } };
 }
 
+/** Whether two plain JSON values (tables, rows) are equal. */
+function same(a, b) {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const keys = Object.keys(a).filter((k) => a[k] !== undefined);
+  if (keys.length !== Object.keys(b).filter((k) => b[k] !== undefined).length) return false;
+  return keys.every((k) => same(a[k], b[k]));
+}
+
+const canonicalRow = (row) => ({ id: row.id, ...rowContent(row) });
+const canonicalSections = (table) => table.sections.map((s) => ({ id: s.id, header: s.header ?? null, footer: s.footer ?? null, rows: s.rows.map(canonicalRow) }));
+
+/**
+ * The wire lists at `start`'s version that turn `start` into `target` (the queue's net effect, see optimistic.md
+ * "Sending the queue"), moving what `roles` says was moved, and the ids they create in the server's order; null
+ * when a row of a deleted section survives or an inserted section holds a row that was there before.
+ */
+function netBatch(start, target, roles) {
+  const targetSection = new Map();
+  const targetRow = new Map();
+  target.sections.forEach((s, i) => {
+    targetSection.set(s.id, i);
+    s.rows.forEach((r, j) => targetRow.set(r.id, [i, j]));
+  });
+  const lists = emptyAnchored();
+  const kept = new Set();
+  for (const [s, section] of start.sections.entries()) {
+    if (!targetSection.has(section.id)) {
+      if (section.rows.some((r) => targetRow.has(r.id))) return null;
+      lists.deleteSections.push({ at: s, section: section.id });
+      continue;
+    }
+    const t = targetSection.get(section.id);
+    if (roles.movedSections.has(section.id)) lists.moveSections.push({ from: s, section: section.id, to: t });
+    const now = target.sections[t];
+    if ((now.header ?? null) !== (section.header ?? null) || (now.footer ?? null) !== (section.footer ?? null)) {
+      lists.reloadSections.push({ at: s, section: section.id, header: now.header ?? null, footer: now.footer ?? null });
+    }
+    for (const [r, row] of section.rows.entries()) {
+      const path = targetRow.get(row.id);
+      if (!path) {
+        lists.deleteRows.push({ at: [s, r], row: row.id });
+        continue;
+      }
+      kept.add(row.id);
+      if (roles.movedRows.has(row.id)) lists.moveRows.push({ from: [s, r], row: row.id, to: path });
+      const current = target.sections[path[0]].rows[path[1]];
+      if (!same(canonicalRow(current), canonicalRow(row))) {
+        const reload = { at: [s, r], row: row.id, value: clone(current.value) };
+        for (const flag of FLAGS) if (flagOf(current, flag) !== flagOf(row, flag)) reload[flag] = flagOf(current, flag);
+        lists.reloadRows.push(reload);
+      }
+    }
+  }
+  const startSections = new Set(start.sections.map((s) => s.id));
+  const createdSections = [];
+  const createdRows = [];
+  for (const [t, section] of target.sections.entries()) {
+    if (!startSections.has(section.id)) {
+      if (section.rows.some((r) => kept.has(r.id))) return null;
+      const entry = { at: t };
+      if ((section.header ?? null) !== null) entry.header = section.header;
+      if ((section.footer ?? null) !== null) entry.footer = section.footer;
+      if (section.rows.length) entry.rows = section.rows.map(rowContent);
+      lists.insertSections.push(entry);
+      createdSections.push(section.id, ...section.rows.map((r) => r.id));
+      continue;
+    }
+    for (const [r, row] of section.rows.entries()) {
+      if (kept.has(row.id)) continue;
+      lists.insertRows.push({ at: [t, r], ...rowContent(row) });
+      createdRows.push(row.id);
+    }
+  }
+  return { lists, provisional: [...createdSections, ...createdRows] };
+}
+
 /** A wire intent without provisional ids in its refs (the server knows only real ones). */
 function withoutProvisionalIDs(intent) {
   const lists = listsOf(intent);
@@ -443,15 +522,15 @@ export class OptimisticTable {
     this.confirmed = { version: table.version, rules: clone(table.rules ?? {}), sections: clone(table.sections) };
     this.predicted = this.confirmed;
     this.pendingLimit = pendingLimit;
-    this._inFlight = null; // {id, intent (with base), submitted, provisional, anchored, landed}
-    this._queue = []; // {id, submitted, anchored}
+    this._inFlight = null; // {id, intent (with base), members, provisional, anchored, landed, since}
+    this._queue = []; // {id, submitted, anchored, solo}
     this._undo = [];
     this._redo = [];
     this._nextLocal = 1;
     this._nextProvisional = 1;
   }
 
-  get pendingCount() { return this._queue.length + (this._inFlight ? 1 : 0); }
+  get pendingCount() { return this._queue.length + (this._inFlight ? this._inFlight.members.length : 0); }
   get canUndo() { return this._undo.length > 0; }
   get canRedo() { return this._redo.length > 0; }
   /** The in-flight intent `{id, intent}` to send again after a reconnect (same ref). */
@@ -497,14 +576,15 @@ export class OptimisticTable {
     } else (role === 'undo' ? this._redo : this._undo).push({ source: id, inverse: undone });
     this.predicted = after;
     const anchored = forward(batch, before, after, patches);
+    const member = { id, submitted: intent, anchored, solo: false };
     if (!this._inFlight && this._queue.length === 0) {
       this._inFlight = {
-        id, intent: { ...sent, base: this.confirmed.version }, submitted: intent, provisional: created, anchored, landed: false,
+        id, intent: { ...sent, base: this.confirmed.version }, members: [member], provisional: created, anchored, landed: false,
         since: sinceBase(anchored, this.confirmed, after),
       };
       return { id, send: { id, intent: this._inFlight.intent }, settled: false };
     }
-    this._queue.push({ id, submitted: intent, anchored });
+    this._queue.push(member);
     return { id, send: null, settled: false };
   }
 
@@ -549,25 +629,38 @@ export class OptimisticTable {
     this._predict();
   }
 
-  /** The in-flight intent was committed with `created` ids; returns `{accepted, refused, send}`. */
+  /**
+   * The in-flight request was committed with `created` ids: every intent it carries is accepted. Returns
+   * `{accepted, refused, answered, send}`; `answered` lists the intents the server's answer is about.
+   */
   acknowledge(created) {
     const flight = this._inFlight;
-    if (!flight) return { accepted: [], refused: [], send: null };
+    if (!flight) return { accepted: [], refused: [], answered: [], send: null };
     this._inFlight = null;
     this._rename(new Map(flight.provisional.map((id, i) => [id, created[i]])));
-    const outcome = { accepted: [flight.id], refused: [], send: null };
+    const ids = flight.members.map((m) => m.id);
+    const outcome = { accepted: ids, refused: [], answered: [...ids], send: null };
     this._advance(outcome);
     this._predict();
     return outcome;
   }
 
-  /** The in-flight intent was refused (`{code, message}`). */
+  /**
+   * The in-flight request was refused (`{code, message}`). One intent is refused; a queue sent as one batch
+   * committed nothing, so its intents go back to the queue to be sent one at a time and answered on their own.
+   */
   refuse(error) {
     const flight = this._inFlight;
-    if (!flight) return { accepted: [], refused: [], send: null };
+    if (!flight) return { accepted: [], refused: [], answered: [], send: null };
     this._inFlight = null;
-    this._dropSteps(flight.id);
-    const outcome = { accepted: [], refused: [{ id: flight.id, intent: flight.submitted, code: error.code, message: error.message }], send: null };
+    const outcome = { accepted: [], refused: [], answered: [], send: null };
+    if (flight.members.length > 1) {
+      this._queue.unshift(...flight.members.map((m) => ({ ...m, solo: true })));
+    } else {
+      this._dropSteps(flight.id);
+      outcome.refused.push({ id: flight.id, intent: flight.members[0].submitted, code: error.code, message: error.message });
+      outcome.answered.push(flight.id);
+    }
     this._advance(outcome);
     this._predict();
     return outcome;
@@ -575,28 +668,150 @@ export class OptimisticTable {
 
   _advance(outcome) {
     while (!this._inFlight && this._queue.length) {
-      const next = this._queue.shift();
+      const first = this._queue.shift();
+      let intent;
       try {
-        const intent = materialize(next.anchored, this.confirmed, false);
-        if (!intent) {
-          this._dropSteps(next.id);
-          outcome.accepted.push(next.id);
-          continue;
-        }
-        const ids = createdOf(next.anchored);
-        let n = 0;
-        const { batch } = resolve(this.confirmed, intent, () => ids[n++]);
-        const since = batch ? sinceBase(next.anchored, this.confirmed, applyBatch(this.confirmed, batch)) : null;
-        this._inFlight = {
-          id: next.id, intent: { ...intent, base: this.confirmed.version }, submitted: next.submitted,
-          provisional: createdOf(next.anchored), anchored: next.anchored, landed: false, since,
-        };
-        outcome.send = { id: next.id, intent: this._inFlight.intent };
+        intent = materialize(first.anchored, this.confirmed, false);
       } catch (error) {
         if (!(error instanceof OptimisticError)) throw error;
-        this._dropSteps(next.id);
-        outcome.refused.push({ id: next.id, intent: next.submitted, code: error.code, message: error.reason });
+        this._dropSteps(first.id);
+        outcome.refused.push({ id: first.id, intent: first.submitted, code: error.code, message: error.reason });
+        continue;
       }
+      if (!intent) {
+        this._dropSteps(first.id);
+        outcome.accepted.push(first.id);
+        continue;
+      }
+      const combined = first.solo ? null : this._combine(first, intent, outcome);
+      if (combined && !combined.intent) {
+        outcome.accepted.push(...combined.members.map((m) => m.id));
+        continue;
+      }
+      const members = combined ? combined.members : [first];
+      const sent = combined ? combined.intent : intent;
+      const ids = combined ? combined.provisional : createdOf(first.anchored);
+      let n = 0;
+      let batch = null;
+      let patches = new Map();
+      try {
+        ({ batch, patches } = resolve(this.confirmed, sent, () => ids[n++]));
+      } catch (error) {
+        // Only a lone intent can fail here: a combination was checked.
+        if (!(error instanceof OptimisticError)) throw error;
+        this._dropSteps(first.id);
+        outcome.refused.push({ id: first.id, intent: first.submitted, code: error.code, message: error.reason });
+        continue;
+      }
+      const after = batch ? applyBatch(this.confirmed, batch) : null;
+      const anchored = combined && batch ? forward(batch, this.confirmed, after, patches) : first.anchored;
+      this._inFlight = {
+        id: first.id, intent: { ...sent, base: this.confirmed.version }, members, provisional: ids, anchored,
+        landed: false, since: batch ? sinceBase(anchored, this.confirmed, after) : null,
+      };
+      outcome.send = { id: first.id, intent: this._inFlight.intent };
+    }
+  }
+
+  /**
+   * `first` (materialized as `intent`) and the queued intents after it that combine with it (optimistic.md,
+   * "Sending the queue"), taken off the queue: `{intent, members, provisional}` (`intent` null when together they
+   * change nothing); null when none joins it or the combination does not check out (the queue is as it was).
+   */
+  _combine(first, intent, outcome) {
+    if (!this._queue.length || this._queue[0].solo) return null;
+    const start = this.confirmed;
+    const original = new Set(start.sections.flatMap((s) => [s.id, ...s.rows.map((r) => r.id)]));
+    const roles = { movedRows: new Set(), reloadedRows: new Set(), movedSections: new Set(), reloadedSections: new Set() };
+    let table = start;
+    const extend = (next, created) => {
+      let n = 0;
+      let after = table;
+      let batch;
+      let patches;
+      try {
+        ({ batch, patches } = resolve(table, next, () => created[n++]));
+        // A merge patch goes alone: in a batch it would become the value it merged to, overwriting what others
+        // patch meanwhile.
+        if (patches.size) return false;
+        if (batch) {
+          after = applyBatch(table, batch);
+          checkLimits(table, after);
+        }
+      } catch (error) {
+        if (error instanceof OptimisticError || error instanceof ReplicaError) return false;
+        throw error;
+      }
+      if (!batch) return true;
+      const ids = (list) => new Set(list.filter((id) => original.has(id)));
+      const rowID = ([s, r]) => table.sections[s].rows[r].id;
+      const found = {
+        movedRows: ids(batch.moveRows.map((m) => rowID(m.from))),
+        reloadedRows: ids(batch.reloadRows.map((e) => rowID(e.at))),
+        movedSections: ids(batch.moveSections.map((m) => table.sections[m.from].id)),
+        reloadedSections: ids(batch.reloadSections.map((e) => table.sections[e.at].id)),
+      };
+      const clash = (a, b) => [...found[a]].some((id) => roles[b].has(id));
+      if (clash('movedRows', 'reloadedRows') || clash('reloadedRows', 'movedRows')
+        || clash('movedSections', 'reloadedSections') || clash('reloadedSections', 'movedSections')) return false;
+      for (const key of Object.keys(roles)) for (const id of found[key]) roles[key].add(id);
+      table = after;
+      return true;
+    };
+    if (!extend(intent, createdOf(first.anchored))) return null;
+    const members = [first];
+    const settled = [];
+    while (this._queue.length && !this._queue[0].solo) {
+      const next = this._queue[0];
+      let materialized;
+      try {
+        materialized = materialize(next.anchored, table, false);
+      } catch (error) {
+        if (!(error instanceof OptimisticError)) throw error;
+        break;
+      }
+      if (!materialized) {
+        this._queue.shift();
+        this._dropSteps(next.id);
+        settled.push(next.id);
+        continue;
+      }
+      if (!extend(materialized, createdOf(next.anchored))) break;
+      members.push(this._queue.shift());
+    }
+    outcome.accepted.push(...settled);
+    const net = members.length > 1 ? netBatch(start, table, roles) : null;
+    const combined = net && intentOf(net.lists);
+    let checks = Boolean(net) && !combined && same(canonicalSections(start), canonicalSections(table));
+    if (combined) {
+      try {
+        let n = 0;
+        const { batch } = resolve(start, combined, () => net.provisional[n++]);
+        checks = Boolean(batch) && same(canonicalSections(applyBatch(start, batch)), canonicalSections(table));
+      } catch (error) {
+        if (!(error instanceof OptimisticError) && !(error instanceof ReplicaError)) throw error;
+      }
+    }
+    if (!checks) {
+      this._queue.unshift(...members.slice(1));
+      return null;
+    }
+    return { intent: combined, members, provisional: net.provisional };
+  }
+
+  /** Whether the in-flight request still applies to the confirmed table. */
+  _rebases(flight) {
+    try {
+      const intent = materialize(flight.anchored, this.confirmed, false, flight.since);
+      if (!intent) return true;
+      const ids = createdOf(flight.anchored);
+      let n = 0;
+      const { batch } = resolve(this.confirmed, intent, () => ids[n++]);
+      if (batch) checkLimits(this.confirmed, applyBatch(this.confirmed, batch));
+      return true;
+    } catch (error) {
+      if (!(error instanceof OptimisticError) && !(error instanceof ReplicaError)) throw error;
+      return false;
     }
   }
 
@@ -614,7 +829,12 @@ export class OptimisticTable {
 
   _predict() {
     let table = this.confirmed;
-    const pending = [...(this._inFlight && !this._inFlight.landed ? [this._inFlight] : []), ...this._queue];
+    const flight = this._inFlight && !this._inFlight.landed ? this._inFlight : null;
+    const pending = [...(flight ? [flight] : []), ...this._queue];
+    if (flight && flight.members.length > 1 && !this._rebases(flight)) {
+      // A batch that no longer rebases will be refused and its intents sent one at a time: predicted so.
+      pending.splice(0, 1, ...flight.members);
+    }
     for (const entry of pending) {
       try {
         const intent = materialize(entry.anchored, table, false, entry === this._inFlight ? entry.since : null);

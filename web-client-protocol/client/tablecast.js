@@ -679,9 +679,12 @@ export class TablecastClient extends Emitter {
   _optimisticOutcome(table, entry, outcome, ack, serverError) {
     entry.inFlightRef = null;
     if (outcome.send) this._sendOptimistic(table, entry, outcome.send);
-    outcome.accepted.forEach((id, index) => this._answerLocal(entry, id, index === 0 ? ack : null));
-    outcome.refused.forEach((refusal, index) => {
-      const error = index === 0 && serverError ? serverError : new TablecastError(refusal.code, refusal.message);
+    // The intents the request carried (one, or a queue sent as one batch) get the server's answer; the others
+    // were settled or refused locally.
+    const answered = new Set(outcome.answered);
+    outcome.accepted.forEach((id) => this._answerLocal(entry, id, answered.has(id) ? ack : null));
+    outcome.refused.forEach((refusal) => {
+      const error = answered.has(refusal.id) && serverError ? serverError : new TablecastError(refusal.code, refusal.message);
       this._emit('intentRefused', { table, intent: refusal.intent, code: error.code, message: error.message });
       this._answerLocal(entry, refusal.id, null, error);
     });

@@ -2,12 +2,15 @@
 /// version order, with history) plus the client's own intents that the server has not answered yet, applied on
 /// top. Pure logic; the client feeds it the server's updates, acks and errors and sends what it says to send.
 ///
-/// As in ShareDB, at most one intent is in flight: it was sent with `base` = the confirmed version it was made
+/// As in ShareDB, at most one request is in flight: it was sent with `base` = the confirmed version it was made
 /// at, and the prediction applies it with ``TableEngine/resolve(_:base:)`` on the confirmed engine, the very
 /// rebase the server runs, so both agree by construction. The others wait in a queue in id-anchored form
-/// (``AnchoredIntent``), made from the predicted view; each is re-materialized against the then-confirmed table
-/// when its turn to be sent comes, and against the prediction of everything before it meanwhile. What pending
-/// intents create carries provisional ids (`~1`, ...) until the ack's `created` names the real ones.
+/// (``AnchoredIntent``), made from the predicted view, and are materialized against the prediction of everything
+/// before them. When the answer comes, everything queued is sent as one request: each queued intent is
+/// materialized in turn against the confirmed table plus those before it, and their net effect becomes one
+/// `batch` with UIKit's index semantics at the confirmed version (see `OptimisticTable+Queue.swift`), so a burst
+/// costs one round trip, not one per intent. What pending intents create carries provisional ids (`~1`, ...)
+/// until the ack's `created` names the real ones.
 ///
 /// Undo and redo are computed here too: every accepted intent records its inverse, in anchored form, from the
 /// table before and after it; undoing materializes that inverse against the predicted view and submits it like
@@ -48,13 +51,16 @@ public struct OptimisticTable: Sendable {
         public var error: TableError
     }
 
-    /// What answering the in-flight intent did: which intents are settled (accepted, or nothing to do), which
+    /// What answering the in-flight request did: which intents are settled (accepted, or nothing to do), which
     /// were refused, and what to send next.
     public struct Outcome: Hashable, Sendable {
         /// Intents accepted, or that turned out to change nothing.
         public var accepted: [Int] = []
         /// Intents refused, in order.
         public var refused: [Refusal] = []
+        /// The intents the server's answer is about (those the in-flight request carried), so that their callers
+        /// get its ack or its error; the others in `accepted` and `refused` were settled here.
+        public var answered: [Int] = []
         /// The intent to send now, if any.
         public var send: Outgoing?
     }
@@ -65,7 +71,8 @@ public struct OptimisticTable: Sendable {
 
     struct InFlight: Sendable {
         var outgoing: Outgoing
-        var submitted: Intent
+        /// The intents it carries, in submission order (one, or a queue sent as one batch).
+        var members: [Queued]
         /// The provisional ids of what it creates, in the engine's order.
         var provisional: [String]
         /// Whether its own update arrived (the ack follows): the confirmed table holds it.
@@ -76,6 +83,8 @@ public struct OptimisticTable: Sendable {
         var id: Int
         var submitted: Intent
         var anchored: AnchoredIntent
+        /// Whether it is sent on its own, never within a batch: it was in a batch the server refused.
+        var solo = false
     }
 
     /// One undo or redo step: the inverse of the intent `source`.
@@ -92,8 +101,8 @@ public struct OptimisticTable: Sendable {
     /// The most intents that may be pending.
     public let pendingLimit: Int
 
-    private var inFlight: InFlight?
-    private var queue: [Queued] = []
+    var inFlight: InFlight?
+    var queue: [Queued] = []
     private var undoSteps: [Step] = []
     private var redoSteps: [Step] = []
     /// The prediction in the engine's ids (which it checks), and their map to the ids shown.
@@ -111,7 +120,7 @@ public struct OptimisticTable: Sendable {
     }
 
     /// How many intents are pending (in flight plus queued).
-    public var pendingCount: Int { queue.count + (inFlight == nil ? 0 : 1) }
+    public var pendingCount: Int { queue.count + (inFlight?.members.count ?? 0) }
 
     /// The intent in flight, to send again after a reconnect (with the same ref).
     public var inFlightIntent: Outgoing? { inFlight?.outgoing }
@@ -188,16 +197,16 @@ public struct OptimisticTable: Sendable {
         }
         scratch = after
         predicted = afterShown
+        let queued = Queued(
+            id: id, submitted: intent,
+            anchored: .forward(batch, patches: resolution.patches, before: before, after: afterShown))
         if inFlight == nil && queue.isEmpty {
             // The prediction is the confirmed table: the intent is sent as made.
             let outgoing = Outgoing(id: id, intent: engineIntent, base: confirmed.table.version)
-            inFlight = InFlight(outgoing: outgoing, submitted: intent, provisional: provisional)
+            inFlight = InFlight(outgoing: outgoing, members: [queued], provisional: provisional)
             return Submission(id: id, send: outgoing, settled: false)
         }
-        queue.append(
-            Queued(
-                id: id, submitted: intent,
-                anchored: .forward(batch, patches: resolution.patches, before: before, after: afterShown)))
+        queue.append(queued)
         return Submission(id: id, send: nil, settled: false)
     }
 
@@ -235,52 +244,43 @@ public struct OptimisticTable: Sendable {
         predict()
     }
 
-    /// The in-flight intent was committed (`created`: the ids it assigned, as the ack lists them) or changed
-    /// nothing. Its provisional ids become the real ones everywhere, and the next queued intent is made against
-    /// the confirmed table and returned to send.
+    /// The in-flight request was committed (`created`: the ids it assigned, as the ack lists them) or changed
+    /// nothing: every intent it carries is accepted. Its provisional ids become the real ones everywhere, and
+    /// what is queued is made against the confirmed table and returned to send, as one request.
     public mutating func acknowledge(created: [String]) -> Outcome {
         guard let flight = inFlight else { return Outcome() }
         inFlight = nil
         rename(Dictionary(zip(flight.provisional, created), uniquingKeysWith: { first, _ in first }))
-        var outcome = Outcome(accepted: [flight.outgoing.id])
+        let ids = flight.members.map(\.id)
+        var outcome = Outcome(accepted: ids, answered: ids)
         advance(&outcome)
         predict()
         return outcome
     }
 
-    /// The in-flight intent was refused: it is dropped with its undo step, and the next queued intent is sent.
+    /// The in-flight request was refused. One intent is dropped with its undo step. A queue sent as one batch
+    /// committed nothing, so none of its intents is refused for it: they go back to the head of the queue, to be
+    /// sent one at a time, so that each is accepted or refused on its own (and only a refused one loses its undo
+    /// step). Then what is queued is sent.
     public mutating func refuse(_ error: TableError) -> Outcome {
         guard let flight = inFlight else { return Outcome() }
         inFlight = nil
-        dropSteps(of: flight.outgoing.id)
-        var outcome = Outcome(refused: [Refusal(id: flight.outgoing.id, intent: flight.submitted, error: error)])
+        var outcome = Outcome()
+        if flight.members.count > 1 {
+            var members = flight.members
+            for index in members.indices { members[index].solo = true }
+            queue.insert(contentsOf: members, at: 0)
+        } else if let member = flight.members.first {
+            dropSteps(of: member.id)
+            outcome.refused = [Refusal(id: member.id, intent: member.submitted, error: error)]
+            outcome.answered = [member.id]
+        }
         advance(&outcome)
         predict()
         return outcome
     }
 
-    /// Makes the next queued intent the in-flight one, made against the confirmed table; queued intents that no
-    /// longer apply are refused here, those that change nothing any more are settled.
-    private mutating func advance(_ outcome: inout Outcome) {
-        while inFlight == nil, !queue.isEmpty {
-            let next = queue.removeFirst()
-            do {
-                guard let intent = try next.anchored.materialize(on: confirmed.table, strict: false) else {
-                    dropSteps(of: next.id)
-                    outcome.accepted.append(next.id)
-                    continue
-                }
-                let outgoing = Outgoing(id: next.id, intent: intent, base: confirmed.table.version)
-                inFlight = InFlight(outgoing: outgoing, submitted: next.submitted, provisional: next.anchored.created)
-                outcome.send = outgoing
-            } catch {
-                dropSteps(of: next.id)
-                outcome.refused.append(Refusal(id: next.id, intent: next.submitted, error: error))
-            }
-        }
-    }
-
-    private mutating func dropSteps(of id: Int) {
+    mutating func dropSteps(of id: Int) {
         undoSteps.removeAll { $0.source == id }
         redoSteps.removeAll { $0.source == id }
     }
@@ -293,21 +293,26 @@ public struct OptimisticTable: Sendable {
         for index in redoSteps.indices { redoSteps[index].inverse = redoSteps[index].inverse.renaming(aliases) }
     }
 
-    /// Rebuilds the prediction: the in-flight intent rebased by the engine onto the confirmed table, then every
+    /// Rebuilds the prediction: the in-flight request rebased by the engine onto the confirmed table, then every
     /// queued intent materialized against the prediction so far. One that does not apply is left out (it is
-    /// refused or dropped when its turn to be sent comes).
+    /// refused or dropped when its turn to be sent comes). A batch of queued intents that no longer rebases will
+    /// be refused and its intents sent again one at a time: meanwhile they are predicted one at a time too.
     private mutating func predict() {
         var engine = TableEngine(table: confirmed.table, historyLimit: 0)
         var shown: [String: String] = [:]
-        if let flight = inFlight, !flight.landed,
-            let resolution = try? confirmed.resolve(flight.outgoing.intent, base: flight.outgoing.base),
-            (try? engine.commit(resolution)) != nil
-        {
-            for (engineID, provisional) in zip(resolution.createdIDs, flight.provisional) {
-                shown[engineID] = provisional
+        var pending = queue
+        if let flight = inFlight, !flight.landed {
+            if let resolution = try? confirmed.resolve(flight.outgoing.intent, base: flight.outgoing.base),
+                (try? engine.commit(resolution)) != nil
+            {
+                for (engineID, provisional) in zip(resolution.createdIDs, flight.provisional) {
+                    shown[engineID] = provisional
+                }
+            } else if flight.members.count > 1 {
+                pending = flight.members + queue
             }
         }
-        for queued in queue {
+        for queued in pending {
             let view = engine.table.renamingIDs(shown)
             guard let intent = try? queued.anchored.materialize(on: view, strict: false),
                 let resolution = try? engine.resolve(intent), (try? engine.commit(resolution)) != nil

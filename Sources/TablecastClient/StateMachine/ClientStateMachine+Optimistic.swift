@@ -1,8 +1,9 @@
 import TableModel
 import TablecastProtocol
 
-/// Optimistic intents: shown at once in the predicted table, sent one at a time per table (the in-flight one
-/// again after each reconnect, with its ref), answered by `ack` or `error`, and never given up while `unavailable`.
+/// Optimistic intents: shown at once in the predicted table, one request in flight per table (what was queued
+/// meanwhile goes as one batch when it is answered; the in-flight one again after each reconnect, with its ref),
+/// answered by `ack` or `error`, and never given up while `unavailable`.
 extension ClientStateMachine {
     /// Applies `edit` to the predicted table of a subscribed `table` and sends what it says to send. Returns the
     /// waiter of its answer (settled at once when it changes nothing), nil when there was nothing to undo or redo,
@@ -85,9 +86,10 @@ extension ClientStateMachine {
         var actions: [Action] = []
         if let send = outcome.send { actions += transmit(send, table: table) }
         for id in outcome.accepted + outcome.refused.map(\.id) { requestedRefs[table]?.removeValue(forKey: id) }
-        for (index, refusal) in outcome.refused.enumerated() {
-            // The first refused is the in-flight intent when the server refused it: its words, not the engine's.
-            let error = index == 0 ? serverError : nil
+        let answered = Set(outcome.answered)
+        for refusal in outcome.refused {
+            // The in-flight intent, when the server refused it: its words, not the engine's.
+            let error = answered.contains(refusal.id) ? serverError : nil
             let code = error?.code.rawValue ?? refusal.error.code.rawValue
             actions.append(
                 .emit(
@@ -96,17 +98,17 @@ extension ClientStateMachine {
                         message: error?.message ?? refusal.error.message)))
         }
         actions.append(.emit(.predicted(table: table, subscriptions[table]!.optimistic!.predicted)))
-        for (index, id) in outcome.accepted.enumerated() {
-            // The first accepted is the in-flight intent this ack answers; the others changed nothing.
+        for id in outcome.accepted {
+            // The intents the in-flight request carried get its ack; the others changed nothing.
             var answer: ServerMessage.Ack?
-            if index == 0, case .ack(let ack) = message { answer = ack }
+            if answered.contains(id), case .ack(let ack) = message { answer = ack }
             if let waiter = waiters[table]?.removeValue(forKey: id) {
                 actions.append(.settle(waiter, .success(answer)))
             }
         }
-        for (index, refusal) in outcome.refused.enumerated() {
+        for refusal in outcome.refused {
             guard let waiter = waiters[table]?.removeValue(forKey: refusal.id) else { continue }
-            if index == 0, let serverError {
+            if answered.contains(refusal.id), let serverError {
                 actions.append(.settle(waiter, .failure(serverError)))
             } else {
                 actions.append(.settle(waiter, .failure(refusal.error)))

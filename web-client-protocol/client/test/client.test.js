@@ -118,6 +118,34 @@ test('intents carry base and a fresh ref; ack resolves after the own update is a
   });
 });
 
+test('optimistic intents queued while one is in flight go as one batch when it is acked; each gets the ack', async (t) => {
+  const { client, peer } = await setup(t);
+  client.connect();
+  const { conn } = await accept(peer);
+  const subscribing = client.subscribe('t');
+  serveSubscribe(conn, await conn.next(), { version: 5, sections: [section('s1', 'L', null, ['a', 'b', 'c', 'd', 'e'])] });
+  await subscribing;
+  const own = (ref) => ({ origin: { client: 'laptop-7f3a', ref } });
+  // J three times on a, then an edit of b: the first move goes, the rest waits for its answer.
+  const submitted = [0, 1, 2].map((r) => client.submit('t', { type: 'move', from: [0, r], to: [0, r + 1], row: 'a' }));
+  submitted.push(client.submit('t', { type: 'edit', at: [0, 0], row: 'b', value: 'B' }));
+  assert.deepEqual(client.predicted('t').sections[0].rows.map((r) => r.value), ['B', 'c', 'd', 'a', 'e']);
+  const first = await conn.next();
+  assert.deepEqual(first, { type: 'move', table: 't', base: 5, from: [0, 0], to: [0, 1], row: 'a', ref: first.ref });
+  conn.send(update(6, { moveRows: [{ from: [0, 0], to: [0, 1] }] }, own(first.ref)));
+  conn.send({ type: 'ack', ref: first.ref, table: 't', version: 6, epoch: 'e1', created: [] });
+  const batch = await conn.next();
+  assert.deepEqual(batch, {
+    type: 'batch', table: 't', base: 6, ref: batch.ref,
+    moveRows: [{ from: [0, 1], row: 'a', to: [0, 3] }], reloadRows: [{ at: [0, 0], row: 'b', value: 'B' }],
+  });
+  conn.send(update(7, { moveRows: [{ from: [0, 1], to: [0, 3] }], reloadRows: [{ at: [0, 0], value: 'B' }] }, own(batch.ref)));
+  conn.send({ type: 'ack', ref: batch.ref, table: 't', version: 7, epoch: 'e1', created: [] });
+  const answers = await Promise.all(submitted.map((s) => s.result));
+  assert.deepEqual(answers.map((a) => a.version), [6, 7, 7, 7], 'every intent the batch carried gets its ack');
+  assert.deepEqual(client.replica('t').values(), [['B', 'c', 'd', 'a', 'e']]);
+});
+
 test('every intent kind is sent with the spec fields', async (t) => {
   const { client, conn } = await subscribed(t);
   const calls = [
