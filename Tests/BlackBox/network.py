@@ -7,6 +7,7 @@ Everything made here is removed by `close()`, also after a failure; what cannot 
 skip).
 """
 import os
+import queue
 import random
 import signal
 import socket
@@ -161,6 +162,77 @@ class TcpProxy:
     def close(self):
         self._closed = True
         self._flowing.set()
+        self._listener.close()
+        for s in self._sockets:
+            try:
+                s.close()
+            except OSError:
+                pass
+
+
+class LatencyProxy:
+    """Forwards connections to 127.0.0.1:`target` with `delay` seconds added each way, as a slow link does: every
+    chunk leaves `delay` after it arrived, in order, without waiting for the chunks before it to be delayed (unlike
+    TcpProxy's delay, which adds up per chunk). This kernel has no netem, hence a proxy."""
+
+    def __init__(self, target, delay):
+        self.target = target
+        self.delay = delay
+        self._closed = False
+        self._sockets = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def url(self):
+        return f"ws://127.0.0.1:{self.port}/"
+
+    def _accept(self):
+        while not self._closed:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target))
+            for s in (client, upstream):
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._sockets += [client, upstream]
+            for source, destination in ((client, upstream), (upstream, client)):
+                chunks = queue.Queue()
+                threading.Thread(target=self._read, args=(source, chunks), daemon=True).start()
+                threading.Thread(target=self._write, args=(chunks, destination), daemon=True).start()
+
+    def _read(self, source, chunks):
+        try:
+            while True:
+                data = source.recv(65536)
+                chunks.put((time.monotonic() + self.delay, data))
+                if not data:
+                    return
+        except OSError:
+            chunks.put((time.monotonic(), b""))
+
+    def _write(self, chunks, destination):
+        try:
+            while True:
+                due, data = chunks.get()
+                wait = due - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+                if not data:
+                    break
+                destination.sendall(data)
+        except OSError:
+            pass
+        finally:
+            try:
+                destination.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    def close(self):
+        self._closed = True
         self._listener.close()
         for s in self._sockets:
             try:
