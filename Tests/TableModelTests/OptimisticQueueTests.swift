@@ -61,6 +61,10 @@ final class OptimisticQueueTests: XCTestCase {
         let last = try answer(&client, &server, batch)
         XCTAssertEqual(last.accepted, Array(2...10))
         XCTAssertEqual(last.answered, Array(2...10))
+        // Each J's part of the ack: where that J put the row (the batch landed where expected).
+        for id in 2...10 {
+            XCTAssertEqual(last.shares[id], OptimisticTable.Share(rows: [RowPath(section: 0, row: id)]))
+        }
         XCTAssertNil(last.send)
         XCTAssertEqual(server.engine.table.version, 2)
         XCTAssertEqual(client.predicted.sections, server.engine.table.sections)
@@ -88,13 +92,38 @@ final class OptimisticQueueTests: XCTestCase {
         let batch = try XCTUnwrap(try answer(&client, &server, first).send)
         XCTAssertEqual(
             batch.intent, .insert(at: RowPath(section: 0, row: 0), row: RowContent(value: "p2")))
-        _ = try answer(&client, &server, batch)
+        let outcome = try answer(&client, &server, batch)
         XCTAssertEqual(client.predicted.sections, server.engine.table.sections)
+        // The insert of p gets p's id and place; q's insert its place but no id (q was deleted in the same batch,
+        // so never created); the edit nothing.
+        let p = server.engine.table.sections[0].rows[0]
+        XCTAssertEqual(outcome.shares[2], OptimisticTable.Share(created: [p.id], rows: [RowPath(section: 0, row: 0)]))
+        XCTAssertEqual(outcome.shares[3], OptimisticTable.Share(rows: [RowPath(section: 1, row: 0)]))
+        XCTAssertEqual(outcome.shares[4], OptimisticTable.Share())
         XCTAssertFalse(client.predicted.sections.flatMap(\.rows).contains { OptimisticTable.isProvisional($0.id) })
         // Undo the delete of q (it comes back), then the edit of p: one step each, by the real ids.
         for _ in 0..<2 { _ = try client.undo() }
         XCTAssertEqual(client.predicted.values(0), ["p", "a", "b", "c", "d"])
         XCTAssertEqual(client.predicted.values(1), ["q", "x", "y"])
+    }
+
+    /// When others' changes make the batch land elsewhere than expected, each intent's part of the ack says where
+    /// its rows are: as a single intent's ack would after a rebase.
+    func testSharesOfARebasedBatchSayWhereTheRowsAre() throws {
+        var client = OptimisticTable(confirmed: TableEngine(table: letters))
+        var server = Server(engine: TableEngine(table: letters))
+        let first = try XCTUnwrap(try client.submit(.edit(ref(letters, 1, 0), value: "x2")).send)
+        _ = try client.submit(.move(from: ref(letters, 0, 0), to: RowPath(section: 0, row: 1)))
+        _ = try client.submit(.move(from: ref(client.predicted, 0, 1), to: RowPath(section: 0, row: 2)))
+        let batch = try XCTUnwrap(try answer(&client, &server, first).send)
+        let other = try server.engine.resolve(.insert(at: RowPath(section: 0, row: 0), row: RowContent(value: "o")))
+        try server.engine.commit(other)
+        try client.receive(other.batch)
+        let outcome = try answer(&client, &server, batch)
+        XCTAssertEqual(client.predicted.values(0), ["o", "b", "c", "a", "d", "e"])
+        for id in [2, 3] {
+            XCTAssertEqual(outcome.shares[id], OptimisticTable.Share(rows: [RowPath(section: 0, row: 3)]))
+        }
     }
 
     /// A row edited then moved cannot be both in one UIKit batch: the batch stops before the move, which goes

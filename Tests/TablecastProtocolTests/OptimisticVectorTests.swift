@@ -354,6 +354,18 @@ struct Recorder {
             outcome = client.acknowledge(
                 created: created.compactMap { if case .string(let id) = $0 { id } else { nil } })
             members = ["step": "ack", "created": .array(created)]
+            // Each intent's part of the ack of a batch of queued intents, as `{created, resolved}`.
+            members["shares"] = .object(
+                Dictionary(
+                    uniqueKeysWithValues: outcome.shares.map { id, share in
+                        (
+                            String(id),
+                            JSONValue.object([
+                                "created": .array(share.created.map(JSONValue.string)),
+                                "resolved": .array(share.sections.map { .number(Double($0)) } + share.rows.map(\.json)),
+                            ])
+                        )
+                    }))
         } else {
             guard case .object(let error)? = message["error"], case .string(let code)? = error["code"],
                 case .string(let text)? = error["message"]

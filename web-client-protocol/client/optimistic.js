@@ -502,6 +502,22 @@ function netBatch(start, target, roles) {
   return { lists, provisional: [...createdSections, ...createdRows] };
 }
 
+/**
+ * Where the sections and rows `anchored` inserts or moves (ids through `name`) are in `table`, as an ack's
+ * `resolved` says: section indexes, then row paths, inserts before moves; one not there is left out.
+ */
+function placements(anchored, table, name = (id) => id) {
+  const sectionIndex = new Map();
+  const rowPath = new Map();
+  table.sections.forEach((s, i) => {
+    sectionIndex.set(s.id, i);
+    s.rows.forEach((r, j) => rowPath.set(r.id, [i, j]));
+  });
+  const found = (map, entries) => entries.map((e) => map.get(name(e.id))).filter((at) => at !== undefined);
+  return [...found(sectionIndex, [...anchored.insertSections, ...anchored.moveSections]),
+    ...found(rowPath, [...anchored.insertRows, ...anchored.moveRows])];
+}
+
 /** A wire intent without provisional ids in its refs (the server knows only real ones). */
 function withoutProvisionalIDs(intent) {
   const lists = listsOf(intent);
@@ -631,15 +647,19 @@ export class OptimisticTable {
 
   /**
    * The in-flight request was committed with `created` ids: every intent it carries is accepted. Returns
-   * `{accepted, refused, answered, send}`; `answered` lists the intents the server's answer is about.
+   * `{accepted, refused, answered, shares, send}`; `answered` lists the intents the server's answer is about, and
+   * for a batch of queued intents `shares` maps each to its part of the ack `{created, resolved}` (the ids it
+   * created, where what it inserted or moved is: sections then rows, inserts then moves).
    */
   acknowledge(created) {
     const flight = this._inFlight;
-    if (!flight) return { accepted: [], refused: [], answered: [], send: null };
+    if (!flight) return { accepted: [], refused: [], answered: [], shares: {}, send: null };
     this._inFlight = null;
-    this._rename(new Map(flight.provisional.map((id, i) => [id, created[i]])));
+    const aliases = new Map(flight.provisional.map((id, i) => [id, created[i]]));
+    this._rename(aliases);
     const ids = flight.members.map((m) => m.id);
-    const outcome = { accepted: ids, refused: [], answered: [...ids], send: null };
+    const shares = flight.members.length > 1 ? this._shares(flight.members, aliases) : {};
+    const outcome = { accepted: ids, refused: [], answered: [...ids], shares, send: null };
     this._advance(outcome);
     this._predict();
     return outcome;
@@ -651,9 +671,9 @@ export class OptimisticTable {
    */
   refuse(error) {
     const flight = this._inFlight;
-    if (!flight) return { accepted: [], refused: [], answered: [], send: null };
+    if (!flight) return { accepted: [], refused: [], answered: [], shares: {}, send: null };
     this._inFlight = null;
-    const outcome = { accepted: [], refused: [], answered: [], send: null };
+    const outcome = { accepted: [], refused: [], answered: [], shares: {}, send: null };
     if (flight.members.length > 1) {
       this._queue.unshift(...flight.members.map((m) => ({ ...m, solo: true })));
     } else {
@@ -759,6 +779,7 @@ export class OptimisticTable {
       return true;
     };
     if (!extend(intent, createdOf(first.anchored))) return null;
+    const steps = [placements(first.anchored, table)];
     const members = [first];
     const settled = [];
     while (this._queue.length && !this._queue[0].solo) {
@@ -777,6 +798,7 @@ export class OptimisticTable {
         continue;
       }
       if (!extend(materialized, createdOf(next.anchored))) break;
+      steps.push(placements(next.anchored, table));
       members.push(this._queue.shift());
     }
     outcome.accepted.push(...settled);
@@ -796,7 +818,23 @@ export class OptimisticTable {
       this._queue.unshift(...members.slice(1));
       return null;
     }
+    members.forEach((m, i) => { m.expected = { step: steps[i], final: placements(m.anchored, table) }; });
     return { intent: combined, members, provisional: net.provisional };
+  }
+
+  /**
+   * Each member's part of the ack of the batch it was sent in, from the confirmed table, which holds the batch:
+   * where the member itself put what it inserted or moved when the batch landed as expected, else where it is
+   * (see optimistic.md, "Sending the queue").
+   */
+  _shares(members, aliases) {
+    const shares = {};
+    for (const { id, anchored, expected } of members) {
+      let resolved = placements(anchored, this.confirmed, (p) => aliases.get(p) ?? p);
+      if (expected && same(resolved, expected.final)) resolved = expected.step;
+      shares[id] = { created: createdOf(anchored).map((p) => aliases.get(p)).filter((real) => real !== undefined), resolved };
+    }
+    return shares;
   }
 
   /** Whether the in-flight request still applies to the confirmed table. */

@@ -599,8 +599,8 @@ export class TablecastClient extends Emitter {
 
   /**
    * Applies an intent (`{type, ...fields}`, made against {@link TablecastClient#predicted}) to the predicted table
-   * at once (a `predicted` event follows before this returns) and sends it when its turn comes (one in flight per
-   * table). Throws an OptimisticError when it cannot apply to the prediction (nothing changes).
+   * at once (a `predicted` event follows before this returns) and sends it when its turn comes (one request in flight
+   * per table; what is queued meanwhile goes as one batch when it is answered). Throws an OptimisticError when it cannot apply to the prediction (nothing changes).
    * @returns {{id: number, result: Promise<object|null>}} `result`: the ack (null when it changed nothing),
    *   rejected with the server's TablecastError (or an OptimisticError when, queued, what it named was deleted)
    */
@@ -682,7 +682,8 @@ export class TablecastClient extends Emitter {
     // The intents the request carried (one, or a queue sent as one batch) get the server's answer; the others
     // were settled or refused locally.
     const answered = new Set(outcome.answered);
-    outcome.accepted.forEach((id) => this._answerLocal(entry, id, answered.has(id) ? ack : null));
+    const answer = (id) => (outcome.shares?.[id] ? { ...ack, ...outcome.shares[id] } : ack);
+    outcome.accepted.forEach((id) => this._answerLocal(entry, id, answered.has(id) ? answer(id) : null));
     outcome.refused.forEach((refusal) => {
       const error = answered.has(refusal.id) && serverError ? serverError : new TablecastError(refusal.code, refusal.message);
       this._emit('intentRefused', { table, intent: refusal.intent, code: error.code, message: error.message });

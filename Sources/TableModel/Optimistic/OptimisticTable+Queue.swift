@@ -62,6 +62,38 @@ extension OptimisticTable {
         }
     }
 
+    /// Each of `members`' part of the ack of the batch they were sent in (see ``Share``), from the confirmed
+    /// table, which holds the batch; `aliases`: the batch's provisional ids to the real ones. When the batch put
+    /// an intent's sections and rows where it was expected to, the intent's part says where the intent itself
+    /// put them (a `J` of ten moved its row one place, not ten: the server did not retarget it); otherwise it
+    /// says where they are.
+    func shares(of members: [Queued], aliases: [String: String]) -> [Int: Share] {
+        var shares: [Int: Share] = [:]
+        for member in members {
+            var share = Self.placements(of: member.anchored, in: confirmed.table) { aliases[$0] ?? $0 }
+            if let expected = member.expected, share == expected.final { share = expected.step }
+            share.created = member.anchored.created.compactMap { aliases[$0] }
+            shares[member.id] = share
+        }
+        return shares
+    }
+
+    /// Where the sections and rows `anchored` inserts or moves (ids through `name`) are in `table`: inserts then
+    /// moves; one not there is left out.
+    static func placements(of anchored: AnchoredIntent, in table: Table, name: (String) -> String = { $0 }) -> Share {
+        var sectionIndex: [String: Int] = [:]
+        var rowPath: [String: RowPath] = [:]
+        for (s, section) in table.sections.enumerated() {
+            sectionIndex[section.id] = s
+            for (r, row) in section.rows.enumerated() { rowPath[row.id] = RowPath(section: s, row: r) }
+        }
+        return Share(
+            sections: (anchored.insertSections.map(\.id) + anchored.moveSections.map(\.id)).compactMap {
+                sectionIndex[name($0)]
+            },
+            rows: (anchored.insertRows.map(\.id) + anchored.moveRows.map(\.id)).compactMap { rowPath[name($0)] })
+    }
+
     /// `first` (materialized as `intent`) and the queued intents after it that combine with it, as one checked
     /// intent (`nil` when together they change nothing), taken off the queue; `nil` when no other intent joins
     /// it or the combination does not check out (then the queue is as it was).
@@ -77,6 +109,7 @@ extension OptimisticTable {
         guard Self.extend(&engine, &shown, &roles, original, with: intent, creating: first.anchored.created) else {
             return nil
         }
+        var steps = [Self.placements(of: first.anchored, in: engine.table.renamingIDs(shown))]
         var members = [first]
         var settled: [Int] = []
         while let next = queue.first, !next.solo {
@@ -92,6 +125,7 @@ extension OptimisticTable {
             }
             guard Self.extend(&engine, &shown, &roles, original, with: intent, creating: next.anchored.created)
             else { break }
+            steps.append(Self.placements(of: next.anchored, in: engine.table.renamingIDs(shown)))
             members.append(queue.removeFirst())
         }
         outcome.accepted += settled
@@ -101,6 +135,9 @@ extension OptimisticTable {
         else {
             queue.insert(contentsOf: members.dropFirst(), at: 0)
             return nil
+        }
+        for index in members.indices {
+            members[index].expected = (steps[index], Self.placements(of: members[index].anchored, in: target))
         }
         return (AnchoredIntent.intent(batch), members, provisional)
     }

@@ -20,9 +20,9 @@ public struct OptimisticTable: Sendable {
     public static let defaultPendingLimit = 1_000
 
     /// An intent to send to the server: the local id (echo it into the request's ref bookkeeping), the intent
-    /// and its base version.
+    /// and its base version. For queued intents sent as one batch, the id is the first one's.
     public struct Outgoing: Hashable, Sendable {
-        /// The local id of the intent.
+        /// The local id of the intent (the first of a batch of queued intents).
         public var id: Int
         /// The intent, in the coordinates of version `base`.
         public var intent: Intent
@@ -61,8 +61,32 @@ public struct OptimisticTable: Sendable {
         /// The intents the server's answer is about (those the in-flight request carried), so that their callers
         /// get its ack or its error; the others in `accepted` and `refused` were settled here.
         public var answered: [Int] = []
+        /// For each intent of an acknowledged batch of queued intents, its part of the ack (what the ack says is
+        /// about the whole batch); empty when the answer is about one intent.
+        public var shares: [Int: Share] = [:]
         /// The intent to send now, if any.
         public var send: Outgoing?
+    }
+
+    /// One intent's part of the ack of the batch it was sent in, as its own ack would say it: the ids of what it
+    /// created (as the server assigned them; what a later intent of the batch deleted was never created) and
+    /// where it put the sections and rows it inserted or moved (inserts first, then moves). When the batch did
+    /// not land as the client expected (others' changes, retargeting), where they are once it is committed
+    /// instead (one deleted since is left out), as the ack of a rebased intent says.
+    public struct Share: Hashable, Sendable {
+        /// The ids of what it created.
+        public var created: [String] = []
+        /// Where the sections it inserted, then moved, are.
+        public var sections: [Int] = []
+        /// Where the rows it inserted, then moved, are.
+        public var rows: [RowPath] = []
+
+        /// Creates a share.
+        public init(created: [String] = [], sections: [Int] = [], rows: [RowPath] = []) {
+            self.created = created
+            self.sections = sections
+            self.rows = rows
+        }
     }
 
     enum Role: Sendable {
@@ -85,6 +109,9 @@ public struct OptimisticTable: Sendable {
         var anchored: AnchoredIntent
         /// Whether it is sent on its own, never within a batch: it was in a batch the server refused.
         var solo = false
+        /// Within a batch: where what it inserted or moved was right after it, and at the end of the batch, when
+        /// the batch was made.
+        var expected: (step: Share, final: Share)?
     }
 
     /// One undo or redo step: the inverse of the intent `source`.
@@ -250,9 +277,11 @@ public struct OptimisticTable: Sendable {
     public mutating func acknowledge(created: [String]) -> Outcome {
         guard let flight = inFlight else { return Outcome() }
         inFlight = nil
-        rename(Dictionary(zip(flight.provisional, created), uniquingKeysWith: { first, _ in first }))
+        let aliases = Dictionary(zip(flight.provisional, created), uniquingKeysWith: { first, _ in first })
+        rename(aliases)
         let ids = flight.members.map(\.id)
         var outcome = Outcome(accepted: ids, answered: ids)
+        if flight.members.count > 1 { outcome.shares = shares(of: flight.members, aliases: aliases) }
         advance(&outcome)
         predict()
         return outcome

@@ -1,8 +1,9 @@
 import TableModel
 import TablecastProtocol
 
-/// Optimistic edits: intents shown at once in the predicted table, sent one at a time per table, rebased on the
-/// server's order (see web-client-protocol/optimistic.md), and undo/redo of this client's own changes.
+/// Optimistic edits: intents shown at once in the predicted table, one request in flight per table (what is
+/// queued meanwhile goes as one batch when it is answered), rebased on the server's order (see
+/// web-client-protocol/optimistic.md), and undo/redo of this client's own changes.
 extension TablecastClient {
     /// The table as this client shows it: the replica plus its own pending optimistic intents (the replica
     /// itself before the first one). `nil` when not subscribed.
@@ -34,7 +35,8 @@ extension TablecastClient {
 
     /// ``perform(_:on:)`` in two steps: the prediction shows the intent when this returns (so that the next
     /// intent can be made against it, as keys typed in a burst are), and the answer is awaited separately.
-    /// `ref`: the request's ref when it is sent (by default a fresh one), e.g. for tools that trace updates.
+    /// `ref`: the request's ref when it is sent (by default a fresh one), e.g. for tools that trace updates; an
+    /// intent sent within a batch of queued ones goes under the first one's ref.
     public func submit(_ intent: Intent, on table: String, ref: String? = nil) throws -> PendingIntent {
         try optimistic(.submit(intent), on: table, ref: ref)!
     }

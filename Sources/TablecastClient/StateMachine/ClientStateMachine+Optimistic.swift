@@ -101,7 +101,14 @@ extension ClientStateMachine {
         for id in outcome.accepted {
             // The intents the in-flight request carried get its ack; the others changed nothing.
             var answer: ServerMessage.Ack?
-            if answered.contains(id), case .ack(let ack) = message { answer = ack }
+            if answered.contains(id), case .ack(var ack) = message {
+                if let share = outcome.shares[id] {
+                    // One of a batch of queued intents: its own part of the batch's ack.
+                    ack.created = share.created
+                    ack.resolved = share.sections.map { .number(Double($0)) } + share.rows.map(\.json)
+                }
+                answer = ack
+            }
             if let waiter = waiters[table]?.removeValue(forKey: id) {
                 actions.append(.settle(waiter, .success(answer)))
             }

@@ -143,6 +143,8 @@ test('optimistic intents queued while one is in flight go as one batch when it i
   conn.send({ type: 'ack', ref: batch.ref, table: 't', version: 7, epoch: 'e1', created: [] });
   const answers = await Promise.all(submitted.map((s) => s.result));
   assert.deepEqual(answers.map((a) => a.version), [6, 7, 7, 7], 'every intent the batch carried gets its ack');
+  // Each with its own part of it: where its move put the row, nothing for the edit.
+  assert.deepEqual(answers.slice(1).map((a) => a.resolved), [[[0, 2]], [[0, 3]], []]);
   assert.deepEqual(client.replica('t').values(), [['B', 'c', 'd', 'a', 'e']]);
 });
 

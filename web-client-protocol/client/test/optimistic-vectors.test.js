@@ -43,6 +43,7 @@ for (const file of files) {
           assert.deepEqual(result.send, step.send, where);
           assert.deepEqual(result.accepted, step.accepted, where);
           assert.deepEqual(result.refused.map((r) => [r.id, r.code]), step.refused.map((r) => [r.id, r.code]), where);
+          if (step.shares) assert.deepEqual(result.shares, step.shares, `${where}: shares`);
           break;
         default:
           assert.fail(`${where}: unknown step`);
