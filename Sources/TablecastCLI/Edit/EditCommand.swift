@@ -131,6 +131,9 @@ struct EditCommand: AsyncParsableCommand {
         var reconnectAt: ContinuousClock.Instant?
         var reconnectReason: String?
         var failure: String?
+        // The last answer reported: answers are reported in submission order, so that when several come at once
+        // (a burst sent as one batch) the status line ends with the last key's.
+        var lastReport: Task<Void, Never>?
 
         func draw() {
             let size = Terminal.size()
@@ -154,11 +157,14 @@ struct EditCommand: AsyncParsableCommand {
                 return
             }
             if let predicted = client.predicted(table) { editor.replaceTable(predicted) }
-            Task {
-                do {
-                    sink.yield(.acked(label: label, ack: try await pending.answer(), requested: requested))
-                } catch {
-                    sink.yield(.failed(label: label, message: Self.describe(error)))
+            let before = lastReport
+            lastReport = Task {
+                let answer: Result<ServerMessage.Ack?, any Error>
+                do { answer = .success(try await pending.answer()) } catch { answer = .failure(error) }
+                await before?.value
+                switch answer {
+                case .success(let ack): sink.yield(.acked(label: label, ack: ack, requested: requested))
+                case .failure(let error): sink.yield(.failed(label: label, message: Self.describe(error)))
                 }
             }
         }
