@@ -126,6 +126,30 @@ final class OptimisticQueueTests: XCTestCase {
         }
     }
 
+    /// A merge patch never joins a batch (it would become a reload of the value it merged to): the queue is sent
+    /// up to it, then it alone, then what follows it.
+    func testAPatchGoesAlone() throws {
+        let checklist = Table(contents: [
+            SectionContent(rows: ["a", "b", "c"].map { RowContent(value: ["title": .string($0), "done": false]) })
+        ])
+        var client = OptimisticTable(confirmed: TableEngine(table: checklist))
+        var server = Server(engine: TableEngine(table: checklist))
+        let first = try XCTUnwrap(try client.submit(.delete(ref(checklist, 0, 2))).send)
+        _ = try client.submit(.edit(ref(checklist, 0, 1), value: ["title": "B", "done": false]))
+        _ = try client.submit(.patch(ref(checklist, 0, 0), patch: ["done": true]))
+        _ = try client.submit(.edit(ref(checklist, 0, 0), value: ["title": "A", "done": true]))
+        _ = try client.submit(.move(from: ref(checklist, 0, 1), to: RowPath(section: 0, row: 0)))
+        let edit = try XCTUnwrap(try answer(&client, &server, first).send)
+        XCTAssertEqual(edit.intent.name, "edit")
+        let patch = try XCTUnwrap(try answer(&client, &server, edit).send)
+        XCTAssertEqual(patch.intent, .patch(ref(checklist, 0, 0), patch: ["done": true]))
+        let rest = try XCTUnwrap(try answer(&client, &server, patch).send)
+        XCTAssertEqual(rest.intent.name, "batch")
+        XCTAssertEqual(try answer(&client, &server, rest).accepted, [4, 5])
+        XCTAssertEqual(client.predicted.sections, server.engine.table.sections)
+        XCTAssertEqual(server.engine.table.version, 4)
+    }
+
     /// A row edited then moved cannot be both in one UIKit batch: the batch stops before the move, which goes
     /// with what follows it at the next answer.
     func testAnEditAndAMoveOfOneRowAreNotCombined() throws {

@@ -241,6 +241,22 @@ final class OptimisticVectorTests: XCTestCase {
         try split.other(.delete(ref(split.server.table, 0, 1)))
         try split.settle()
         vectors.append(split)
+
+        let checklist = Table(contents: [
+            SectionContent(
+                rows: ["Yogurt", "Milk", "Eggs"].map { RowContent(value: ["title": .string($0), "done": false]) })
+        ])
+        var patched = Recorder(
+            "queue-batch-patch",
+            "a patch queued among edits goes alone (as a batch it would become the merged value and overwrite what others patch meanwhile); the edits around it go as batches",
+            checklist)
+        try patched.submit(.edit(ref(checklist, 0, 2), value: ["title": "Eggs", "done": true]))
+        try patched.submit(.edit(ref(checklist, 0, 1), value: ["title": "Oat milk", "done": false]))
+        try patched.submit(.patch(ref(checklist, 0, 0), patch: ["done": true]))
+        try patched.submit(.move(from: ref(checklist, 0, 2), to: RowPath(section: 0, row: 0)))
+        try patched.submit(.delete(ref(patched.client.predicted, 0, 2)))
+        try patched.settle()
+        vectors.append(patched)
         return vectors
     }
 }
