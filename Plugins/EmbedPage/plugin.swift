@@ -12,13 +12,16 @@ struct EmbedPage: BuildToolPlugin {
         )
         .filter { try $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile == true }
         .sorted { $0.lastPathComponent < $1.lastPathComponent }
+        // The HTTP API's document, served at /v1/openapi.yaml.
+        let document = context.package.directoryURL.appending(path: "web-client-protocol/openapi.yaml")
+        let embedded = files + [document]
         let output = context.pluginWorkDirectoryURL.appending(path: "EmbeddedPage.swift")
         return [
             .buildCommand(
-                displayName: "Embedding the page (\(files.count) files)",
+                displayName: "Embedding the page (\(files.count) files) and the HTTP API's document",
                 executable: try context.tool(named: "PageEmbedder").url,
-                arguments: [output.path] + files.map(\.path),
-                inputFiles: files, outputFiles: [output])
+                arguments: [output.path] + embedded.map(\.path),
+                inputFiles: embedded, outputFiles: [output])
         ]
     }
 }

@@ -161,6 +161,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Test only: delay every commit by this many milliseconds.", visibility: .hidden))
     var debugCommitDelayMs = 0
 
+    @Option(
+        help: ArgumentHelp("Test only: HTTP event streams' heartbeat interval in milliseconds.", visibility: .hidden))
+    var debugHeartbeatMs = 15_000
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
@@ -262,6 +266,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.historyBytes = historyBytes.bytes
         if let memoryLimit { configuration.memoryLimit = memoryLimit.bytes }
         configuration.debugCommitDelay = .milliseconds(max(0, debugCommitDelayMs))
+        configuration.openAPIDocument = EmbeddedPage.files["openapi.yaml"] ?? []
+        configuration.eventStreamHeartbeat = .milliseconds(max(10, debugHeartbeatMs))
         // The signals are trapped before anything starts: one that arrives while the server starts is handled
         // once it has, rather than killing it with the default action.
         let stops = await UnixSignalsSequence(trapping: .sigterm, .sigint)

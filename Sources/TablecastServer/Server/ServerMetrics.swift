@@ -103,6 +103,7 @@ extension TableServer {
                 "Subscribes and refreshes dropped because their connection closed while they waited.",
             "tablecast_fanout_waits_total": "Intents held back until the fan-out caught up.",
             "tablecast_store_failures_total": "Store operations that failed (each logged with an incident id).",
+            "tablecast_http_api_responses_total": "Responses of the HTTP API (/v1/), by status.",
         ].merging(MemoryMetrics.descriptions) { _, memory in memory }
     ) { _, own in own }
 }

@@ -79,6 +79,10 @@ extension TableServer {
         /// Test only: every commit waits this long first, so that tests can watch clients answer before the
         /// server does (optimistic edits). Zero in production.
         public var debugCommitDelay: Duration = .zero
+        /// What `GET /v1/openapi.yaml` serves (the tablecast executable embeds `web-client-protocol/openapi.yaml`).
+        public var openAPIDocument: [UInt8] = []
+        /// How often an HTTP event stream with nothing to say writes a comment (15 s; shorter in tests).
+        public var eventStreamHeartbeat: Duration = .seconds(15)
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, databasePath: String = "tablecast.db",

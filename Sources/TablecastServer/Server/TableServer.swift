@@ -114,23 +114,33 @@ public final class TableServer: Service {
             metrics.commitSeconds.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         }
         let (stream, continuation) = AsyncStream.makeStream(of: RouterEvent.self)
+        // The port is known once the transport listens: the gateway reads the origins through it.
+        let origins = Mutex<OriginPolicy?>(nil)
+        let gateway = HTTPGateway(
+            router: continuation, origins: { origins.withLock { $0 } }, openAPIDocument: configuration.openAPIDocument,
+            requestsPerSecond: configuration.intentsPerSecond, factory: configuration.metricsFactory)
         let transport: WebSocketServer
         do {
+            var transportConfiguration = WebSocketServer.Configuration(
+                host: configuration.host, port: configuration.port, subprotocols: ["tablecast.v1"],
+                maxMessageSize: configuration.maxMessageBytes, maxQueuedBytes: configuration.maxQueuedBytes,
+                maxQueuedMessages: configuration.maxQueuedMessages,
+                maxUnconsumedMessages: ConnectionRouter.maxUnconsumedMessages,
+                maxUnconsumedBytes: ConnectionRouter.maxUnconsumedBytes,
+                maxConnections: configuration.maxConnections, handshakeTimeout: configuration.handshakeTimeout,
+                maxHandshakesPerAddress: configuration.maxHandshakesPerAddress,
+                staticFiles: configuration.staticFiles,
+                metricsFactory: configuration.metricsFactory, metricsPage: metricsPage,
+                endpointAccess: configuration.endpointAccess, tls: configuration.tls,
+                healthStatus: { health.status },
+                memoryBudget: budget)
+            transportConfiguration.api = HTTPAPI(
+                prefix: APIRoute.prefix, maxBodyBytes: configuration.maxMessageBytes,
+                heartbeat: configuration.eventStreamHeartbeat, onEvent: gateway.handle)
             transport = try WebSocketServer(
-                configuration: .init(
-                    host: configuration.host, port: configuration.port, subprotocols: ["tablecast.v1"],
-                    maxMessageSize: configuration.maxMessageBytes, maxQueuedBytes: configuration.maxQueuedBytes,
-                    maxQueuedMessages: configuration.maxQueuedMessages,
-                    maxUnconsumedMessages: ConnectionRouter.maxUnconsumedMessages,
-                    maxUnconsumedBytes: ConnectionRouter.maxUnconsumedBytes,
-                    maxConnections: configuration.maxConnections, handshakeTimeout: configuration.handshakeTimeout,
-                    maxHandshakesPerAddress: configuration.maxHandshakesPerAddress,
-                    staticFiles: configuration.staticFiles,
-                    metricsFactory: configuration.metricsFactory, metricsPage: metricsPage,
-                    endpointAccess: configuration.endpointAccess, tls: configuration.tls,
-                    healthStatus: { health.status },
-                    memoryBudget: budget),
-                logger: logger, onEvent: { continuation.yield(.transport($0)) })
+                configuration: transportConfiguration, logger: logger,
+                onEvent: { continuation.yield(.transport($0)) })
+            gateway.attach(transport)
         } catch {
             await committer.stop()
             throw error
@@ -162,11 +172,13 @@ public final class TableServer: Service {
                 url: configuration.databasePath, directory: directory, health: health, logger: logger, tasks: tasks)
             : nil
         let port = transport.port
+        let originPolicy = OriginPolicy(
+            listed: configuration.ownOrigins(port: port) + configuration.allowedOrigins,
+            loopbackOnly: configuration.isLoopback)
+        origins.withLock { $0 = originPolicy }
         let settings = ConnectionRouter.Settings(
             policy: configuration.policy,
-            origins: OriginPolicy(
-                listed: configuration.ownOrigins(port: port) + configuration.allowedOrigins,
-                loopbackOnly: configuration.isLoopback),
+            origins: originPolicy,
             limits: limits,
             intentsPerSecond: configuration.intentsPerSecond,
             maxConsecutiveBadMessages: configuration.maxConsecutiveBadMessages,

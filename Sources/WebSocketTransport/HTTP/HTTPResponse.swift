@@ -8,6 +8,8 @@ final class HTTPResponse {
     var headers: [(name: String, value: String)] = []
     /// Headers only (HEAD, 304): `Content-Length` still tells the body's size, the body is not sent.
     var omitsBody = false
+    /// An event stream: no `Content-Length`, the body runs until the connection closes.
+    var streams = false
     /// `WebSocketMessage.headroom` zero bytes, then the body: lws_write wants headroom before what it writes.
     private let buffer: [UInt8]
     private var offset = WebSocketMessage.headroom
@@ -34,7 +36,9 @@ final class HTTPResponse {
             let end = block.baseAddress! + block.count - 1
             var cursor: UnsafeMutablePointer<UInt8>? = start
             let common = contentType.withCString { contentType in
-                lws_add_http_common_headers(wsi, status, contentType, lws_filepos_t(bodyCount), &cursor, end) == 0
+                lws_add_http_common_headers(
+                    wsi, status, contentType, streams ? lws_filepos_t.max : lws_filepos_t(bodyCount),
+                    &cursor, end) == 0
             }
             guard common else { return false }
             for (name, value) in headers {

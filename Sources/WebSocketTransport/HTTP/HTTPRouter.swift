@@ -10,6 +10,8 @@ struct HTTPRouter: Sendable {
     let staticFiles: StaticFiles?
     /// The `status` of `/healthz`; nil: `ok`.
     let healthStatus: (@Sendable () -> String)?
+    /// The application's API, if it has one: requests under its prefix go to it.
+    var api: HTTPAPI? = nil
 
     /// What the router needs of a request.
     struct Request {

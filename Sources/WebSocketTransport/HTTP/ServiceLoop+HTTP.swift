@@ -1,10 +1,15 @@
 import CLibWebSockets
 
-/// Plain HTTP on the server's port. The response in progress hangs off the connection's per-session data.
+/// Plain HTTP on the server's port. The response in progress, or the API exchange (see ``HTTPExchange``), hangs off
+/// the connection's per-session data.
 extension ServiceLoop {
     func serveHTTP(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?) -> Int32 {
         guard case .server(let router) = role, let slot = Self.responseSlot(user) else { return -1 }
         let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
+        releaseSlot(user)
+        if let api = router.api, path.hasPrefix(api.prefix) {
+            return beginExchange(wsi, slot, path: path, api: api)
+        }
         let request = HTTPRouter.Request(
             isGet: lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0,
             isHead: lws_hdr_total_length(wsi, WSI_TOKEN_HEAD_URI) > 0,
@@ -13,15 +18,38 @@ extension ServiceLoop {
         let response = router.respond(to: request, openConnections: connections.count)
         guard response.writeHeaders(wsi) else { return -1 }
         if response.omitsBody { return lws_http_transaction_completed(wsi) == 0 ? 0 : -1 }
-        releaseHTTPResponse(user)
-        slot.pointee = Unmanaged.passRetained(response).toOpaque()
+        slot.pointee = Unmanaged.passRetained(response as AnyObject).toOpaque()
         lws_callback_on_writable(wsi)
         return 0
     }
 
     func continueHTTP(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
         guard let slot = Self.responseSlot(user), let pointer = slot.pointee else { return 0 }
-        let response = Unmanaged<HTTPResponse>.fromOpaque(pointer).takeUnretainedValue()
+        let object = Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue()
+        let response: HTTPResponse
+        var closes = false
+        if let exchange = object as? HTTPExchange {
+            switch exchange.state {
+            case .streaming(let stream):
+                return writeStream(exchange, stream)
+            case .answering(let answer, let headersWritten):
+                closes = exchange.closesAfterAnswer
+                if !headersWritten {
+                    exchange.state = .answering(answer, headersWritten: true)
+                    guard answer.writeHeaders(wsi) else { return -1 }
+                    if answer.omitsBody { return completeTransaction(wsi, user, closes: closes) }
+                    lws_callback_on_writable(wsi)
+                    return 0
+                }
+                response = answer
+            case .receiving, .waiting:
+                return 0
+            }
+        } else if let plain = object as? HTTPResponse {
+            response = plain
+        } else {
+            return 0
+        }
         switch response.writeBody(wsi) {
         case nil:
             return -1
@@ -29,21 +57,38 @@ extension ServiceLoop {
             lws_callback_on_writable(wsi)
             return 0
         case true:
-            releaseHTTPResponse(user)
-            // Keep-alive: wait for the next request on this connection, or close if lws says so.
-            return lws_http_transaction_completed(wsi) == 0 ? 0 : -1
+            return completeTransaction(wsi, user, closes: closes)
         }
     }
 
-    func releaseHTTPResponse(_ user: UnsafeMutableRawPointer?) {
-        guard let slot = Self.responseSlot(user), let pointer = slot.pointee else { return }
-        Unmanaged<HTTPResponse>.fromOpaque(pointer).release()
-        slot.pointee = nil
+    /// The response is written: keep-alive waits for the next request on this connection, or closes if lws says so.
+    private func completeTransaction(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, closes: Bool) -> Int32 {
+        releaseSlot(user)
+        if closes { return -1 }
+        return lws_http_transaction_completed(wsi) == 0 ? 0 : -1
     }
 
-    private static func responseSlot(_ user: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<
-        UnsafeMutableRawPointer?
-    >? {
+    /// Lets go of what hangs off the connection; an exchange ends (the application is told).
+    func releaseSlot(_ user: UnsafeMutableRawPointer?) {
+        guard let slot = Self.responseSlot(user), let pointer = slot.pointee else { return }
+        slot.pointee = nil
+        let object = Unmanaged<AnyObject>.fromOpaque(pointer).takeRetainedValue()
+        guard let exchange = object as? HTTPExchange else { return }
+        if case .streaming = exchange.state { lws_set_timer_usecs(exchange.wsi, -1) }
+        dropStreamQueue(exchange)
+        exchanges[exchange.id] = nil
+        if exchange.dispatched, case .server(let router) = role, let api = router.api {
+            api.onEvent(.ended(exchange.id))
+        }
+    }
+
+    /// The exchange hanging off the connection, if any.
+    func exchange(_ user: UnsafeMutableRawPointer?) -> HTTPExchange? {
+        guard let slot = Self.responseSlot(user), let pointer = slot.pointee else { return nil }
+        return Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue() as? HTTPExchange
+    }
+
+    static func responseSlot(_ user: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<UnsafeMutableRawPointer?>? {
         user?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
     }
 }

@@ -35,7 +35,8 @@ public final class WebSocketServer: Sendable {
             role: .server(
                 HTTPRouter(
                     metricsPage: configuration.metricsPage, access: configuration.endpointAccess,
-                    staticFiles: configuration.staticFiles, healthStatus: configuration.healthStatus)),
+                    staticFiles: configuration.staticFiles, healthStatus: configuration.healthStatus,
+                    api: configuration.api)),
             settings: ContextSettings(
                 port: configuration.port, host: configuration.host, subprotocols: configuration.subprotocols,
                 handshakeTimeoutSeconds: configuration.handshakeTimeout.wholeSeconds,
@@ -106,6 +107,17 @@ public final class WebSocketServer: Sendable {
     /// Queues the same `message` for each of `connections`: one buffer, one queue entry per connection.
     public func send(_ message: WebSocketMessage, to connections: [WebSocketConnectionID]) {
         loop.submit(.sendMany(message, connections))
+    }
+
+    /// Answers API exchange `id` (see ``HTTPAPI``); ignored when it is gone or was answered.
+    public func respond(_ id: WebSocketConnectionID, _ reply: HTTPAPIReply) {
+        loop.submit(.respond(id, reply))
+    }
+
+    /// Makes API exchange `id` an event stream: what is sent to it from now on is framed by `stream`, and
+    /// ``close(_:code:reason:)`` ends it.
+    public func stream(_ id: WebSocketConnectionID, _ stream: HTTPEventStream) {
+        loop.submit(.stream(id, stream))
     }
 
     /// Queues `message` for every open connection.

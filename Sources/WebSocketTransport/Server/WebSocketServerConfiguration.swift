@@ -32,6 +32,8 @@ extension WebSocketServer {
         public var healthStatus: (@Sendable () -> String)?
         /// Where outbound queues and inbound backlogs are counted, and the shares they keep to.
         public var memoryBudget: MemoryBudget
+        /// The application's HTTP API (see ``HTTPAPI``); nil: none. Set after `init`.
+        public var api: HTTPAPI?
 
         /// - Parameters:
         ///   - host: Address to listen on, e.g. `"127.0.0.1"`; `nil` listens on all IPv4 interfaces.

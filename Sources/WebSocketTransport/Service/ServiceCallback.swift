@@ -59,8 +59,17 @@ extension ServiceLoop {
         case LWS_CALLBACK_HTTP_WRITEABLE:
             return continueHTTP(wsi, user)
 
+        case LWS_CALLBACK_HTTP_BODY:
+            return receiveBody(user, input, length)
+
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            return bodyComplete(user)
+
+        case LWS_CALLBACK_TIMER:
+            if let exchange = exchange(user) { heartbeat(exchange) }
+
         case LWS_CALLBACK_CLOSED_HTTP, LWS_CALLBACK_HTTP_DROP_PROTOCOL:
-            releaseHTTPResponse(user)
+            releaseSlot(user)
 
         // Client role.
         case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:

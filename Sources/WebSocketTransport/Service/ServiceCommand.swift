@@ -6,6 +6,10 @@ enum ServiceCommand: Sendable {
     case close(WebSocketConnectionID, WebSocketCloseFrame)
     /// Read the connection again: the application consumed enough of what it was given.
     case resumeReceiving(WebSocketConnectionID)
+    /// Answer an API exchange.
+    case respond(WebSocketConnectionID, HTTPAPIReply)
+    /// An API exchange streams from now on.
+    case stream(WebSocketConnectionID, HTTPEventStream)
     case connect(WebSocketConnectionID, WebSocketConnectRequest)
     /// Stop accepting, close every connection with the frame once its queue is flushed, then stop.
     case drain(WebSocketCloseFrame)

@@ -72,6 +72,8 @@ final class ServiceLoop: @unchecked Sendable {
     // MARK: Service thread
 
     private(set) var connections: [WebSocketConnectionID: Connection] = [:]
+    /// Server role: API requests handed to the application and not yet done with (see ``HTTPExchange``).
+    var exchanges: [WebSocketConnectionID: HTTPExchange] = [:]
     /// Server role: stalled handshakes per peer address.
     var handshakeGate: HandshakeGate
     /// Server role: the offset of a connection's input buflist in lws' connection struct (see
@@ -219,14 +221,32 @@ final class ServiceLoop: @unchecked Sendable {
             switch command {
             case .send(let message, let id):
                 outboundBacklog.subtract(1, ordering: .relaxed)
-                connections[id]?.enqueue(message)
+                if let connection = connections[id] {
+                    connection.enqueue(message)
+                } else if let exchange = exchanges[id] {
+                    deliver(message, to: exchange)
+                }
             case .sendMany(let message, let ids):
                 outboundBacklog.subtract(ids.count, ordering: .relaxed)
-                for id in ids { connections[id]?.enqueue(message) }
+                for id in ids {
+                    if let connection = connections[id] {
+                        connection.enqueue(message)
+                    } else if !exchanges.isEmpty, let exchange = exchanges[id] {
+                        deliver(message, to: exchange)
+                    }
+                }
             case .broadcast(let message):
                 for connection in connections.values { connection.enqueue(message) }
             case .close(let id, let frame):
-                connections[id]?.closeAfterFlush(frame)
+                if let connection = connections[id] {
+                    connection.closeAfterFlush(frame)
+                } else if let exchange = exchanges[id] {
+                    end(exchange, frame)
+                }
+            case .respond(let id, let reply):
+                respond(id, reply)
+            case .stream(let id, let stream):
+                startStream(id, stream)
             case .resumeReceiving(let id):
                 connections[id]?.resumeReceiving()
             case .connect(let id, let request):
@@ -277,6 +297,7 @@ final class ServiceLoop: @unchecked Sendable {
 
     private func drain(closingWith frame: WebSocketCloseFrame) {
         draining = true
+        for exchange in exchanges.values { end(exchange, frame) }
         if connections.isEmpty {
             stopLoop()
             return

@@ -1,0 +1,416 @@
+"""The HTTP API for backends (`/v1/`, web-client-protocol/openapi.yaml) over real HTTP against a real server: every
+route and error status, with a body naming the problem and nothing applied; idempotent intents (once, across a
+restart); ETag and 304; server-sent events with resume; bearer tokens; body bounds; CORS; the OpenAPI document."""
+import http.client
+import json
+import socket
+import time
+
+import pytest
+import yaml
+
+from conftest import ROOT, Server
+
+GROCERIES = {"table": "groceries", "sections": [{"header": "Fruit", "rows": [{"value": "Apples"}, {"value": "Figs"}]}]}
+
+
+def api(server, method, path, body=None, headers=None, raw=None):
+    """(status, headers by lower-case name, parsed JSON body or None)."""
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        headers = dict(headers or {})
+        payload = raw
+        if body is not None:
+            payload = json.dumps(body).encode()
+            headers.setdefault("Content-Type", "application/json")
+        connection.request(method, path, body=payload, headers=headers)
+        response = connection.getresponse()
+        data = response.read()
+        parsed = json.loads(data) if data and response.getheader("content-type", "").startswith("application/json") \
+            else data
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, parsed
+    finally:
+        connection.close()
+
+
+def refused(result, status, code):
+    got, _, body = result
+    assert got == status, f"expected {status}, got {got}: {body}"
+    assert body["code"] == code and body["message"], body
+    assert set(body) <= {"code", "message", "at"}, body
+    return body
+
+
+def version(server, table="groceries"):
+    status, _, body = api(server, "GET", f"/v1/tables/{table}")
+    assert status == 200, body
+    return body["version"]
+
+
+@pytest.fixture
+def server():
+    server = Server().start()
+    yield server
+    server.stop()
+
+
+def test_tables_are_listed_created_read_with_etags_patched_and_dropped(server):
+    assert api(server, "GET", "/v1/tables")[2] == {"type": "tables", "tables": []}
+    status, _, ack = api(server, "POST", "/v1/tables", GROCERIES)
+    assert status == 201 and ack["table"] == "groceries" and ack["version"] == 0 and ack["epoch"]
+    refused(api(server, "POST", "/v1/tables", GROCERIES), 409, "table_exists")
+    tables = api(server, "GET", "/v1/tables")[2]["tables"]
+    assert [t["table"] for t in tables] == ["groceries"]
+
+    status, headers, snapshot = api(server, "GET", "/v1/tables/groceries")
+    assert status == 200
+    assert set(snapshot) == {"type", "table", "version", "epoch", "rules", "sections"}
+    assert [r["value"] for r in snapshot["sections"][0]["rows"]] == ["Apples", "Figs"]
+    assert headers["etag"] == f'"{ack["epoch"]}:0"'
+    status, headers, body = api(server, "GET", "/v1/tables/groceries", headers={"If-None-Match": headers["etag"]})
+    assert status == 304 and body == b""
+    # A change makes the tag stale: the new snapshot, with the new tag (and not an older shared one).
+    api(server, "POST", "/v1/tables/groceries/intents", {"type": "insert", "at": [0, 2], "value": "Kiwis"})
+    status, headers, snapshot = api(server, "GET", "/v1/tables/groceries", headers={"If-None-Match": f'"{ack["epoch"]}:0"'})
+    assert status == 200 and snapshot["version"] == 1 and headers["etag"] == f'"{ack["epoch"]}:1"'
+    assert [r["value"] for r in snapshot["sections"][0]["rows"]] == ["Apples", "Figs", "Kiwis"]
+    assert api(server, "HEAD", "/v1/tables/groceries")[0] == 200
+
+    status, _, ack = api(server, "PATCH", "/v1/tables/groceries/rules", {"moves": "none"})
+    assert status == 200 and ack["table"] == "groceries", ack
+    assert api(server, "GET", "/v1/tables/groceries")[2]["rules"]["moves"] == "none"
+    refused(api(server, "PATCH", "/v1/tables/groceries/rules", {"moves": "sideways"}), 400, "bad_request")
+
+    status, _, ack = api(server, "DELETE", "/v1/tables/groceries")
+    assert status == 200 and ack["table"] == "groceries", ack
+    refused(api(server, "GET", "/v1/tables/groceries"), 404, "no_such_table")
+    refused(api(server, "DELETE", "/v1/tables/groceries"), 404, "no_such_table")
+
+
+def test_history_and_snapshot_at_a_version(server):
+    api(server, "POST", "/v1/tables", GROCERIES)
+    for value in ["Kiwis", "Limes", "Pears"]:
+        api(server, "POST", "/v1/tables/groceries/intents", {"type": "insert", "at": [0, 0], "value": value})
+    status, _, changes = api(server, "GET", "/v1/tables/groceries/history?from=1&limit=2&order=oldest")
+    assert status == 200, changes
+    assert [e["version"] for e in changes["entries"]] == [1, 2] and changes["version"] == 3
+    status, _, changes = api(server, "GET", "/v1/tables/groceries/history?limit=1")
+    assert [e["version"] for e in changes["entries"]] == [3]
+    status, headers, snapshot = api(server, "GET", "/v1/tables/groceries/snapshot?version=1")
+    assert status == 200 and snapshot["version"] == 1 and headers["etag"].endswith(':1"')
+    assert [r["value"] for r in snapshot["sections"][0]["rows"]] == ["Kiwis", "Apples", "Figs"]
+    refused(api(server, "GET", "/v1/tables/groceries/snapshot"), 400, "bad_request")
+    status, _, body = api(server, "GET", "/v1/tables/groceries/snapshot?version=9")
+    assert 400 <= status < 500 and body["message"], body
+    refused(api(server, "GET", "/v1/tables/groceries/history?limit=many"), 400, "bad_request")
+    refused(api(server, "GET", "/v1/tables/groceries/history?colour=red"), 400, "bad_request")
+
+
+def test_an_intent_with_an_idempotency_key_is_applied_once_even_across_a_restart(tmp_path):
+    server = Server(db_dir=str(tmp_path)).start()
+    api(server, "POST", "/v1/tables", GROCERIES)
+    insert = {"type": "insert", "at": [0, 2], "value": "Kiwis"}
+    key = {"Idempotency-Key": "order-1234"}
+    status, _, ack = api(server, "POST", "/v1/tables/groceries/intents", insert, key)
+    assert status == 200 and ack["version"] == 1 and ack["created"], ack
+    assert api(server, "POST", "/v1/tables/groceries/intents", insert, key)[2] == ack
+    assert version(server) == 1
+    # The same key for another intent is a conflict, and changes nothing.
+    refused(api(server, "POST", "/v1/tables/groceries/intents", dict(insert, value="Limes"), key), 409, "ref_reused")
+    port = server.port
+    server.stop()
+    server = Server(db_dir=str(tmp_path)).start(port)
+    try:
+        assert api(server, "POST", "/v1/tables/groceries/intents", insert, key)[2] == ack
+        assert version(server) == 1
+        rows = api(server, "GET", "/v1/tables/groceries")[2]["sections"][0]["rows"]
+        assert [r["value"] for r in rows] == ["Apples", "Figs", "Kiwis"]
+    finally:
+        server.stop()
+
+
+def test_bad_requests_are_refused_with_their_status_and_change_nothing(server):
+    api(server, "POST", "/v1/tables", GROCERIES)
+    intents = "/v1/tables/groceries/intents"
+    refused(api(server, "POST", intents, raw=b'{"type":"insert",', headers={"Content-Type": "application/json"}),
+            400, "bad_request")
+    refused(api(server, "POST", intents, raw=b"[1,2]", headers={"Content-Type": "application/json"}),
+            400, "bad_request")
+    refused(api(server, "POST", intents, raw=b"", headers={"Content-Type": "application/json"}), 400, "bad_request")
+    refused(api(server, "POST", intents, {"type": "subscribe"}), 400, "bad_request")
+    refused(api(server, "POST", intents, {"type": "insert", "at": [0, 0]}), 400, "bad_request")
+    refused(api(server, "POST", intents, {"type": "insert", "at": [0, 0], "value": 1, "table": "other"}),
+            400, "bad_request")
+    refused(api(server, "POST", intents, {"type": "insert", "at": [0, 0], "value": 1, "ref": "x"}), 400, "bad_request")
+    status, _, body = api(server, "POST", intents, raw=b'{"type":"insert","at":[0,0],"value":1}',
+                          headers={"Content-Type": "text/plain"})
+    assert status == 415 and body["code"] == "bad_request", body
+    body = refused(api(server, "POST", intents, {"type": "insert", "at": [0, 9], "value": 1}), 422, "out_of_range")
+    assert body["at"] == "insert"
+    refused(api(server, "POST", intents, {"type": "delete", "at": [0, 0], "row": "r99"}), 409, "conflict")
+    refused(api(server, "POST", "/v1/tables/nope/intents", {"type": "insert", "at": [0, 0], "value": 1}),
+            404, "no_such_table")
+    refused(api(server, "GET", "/v1/elsewhere"), 404, "bad_request")
+    status, headers, body = api(server, "PUT", "/v1/tables/groceries")
+    assert status == 405 and headers["allow"] == "GET, DELETE" and body["message"], body
+    refused(api(server, "POST", "/v1/tables", {"table": "x", "colour": "red"}), 400, "bad_request")
+    assert version(server) == 0
+    assert api(server, "GET", "/healthz")[0] == 200
+
+
+def test_bodies_are_bounded_in_size_and_time(tmp_path):
+    server = Server("--max-message-bytes", "4096", "--handshake-timeout", "2").start()
+    try:
+        api(server, "POST", "/v1/tables", GROCERIES)
+        big = {"type": "insert", "at": [0, 0], "value": "x" * 5000}
+        status, headers, body = api(server, "POST", "/v1/tables/groceries/intents", big)
+        assert status == 413 and body["code"] == "limit_exceeded", body
+
+        # Chunked, without a length: refused once it passes the bound.
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+            s.sendall(b"POST /v1/tables/groceries/intents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      b"Transfer-Encoding: chunked\r\n\r\n")
+            answer = b""
+            try:
+                for _ in range(100):
+                    s.sendall(b"400\r\n" + b" " * 1024 + b"\r\n")
+                    time.sleep(0.01)
+            except OSError:
+                pass
+            try:
+                while chunk := s.recv(4096):
+                    answer += chunk
+            except OSError:
+                pass
+            assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+
+        # A body that never completes is cut off after the handshake timeout.
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+            s.sendall(b"POST /v1/tables/groceries/intents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: 100\r\n\r\n{\"type\":")
+            started = time.monotonic()
+            try:
+                data = s.recv(4096)
+            except OSError:
+                data = b""
+            assert time.monotonic() - started < 8
+            assert not data.startswith(b"HTTP/1.1 200"), data
+        assert version(server) == 0
+        assert api(server, "GET", "/healthz")[0] == 200
+    finally:
+        server.stop()
+
+
+TOKENS = {"tokens": [
+    {"token": "reader", "role": "read", "tables": ["*"]},
+    {"token": "writer", "role": "write", "tables": ["team-*"]},
+    {"token": "admin", "role": "admin", "tables": ["*"]},
+]}
+
+
+def bearer(token):
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_bearer_tokens_and_roles(tmp_path):
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps(TOKENS))
+    server = Server("--tokens", str(tokens)).start()
+    try:
+        refused(api(server, "GET", "/v1/tables"), 401, "unauthorized")
+        refused(api(server, "GET", "/v1/tables", headers=bearer("guess")), 401, "unauthorized")
+        refused(api(server, "GET", "/v1/tables", headers={"Authorization": "Basic YTpi"}), 401, "unauthorized")
+        assert api(server, "POST", "/v1/tables", dict(GROCERIES, table="team-a"), bearer("admin"))[0] == 201
+        refused(api(server, "POST", "/v1/tables", dict(GROCERIES, table="team-b"), bearer("writer")), 403, "forbidden")
+        insert = {"type": "insert", "at": [0, 0], "value": "Kiwis"}
+        refused(api(server, "POST", "/v1/tables/team-a/intents", insert, bearer("reader")), 403, "forbidden")
+        status, _, snapshot = api(server, "GET", "/v1/tables/team-a", headers=bearer("reader"))
+        assert status == 200 and snapshot["version"] == 0
+        status, _, ack = api(server, "POST", "/v1/tables/team-a/intents", insert, bearer("writer"))
+        assert status == 200 and ack["version"] == 1
+        refused(api(server, "DELETE", "/v1/tables/team-a", headers=bearer("writer")), 403, "forbidden")
+        assert api(server, "DELETE", "/v1/tables/team-a", headers=bearer("admin"))[0] == 200
+    finally:
+        server.stop()
+
+
+def test_without_tokens_a_loopback_caller_is_admin(server):
+    assert api(server, "POST", "/v1/tables", GROCERIES)[0] == 201
+    assert api(server, "DELETE", "/v1/tables/groceries")[0] == 200
+
+
+def test_requests_beyond_the_pace_get_429_with_retry_after():
+    server = Server("--intents-per-second", "5").start()
+    try:
+        statuses = []
+        for _ in range(20):
+            status, headers, body = api(server, "GET", "/v1/tables")
+            statuses.append(status)
+            if status == 429:
+                assert headers["retry-after"] == "1" and body["code"] == "rate_limited", body
+        assert 429 in statuses and statuses[0] == 200
+    finally:
+        server.stop()
+
+
+class EventStream:
+    """A `text/event-stream` response read event by event."""
+
+    def __init__(self, server, table, headers=None):
+        self.connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        self.connection.request("GET", f"/v1/tables/{table}/events", headers=headers or {})
+        self.response = self.connection.getresponse()
+        self.status = self.response.status
+        self.headers = {k.lower(): v for k, v in self.response.getheaders()}
+
+    def next(self, comments=False):
+        """The next event as a dict of its fields (`data` parsed); comments (heartbeats) as {"comment": text} when
+        `comments`, else skipped. None at the end of the stream."""
+        event = {}
+        while True:
+            line = self.response.fp.readline()
+            if not line:
+                return None
+            line = line.decode().rstrip("\n")
+            if line == "":
+                if event:
+                    if "data" in event:
+                        event["data"] = json.loads(event["data"])
+                    return event
+                continue
+            if line.startswith(":"):
+                if comments:
+                    return {"comment": line[1:].strip()}
+                continue
+            name, _, value = line.partition(": ")
+            event[name] = value
+
+    def next_of(self, kind):
+        while (event := self.next()) is not None:
+            if event.get("event") == kind:
+                return event
+        raise AssertionError(f"the stream ended before a {kind} event")
+
+    def close(self):
+        self.connection.close()
+
+
+def test_events_stream_snapshot_then_updates_and_resume_where_they_left_off(server):
+    api(server, "POST", "/v1/tables", GROCERIES)
+    watcher = server.client()
+    watcher.subscribe("groceries")
+    stream = EventStream(server, "groceries")
+    assert stream.status == 200 and stream.headers["content-type"] == "text/event-stream"
+    snapshot = stream.next_of("snapshot")
+    epoch = snapshot["data"]["epoch"]
+    assert snapshot["id"] == f"{epoch}:0" and snapshot["data"]["version"] == 0
+    for value in ["Kiwis", "Limes", "Pears", "Plums"]:
+        api(server, "POST", "/v1/tables/groceries/intents", {"type": "insert", "at": [0, 0], "value": value})
+    updates = [stream.next_of("update") for _ in range(4)]
+    assert [u["id"] for u in updates] == [f"{epoch}:{v}" for v in range(1, 5)]
+    over_websocket = [watcher.next("update", table="groceries") for _ in range(4)]
+    assert [u["data"] for u in updates] == over_websocket
+    stream.close()
+
+    # Gone after version 2: a resume gets versions 3 and 4, no snapshot.
+    for value in ["Quinces"]:
+        api(server, "POST", "/v1/tables/groceries/intents", {"type": "insert", "at": [0, 0], "value": value})
+    resumed = EventStream(server, "groceries", {"Last-Event-ID": f"{epoch}:2"})
+    first = resumed.next()
+    assert first["event"] == "update" and first["id"] == f"{epoch}:3", first
+    assert [resumed.next_of("update")["id"] for _ in range(2)] == [f"{epoch}:4", f"{epoch}:5"]
+    resumed.close()
+
+    # Another life of the table under the same name: a resume from the old one starts from a fresh snapshot.
+    api(server, "DELETE", "/v1/tables/groceries")
+    api(server, "POST", "/v1/tables", GROCERIES)
+    again = EventStream(server, "groceries", {"Last-Event-ID": f"{epoch}:5"})
+    first = again.next()
+    assert first["event"] == "snapshot" and first["data"]["epoch"] != epoch and first["data"]["version"] == 0, first
+    again.close()
+    watcher.close()
+
+
+def test_an_event_stream_of_a_missing_table_is_404_and_a_dropped_one_says_so(server):
+    stream = EventStream(server, "nope")
+    assert stream.status == 404 and json.loads(stream.response.read())["code"] == "no_such_table"
+    stream.close()
+    api(server, "POST", "/v1/tables", GROCERIES)
+    stream = EventStream(server, "groceries")
+    stream.next_of("snapshot")
+    api(server, "DELETE", "/v1/tables/groceries")
+    assert stream.next_of("dropped")["data"]["table"] == "groceries"
+    stream.close()
+
+
+def test_event_streams_send_a_heartbeat_comment():
+    server = Server("--debug-heartbeat-ms", "200").start()
+    try:
+        api(server, "POST", "/v1/tables", GROCERIES)
+        stream = EventStream(server, "groceries")
+        assert stream.next(comments=True)["event"] == "snapshot"
+        started = time.monotonic()
+        event = stream.next(comments=True)
+        while "comment" not in event:
+            event = stream.next(comments=True)
+        assert event == {"comment": "heartbeat"} and time.monotonic() - started < 2
+        stream.close()
+    finally:
+        server.stop()
+
+
+def test_cors_for_allowed_origins(tmp_path):
+    server = Server("--allow-origin", "https://app.example").start()
+    try:
+        status, headers, _ = api(server, "OPTIONS", "/v1/tables/groceries/intents", headers={
+            "Origin": "https://app.example", "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type, idempotency-key"})
+        assert status == 204
+        assert headers["access-control-allow-origin"] == "https://app.example"
+        assert "POST" in headers["access-control-allow-methods"]
+        assert "Idempotency-Key" in headers["access-control-allow-headers"]
+        status, headers, _ = api(server, "GET", "/v1/tables", headers={"Origin": "https://app.example"})
+        assert status == 200 and headers["access-control-allow-origin"] == "https://app.example"
+        assert "ETag" in headers["access-control-expose-headers"]
+        refused(api(server, "OPTIONS", "/v1/tables", headers={"Origin": "https://evil.example"}), 403, "forbidden")
+        refused(api(server, "POST", "/v1/tables", GROCERIES, {"Origin": "https://evil.example"}), 403, "forbidden")
+        assert api(server, "GET", "/v1/tables")[2] == {"type": "tables", "tables": []}
+    finally:
+        server.stop()
+
+
+def test_the_openapi_document_is_served_and_matches_the_routes(server):
+    status, headers, body = api(server, "GET", "/v1/openapi.yaml")
+    assert status == 200 and headers["content-type"].startswith("application/yaml")
+    assert body == (ROOT / "web-client-protocol" / "openapi.yaml").read_bytes()
+    document = yaml.safe_load(body)
+    assert document["openapi"].startswith("3.1")
+    api(server, "POST", "/v1/tables", GROCERIES)
+    answered = {
+        "/v1/tables": {"get", "post"},
+        "/v1/tables/{table}": {"get", "delete"},
+        "/v1/tables/{table}/rules": {"patch"},
+        "/v1/tables/{table}/intents": {"post"},
+        "/v1/tables/{table}/history": {"get"},
+        "/v1/tables/{table}/snapshot": {"get"},
+        "/v1/tables/{table}/events": {"get"},
+        "/v1/openapi.yaml": {"get"},
+    }
+    paths = {path: {m for m in item if m in ("get", "post", "patch", "delete", "put")}
+             for path, item in document["paths"].items()}
+    assert paths == answered
+    for path, methods in answered.items():
+        concrete = path.replace("{table}", "groceries")
+        for method in {"put", "post", "patch", "delete", "get"} - methods:
+            # Every method the document does not list is refused by the server as not allowed (or not found).
+            if concrete.endswith("/events") or method == "delete":
+                continue
+            assert api(server, method.upper(), concrete, raw=b"")[0] in (404, 405), (method, concrete)
+
+
+def test_api_responses_are_counted_by_status(server):
+    api(server, "GET", "/v1/tables")
+    api(server, "GET", "/v1/tables/nope")
+    metrics = api(server, "GET", "/metrics")[2].decode()
+    assert 'tablecast_http_api_responses_total{status="200"}' in metrics
+    assert 'tablecast_http_api_responses_total{status="404"}' in metrics
