@@ -3,19 +3,22 @@ route and error status, with a body naming the problem and nothing applied; idem
 restart); ETag and 304; server-sent events with resume; bearer tokens; body bounds; CORS; the OpenAPI document."""
 import http.client
 import json
+import re
 import socket
+import subprocess
 import time
 
 import pytest
 import yaml
 
-from conftest import ROOT, Server
+from conftest import ROOT, Server, validate
 
 GROCERIES = {"table": "groceries", "sections": [{"header": "Fruit", "rows": [{"value": "Apples"}, {"value": "Figs"}]}]}
 
 
 def api(server, method, path, body=None, headers=None, raw=None):
-    """(status, headers by lower-case name, parsed JSON body or None)."""
+    """(status, headers by lower-case name, parsed JSON body or the raw bytes). A 2xx JSON body must match the
+    protocol's schema of its type, as the OpenAPI document says."""
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     try:
         headers = dict(headers or {})
@@ -28,6 +31,8 @@ def api(server, method, path, body=None, headers=None, raw=None):
         data = response.read()
         parsed = json.loads(data) if data and response.getheader("content-type", "").startswith("application/json") \
             else data
+        if 200 <= response.status < 300 and path.startswith("/v1/") and isinstance(parsed, dict):
+            validate(parsed)
         return response.status, {k.lower(): v for k, v in response.getheaders()}, parsed
     finally:
         connection.close()
@@ -414,3 +419,31 @@ def test_api_responses_are_counted_by_status(server):
     metrics = api(server, "GET", "/metrics")[2].decode()
     assert 'tablecast_http_api_responses_total{status="200"}' in metrics
     assert 'tablecast_http_api_responses_total{status="404"}' in metrics
+
+
+def readme_steps():
+    """[(command, [expected lines])] from the ```sh block under the README's HTTP API heading."""
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("\n### The HTTP API for backends")
+    block = readme[readme.index("```sh\n", start) + 6:]
+    block = block[:block.index("```")]
+    steps = []
+    for line in block.splitlines():
+        if line.startswith("# → "):
+            steps[-1][1].append(line[4:])
+        elif line.strip():
+            steps.append((line, []))
+    return steps
+
+
+def test_the_readme_examples_run_in_order_and_print_what_they_show(server):
+    steps = readme_steps()
+    assert len(steps) >= 8
+    for command, expected in steps:
+        command = command.replace("localhost:8080", f"127.0.0.1:{server.port}")
+        output = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=20).stdout
+        lines = output.strip("\n").splitlines()
+        assert len(lines) == len(expected), f"`{command}` printed {output!r}, the README shows {expected}"
+        for line, pattern in zip(lines, expected):
+            regex = ".*".join(map(re.escape, pattern.split("…")))
+            assert re.fullmatch(regex, line.rstrip()), f"`{command}` printed\n  {line}\nthe README shows\n  {pattern}"
