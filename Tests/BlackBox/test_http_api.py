@@ -447,3 +447,51 @@ def test_the_readme_examples_run_in_order_and_print_what_they_show(server):
         for line, pattern in zip(lines, expected):
             regex = ".*".join(map(re.escape, pattern.split("…")))
             assert re.fullmatch(regex, line.rstrip()), f"`{command}` printed\n  {line}\nthe README shows\n  {pattern}"
+
+
+def test_an_event_stream_reader_that_stops_reading_is_ended_with_4000_and_others_go_on():
+    server = Server("--max-queued-messages", "20").start()
+    try:
+        api(server, "POST", "/v1/tables", GROCERIES)
+        reader = socket.socket()
+        reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        reader.settimeout(20)
+        reader.connect(("127.0.0.1", server.port))
+        reader.sendall(b"GET /v1/tables/groceries/events HTTP/1.1\r\nHost: x\r\n\r\n")
+        writer = server.client()
+        writer.subscribe("groceries")
+        for i in range(400):
+            writer.ok({"type": "insert", "table": "groceries", "at": [0, 0], "value": f"{i}" + "x" * 8000})
+        # The writer and a subscriber that reads were served all along.
+        assert writer.next("update", table="groceries", version=400)
+        received = b""
+        while chunk := reader.recv(65536):
+            received += chunk
+        reader.close()
+        assert received.startswith(b"HTTP/1.1 200")
+        last = received.rstrip(b"\n").rsplit(b"\n\n", 1)[-1].decode()
+        assert last.startswith("event: close\ndata: "), last[:200]
+        assert json.loads(last.split("data: ", 1)[1]) == {"code": 4000, "reason": "outbound queue overflow"}
+        assert received.count(b"event: update") < 400
+        assert api(server, "GET", "/healthz")[0] == 200
+        writer.close()
+    finally:
+        server.stop()
+
+
+def test_an_idempotent_retry_on_another_node_gets_the_same_ack_and_applies_nothing(postgres):
+    from postgres import Nodes
+    nodes = Nodes(postgres, 2)
+    try:
+        first, second = nodes.nodes
+        assert api(first, "POST", "/v1/tables", GROCERIES)[0] == 201
+        insert = {"type": "insert", "at": [0, 0], "value": "Kiwis"}
+        key = {"Idempotency-Key": "order-77"}
+        status, _, ack = api(first, "POST", "/v1/tables/groceries/intents", insert, key)
+        assert status == 200 and ack["version"] == 1, ack
+        assert api(second, "POST", "/v1/tables/groceries/intents", insert, key)[2] == ack
+        refused(api(second, "POST", "/v1/tables/groceries/intents", dict(insert, value="Limes"), key),
+                409, "ref_reused")
+        assert version(second) == 1 and version(first) == 1
+    finally:
+        nodes.stop()
