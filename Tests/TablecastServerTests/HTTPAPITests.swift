@@ -125,6 +125,29 @@ final class HTTPAPITests: XCTestCase {
             String(decoding: EventStreamFraming.close(code: 4000, reason: "queue \"full\"\n"), as: UTF8.self),
             "event: close\ndata: {\"code\":4000,\"reason\":\"queue \\\"full\\\" \"}\n\n")
     }
+
+    func testAnAnchorIsOpenedPerTokenInUseAndClosedOnceIdle() {
+        let anchors = SessionAnchors()
+        func kinds(_ events: [RouterEvent]) -> [String] {
+            events.map { event in
+                switch event {
+                case .transport(.opened(let info)): "opened \(info.id.rawValue == SessionAnchors.firstID)"
+                case .transport(.message(_, let message)): String(decoding: message.bytes, as: UTF8.self)
+                case .transport(.closed(let id, _)): "closed \(id.rawValue)"
+                default: "other"
+                }
+            }
+        }
+        XCTAssertEqual(
+            kinds(anchors.touch(token: "t1", now: 100)),
+            ["opened true", #"{"client":"http","ref":"hello","token":"t1","type":"hello"}"#])
+        XCTAssertEqual(kinds(anchors.touch(token: "t1", now: 110)), [])
+        XCTAssertEqual(kinds(anchors.touch(token: nil, now: 120)).count, 2)
+        // t1 was last used at 110: idle for more than 30 s at 141, closed at the next sweep.
+        XCTAssertEqual(kinds(anchors.touch(token: nil, now: 141)), ["closed \(SessionAnchors.firstID)"])
+        XCTAssertEqual(kinds(anchors.touch(token: "t1", now: 142)).first, "opened false")
+    }
+
 }
 
 extension Result where Failure == APIRefusal {

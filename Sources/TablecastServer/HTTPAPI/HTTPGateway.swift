@@ -39,6 +39,7 @@ final class HTTPGateway: Sendable {
     private let transport = Mutex<WebSocketServer?>(nil)
     private let pending = Mutex<[WebSocketConnectionID: Pending]>([:])
     private let counters = Mutex<[Int: Counter]>([:])
+    private let anchors = SessionAnchors()
     /// Requests per second one caller may make: a WebSocket connection's pace, shared by every request with the
     /// same bearer token (or, without one, from the same address), since each request is a session of its own.
     private let requestsPerSecond: Int
@@ -136,10 +137,7 @@ final class HTTPGateway: Sendable {
         if case .events = route {
             transport.withLock { $0 }?.stream(request.id, EventStream.make(cors: cors, resume: resume))
         }
-        var hello: [String: JSONValue] = [
-            "type": "hello", "client": .string(Self.clientID), "ref": .string(Self.helloRef),
-        ]
-        if let token { hello["token"] = .string(token) }
+        for event in anchors.touch(token: token, now: ProcessInfo.processInfo.systemUptime) { router.yield(event) }
         let id = request.id
         router.yield(
             .transport(
@@ -147,8 +145,7 @@ final class HTTPGateway: Sendable {
                     WebSocketConnectionInfo(
                         id: id, remoteAddress: request.peer, path: request.path, query: request.query, origin: nil,
                         subprotocol: nil, host: request.headers["host"]))))
-        router.yield(
-            .transport(.message(id, WebSocketInboundMessage(kind: .text, bytes: JSONValue.object(hello).jsonBytes))))
+        router.yield(.transport(.message(id, Self.hello(token: token))))
         router.yield(.transport(.message(id, WebSocketInboundMessage(kind: .text, bytes: message.jsonBytes))))
     }
 
@@ -204,6 +201,13 @@ final class HTTPGateway: Sendable {
             id,
             HTTPAPIReply(
                 status: status, headers: headers, body: JSONValue.object(fields).jsonBytes, omitsBody: status == 304))
+    }
+
+    /// The hello every request's session (and anchor) says.
+    static func hello(token: String?) -> WebSocketInboundMessage {
+        var hello: [String: JSONValue] = ["type": "hello", "client": .string(clientID), "ref": .string(helloRef)]
+        if let token { hello["token"] = .string(token) }
+        return WebSocketInboundMessage(kind: .text, bytes: JSONValue.object(hello).jsonBytes)
     }
 
     /// Takes a token from `caller`'s bucket.
