@@ -61,6 +61,7 @@ final class HTTPAPITests: XCTestCase {
         XCTAssertEqual(route("PUT", "/v1/tables/t").failureStatus, 405)
         XCTAssertEqual(route("GET", "/v1/tables/t/intents").failureStatus, 405)
         XCTAssertEqual(route("POST", "/v1/tables/t/history").failureStatus, 405)
+        XCTAssertEqual(route("HEAD", "/v1/tables/t/events").failureStatus, 405)
         XCTAssertEqual(route("DELETE", "/v1/tables").failureStatus, 405)
         XCTAssertEqual(route("GET", "/v1/tables/t/snapshot").failureStatus, 400)
         XCTAssertEqual(route("GET", "/v1/tables/t/snapshot", "version=-1").failureStatus, 400)

@@ -42,7 +42,10 @@ enum APIRoute: Hashable, Sendable {
             switch parts[2] {
             case "rules": return only(["PATCH"], .setRules(table))
             case "intents": return only(["POST"], .intent(table))
-            case "events": return only(["GET"], .events(table))
+            // Never HEAD: a stream's headers come with its first event.
+            case "events":
+                return method == "GET"
+                    ? .success(.events(table)) : .failure(.methodNotAllowed(method, path, allowed: ["GET"]))
             case "history":
                 guard read else { return only(["GET"], .history(table, query: [:])) }
                 return historyQuery(query).map { .history(table, query: $0) }
