@@ -498,3 +498,17 @@ def test_an_idempotent_retry_on_another_node_gets_the_same_ack_and_applies_nothi
         assert version(second) == 1 and version(first) == 1
     finally:
         nodes.stop()
+
+
+def test_a_server_stopping_ends_its_event_streams_with_1001():
+    server = Server().start()
+    api(server, "POST", "/v1/tables", GROCERIES)
+    stream = EventStream(server, "groceries")
+    stream.next_of("snapshot")
+    started = time.monotonic()
+    server.stop()
+    assert time.monotonic() - started < 10
+    close = stream.next_of("close")
+    assert close["data"] == {"code": 1001, "reason": "server shutting down"}
+    assert stream.next() is None
+    stream.close()

@@ -77,6 +77,7 @@ extension ServiceLoop {
         if case .streaming = exchange.state { lws_set_timer_usecs(exchange.wsi, -1) }
         dropStreamQueue(exchange)
         exchanges[exchange.id] = nil
+        stopIfDrained()
         if exchange.dispatched, case .server(let router) = role, let api = router.api {
             api.onEvent(.ended(exchange.id))
         }

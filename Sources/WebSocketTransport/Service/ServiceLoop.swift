@@ -298,7 +298,7 @@ final class ServiceLoop: @unchecked Sendable {
     private func drain(closingWith frame: WebSocketCloseFrame) {
         draining = true
         for exchange in exchanges.values { end(exchange, frame) }
-        if connections.isEmpty {
+        if connections.isEmpty && exchanges.isEmpty {
             stopLoop()
             return
         }
@@ -346,7 +346,12 @@ final class ServiceLoop: @unchecked Sendable {
             metrics.recordClose(frame.code)
         }
         handler(.closed(connection.id, frame))
-        if draining, connections.isEmpty { stopLoop() }
+        stopIfDrained()
+    }
+
+    /// Ends `run`'s loop once a drain has closed every connection and ended every API exchange.
+    func stopIfDrained() {
+        if draining, connections.isEmpty, exchanges.isEmpty { stopLoop() }
     }
 
     /// Writes one message from within a WRITEABLE callback.
