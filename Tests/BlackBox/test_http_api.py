@@ -3,9 +3,11 @@ route and error status, with a body naming the problem and nothing applied; idem
 restart); ETag and 304; server-sent events with resume; bearer tokens; body bounds; CORS; the OpenAPI document."""
 import http.client
 import json
+import pathlib
 import re
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
@@ -171,23 +173,18 @@ def test_bodies_are_bounded_in_size_and_time(tmp_path):
         status, headers, body = api(server, "POST", "/v1/tables/groceries/intents", big)
         assert status == 413 and body["code"] == "limit_exceeded", body
 
-        # Chunked, without a length: refused once it passes the bound.
-        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
-            s.sendall(b"POST /v1/tables/groceries/intents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                      b"Transfer-Encoding: chunked\r\n\r\n")
-            answer = b""
-            try:
-                for _ in range(100):
-                    s.sendall(b"400\r\n" + b" " * 1024 + b"\r\n")
-                    time.sleep(0.01)
-            except OSError:
-                pass
-            try:
+        # Chunked bodies (lws would wait on them forever): 411, whole or never ending, and the server stays idle.
+        for body in [b"5\r\nhello\r\n0\r\n\r\n", b"400\r\n" + b" " * 1024 + b"\r\n"]:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+                s.sendall(b"POST /v1/tables/groceries/intents HTTP/1.1\r\nHost: x\r\n"
+                          b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + body)
+                answer = b""
                 while chunk := s.recv(4096):
                     answer += chunk
-            except OSError:
-                pass
-            assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+                assert answer.startswith(b"HTTP/1.1 411"), answer[:200]
+                assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["code"] == "bad_request"
+        started = time.monotonic()
+        assert api(server, "GET", "/v1/tables")[0] == 200 and time.monotonic() - started < 1
 
         # A body that never completes is cut off after the handshake timeout.
         with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
@@ -512,3 +509,24 @@ def test_a_server_stopping_ends_its_event_streams_with_1001():
     assert close["data"] == {"code": 1001, "reason": "server shutting down"}
     assert stream.next() is None
     stream.close()
+
+
+def test_property_based_requests_from_the_document_get_no_5xx_and_conforming_answers(server, tmp_path):
+    """schemathesis (from PyPI) generates requests from openapi.yaml for a fixed budget (20 examples per operation,
+    fixed seed) against the live server: no 5xx, and every answer's status, content type, headers and body are
+    the document's. Left out: the event stream (it does not end), and NUL in generated strings (lws drops a request
+    whose URI has %00 without an answer)."""
+    import shutil
+    st = shutil.which("st", path=str(pathlib.Path(sys.executable).parent))
+    if st is None:
+        pytest.skip("schemathesis is not installed (pip install schemathesis)")
+    api(server, "POST", "/v1/tables", GROCERIES)
+    run = subprocess.run(
+        [st, "run", str(ROOT / "web-client-protocol" / "openapi.yaml"), "--url", f"http://127.0.0.1:{server.port}",
+         "-n", "20", "--seed", "1", "--exclude-operation-id", "events", "--request-timeout", "5",
+         "--generation-allow-x00", "false", "-c",
+         "not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,"
+         "response_schema_conformance"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-4000:]
+    assert api(server, "GET", "/healthz")[0] == 200

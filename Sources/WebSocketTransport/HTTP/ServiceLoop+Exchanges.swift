@@ -29,12 +29,23 @@ extension ServiceLoop {
             refuseBody(exchange, api)
             return 0
         }
-        guard length > 0 || chunked else {
+        if chunked {
+            // lws 4.1 does not take a chunked request body apart: it would wait on it forever, spinning.
+            exchange.closesAfterAnswer = true
+            exchange.answer(
+                HTTPAPIReply(
+                    status: 411,
+                    body: Array(
+                        #"{"code":"bad_request","message":"send the body with Content-Length: chunked request bodies are not taken"}"#
+                            .utf8)))
+            return 0
+        }
+        guard length > 0 else {
             dispatch(exchange, api)
             return 0
         }
-        // lws reads the body with the handshake timeout pending: a slow or endless one is cut off.
-        exchange.body.reserveCapacity(min(length, api.maxBodyBytes))
+        // lws reads the body with the handshake timeout pending: a slow one is cut off.
+        exchange.body.reserveCapacity(length)
         return 0
     }
 
