@@ -70,7 +70,7 @@ final class HTTPGateway: Sendable {
         case .request(let request): begin(request)
         case .message(let id, let message): answer(id, message)
         case .ended(let id):
-            // The router forgets a session it never opened (a request refused here) at no cost.
+            // Also for a request refused here, whose session the router never opened: it ignores that close.
             pending.withLock { _ = $0.removeValue(forKey: id) }
             router.yield(.transport(.closed(id, WebSocketCloseFrame(code: .normalClosure, reason: ""))))
         }
@@ -83,7 +83,7 @@ final class HTTPGateway: Sendable {
         }
         let cors = origin.map { Self.corsHeaders(origin: $0) } ?? []
         if request.method == "OPTIONS" {
-            return reply(request.id, Self.preflight(request, cors: cors))
+            return reply(request.id, Self.preflight(cors: cors))
         }
         let route: APIRoute
         switch APIRoute.parse(method: request.method, path: request.path, query: request.query) {
@@ -266,7 +266,7 @@ final class HTTPGateway: Sendable {
     }
 
     /// The answer to a CORS preflight from an allowed origin.
-    static func preflight(_ request: HTTPAPIRequest, cors: [HTTPHeader]) -> HTTPAPIReply {
+    static func preflight(cors: [HTTPHeader]) -> HTTPAPIReply {
         HTTPAPIReply(
             status: 204, contentType: "text/plain",
             headers: cors + [

@@ -41,17 +41,13 @@ public struct HTTPAPIRequest: Sendable {
     public let path: String
     /// The query string (`from=1&limit=5`), nil when there is none.
     public let query: String?
-    /// The headers the API reads, by lower-case name (see ``HTTPAPIRequest/headerNames``).
+    /// The headers an API reads, by lower-case name: `authorization`, `content-type`, `if-none-match`,
+    /// `idempotency-key`, `last-event-id`, `origin`, `host`, `access-control-request-method` and
+    /// `access-control-request-headers`.
     public let headers: [String: String]
     public let body: [UInt8]
     /// The client's IP address.
     public let peer: String
-
-    /// The headers read from a request.
-    public static let headerNames = [
-        "authorization", "content-type", "if-none-match", "idempotency-key", "last-event-id", "origin", "host",
-        "access-control-request-method", "access-control-request-headers",
-    ]
 
     public init(
         id: WebSocketConnectionID, method: String, path: String, query: String?, headers: [String: String],
