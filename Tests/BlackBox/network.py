@@ -160,14 +160,8 @@ class TcpProxy:
                     pass
 
     def close(self):
-        self._closed = True
         self._flowing.set()
-        self._listener.close()
-        for s in self._sockets:
-            try:
-                s.close()
-            except OSError:
-                pass
+        _close_proxy(self)
 
 
 class LatencyProxy:
@@ -232,10 +226,15 @@ class LatencyProxy:
                 pass
 
     def close(self):
-        self._closed = True
-        self._listener.close()
-        for s in self._sockets:
-            try:
-                s.close()
-            except OSError:
-                pass
+        _close_proxy(self)
+
+
+def _close_proxy(proxy):
+    """Stops a proxy's accepting and closes every socket it opened."""
+    proxy._closed = True
+    proxy._listener.close()
+    for s in proxy._sockets:
+        try:
+            s.close()
+        except OSError:
+            pass

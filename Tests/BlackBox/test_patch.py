@@ -6,18 +6,9 @@ import subprocess
 
 import pytest
 
-from conftest import Server, tablecast_binary
-from postgres import Nodes
-
-
-@pytest.fixture(scope="module", params=["sqlite", "two-postgres-nodes"])
-def server(request):
-    if request.param == "sqlite":
-        s = Server().start()
-    else:
-        s = Nodes(request.getfixturevalue("postgres"), 2)
-    yield s
-    s.stop()
+from conftest import tablecast_binary
+# One server on SQLite, and two nodes on one PostgreSQL database, as the protocol's tests run.
+from test_protocol import server  # noqa: F401
 
 
 YOGURT = {"title": "Yogurt", "done": False, "qty": 1}
