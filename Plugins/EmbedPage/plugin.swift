@@ -12,16 +12,23 @@ struct EmbedPage: BuildToolPlugin {
         )
         .filter { try $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile == true }
         .sorted { $0.lastPathComponent < $1.lastPathComponent }
-        // The HTTP API's document, served at /v1/openapi.yaml.
+        // The HTTP API's document, served at /v1/openapi.yaml, and the protocol's schemas it refers to, served at
+        // /v1/schema/NAME (embedded as `schema/NAME`).
         let document = context.package.directoryURL.appending(path: "web-client-protocol/openapi.yaml")
-        let embedded = files + [document]
+        let schemas = try FileManager.default.contentsOfDirectory(
+            at: context.package.directoryURL.appending(path: "web-client-protocol/schema"),
+            includingPropertiesForKeys: nil
+        )
+        .filter { $0.pathExtension == "json" }
+        .sorted { $0.lastPathComponent < $1.lastPathComponent }
         let output = context.pluginWorkDirectoryURL.appending(path: "EmbeddedPage.swift")
         return [
             .buildCommand(
-                displayName: "Embedding the page (\(files.count) files) and the HTTP API's document",
+                displayName: "Embedding the page (\(files.count) files), the HTTP API's document and its schemas",
                 executable: try context.tool(named: "PageEmbedder").url,
-                arguments: [output.path] + embedded.map(\.path),
-                inputFiles: embedded, outputFiles: [output])
+                arguments: [output.path] + (files + [document]).map(\.path)
+                    + schemas.map { "schema/\($0.lastPathComponent)=\($0.path)" },
+                inputFiles: files + [document] + schemas, outputFiles: [output])
         ]
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 
-// PageEmbedder OUTPUT FILE...: writes a Swift file declaring `enum EmbeddedPage` with each file's bytes, by name.
+// PageEmbedder OUTPUT FILE...: writes a Swift file declaring `enum EmbeddedPage` with each file's bytes, by name (a
+// FILE given as NAME=PATH is embedded under NAME, e.g. `schema/ack.json`).
 // Base64 in string literals: the compiler takes a long string in no time, where an array literal of the same bytes
 // takes minutes to type-check.
 let arguments = CommandLine.arguments.dropFirst()
@@ -19,10 +20,12 @@ var source = """
         private static let encoded: [String: String] = [
 
     """
-for path in arguments.dropFirst() {
-    let url = URL(fileURLWithPath: path)
+for argument in arguments.dropFirst() {
+    let named = argument.split(separator: "=", maxSplits: 1).map(String.init)
+    let url = URL(fileURLWithPath: named.last!)
     let contents = try Data(contentsOf: url)
-    source += "        \"\(url.lastPathComponent)\": \"\(contents.base64EncodedString())\",\n"
+    let name = named.count == 2 ? named[0] : url.lastPathComponent
+    source += "        \"\(name)\": \"\(contents.base64EncodedString())\",\n"
 }
 source += arguments.count > 1 ? "    ]\n}\n" : "    :]\n}\n"
 try Data(source.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)

@@ -248,7 +248,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             staticFiles = .directory(staticDir)
         } else {
-            staticFiles = .memory(EmbeddedPage.files)
+            staticFiles = .memory(EmbeddedPage.files.filter { !$0.key.hasPrefix("schema/") })
         }
         let prometheusPage = PrometheusBackend.bootstrap(descriptions: TableServer.metricDescriptions)
         var configuration = TableServer.Configuration(
@@ -267,6 +267,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let memoryLimit { configuration.memoryLimit = memoryLimit.bytes }
         configuration.debugCommitDelay = .milliseconds(max(0, debugCommitDelayMs))
         configuration.openAPIDocument = EmbeddedPage.files["openapi.yaml"] ?? []
+        for (name, bytes) in EmbeddedPage.files where name.hasPrefix("schema/") {
+            configuration.openAPISchemas[String(name.dropFirst("schema/".count))] = bytes
+        }
         configuration.eventStreamHeartbeat = .milliseconds(max(10, debugHeartbeatMs))
         // The signals are trapped before anything starts: one that arrives while the server starts is handled
         // once it has, rather than killing it with the default action.

@@ -400,12 +400,21 @@ def test_the_openapi_document_is_served_and_matches_the_routes(server):
         "/v1/tables/{table}/snapshot": {"get"},
         "/v1/tables/{table}/events": {"get"},
         "/v1/openapi.yaml": {"get"},
+        "/v1/schema/{name}": {"get"},
     }
     paths = {path: {m for m in item if m in ("get", "post", "patch", "delete", "put")}
              for path, item in document["paths"].items()}
     assert paths == answered
+    # Every schema the document refers to is served beside it, as its file in the protocol's folder.
+    refs = set(re.findall(r'\$ref: "(schema/[^"#]+)', body.decode()))
+    assert refs
+    for ref in refs:
+        status, headers, schema = api(server, "GET", "/v1/" + ref)
+        assert (status, headers["content-type"]) == (200, "application/schema+json"), ref
+        assert schema == (ROOT / "web-client-protocol" / ref).read_bytes(), ref
+    assert api(server, "GET", "/v1/schema/nope.json")[0] == 404
     for path, methods in answered.items():
-        concrete = path.replace("{table}", "groceries")
+        concrete = path.replace("{table}", "groceries").replace("{name}", "ack.json")
         for method in {"put", "post", "patch", "delete", "get"} - methods:
             # Every method the document does not list is refused by the server as not allowed (or not found).
             if concrete.endswith("/events") or method == "delete":

@@ -76,8 +76,8 @@ enum APIRequest {
                 message["since"] = .number(Double(resume.version))
                 if let epoch = resume.epoch { message["epoch"] = .string(epoch) }
             }
-        case .openAPI:
-            return .failure(ProtocolError(.internal, "the OpenAPI document is not a table request"))
+        case .openAPI, .schema:
+            return .failure(ProtocolError(.internal, "the OpenAPI document and its schemas are not table requests"))
         }
         message["ref"] = .string(ref)
         return .success(.object(message))

@@ -14,6 +14,8 @@ enum APIRoute: Hashable, Sendable {
     case snapshotAt(String, version: UInt64)
     case events(String)
     case openAPI
+    /// `GET /v1/schema/NAME`: one of the protocol's JSON Schemas, which the document refers to.
+    case schema(String)
 
     /// The API's prefix.
     static let prefix = "/v1/"
@@ -35,6 +37,8 @@ enum APIRoute: Hashable, Sendable {
             return read ? .success(.listTables) : only(["GET", "POST"], .createTable)
         case 1 where parts[0] == "openapi.yaml":
             return only(["GET"], .openAPI)
+        case 2 where parts[0] == "schema" && !parts[1].isEmpty:
+            return only(["GET"], .schema(parts[1]))
         case 2 where parts[0] == "tables" && !parts[1].isEmpty:
             return read ? .success(.snapshot(parts[1])) : only(["GET", "DELETE"], .dropTable(parts[1]))
         case 3 where parts[0] == "tables" && !parts[1].isEmpty:
@@ -71,7 +75,7 @@ enum APIRoute: Hashable, Sendable {
     /// The table the route is about, if one.
     var table: String? {
         switch self {
-        case .listTables, .createTable, .openAPI: nil
+        case .listTables, .createTable, .openAPI, .schema: nil
         case .dropTable(let table), .setRules(let table), .snapshot(let table), .intent(let table),
             .history(let table, _), .snapshotAt(let table, _), .events(let table):
             table

@@ -35,6 +35,7 @@ final class HTTPGateway: Sendable {
     /// Nil until the server listens (its own origins name its port): until then, browsers are refused.
     private let origins: @Sendable () -> OriginPolicy?
     private let openAPIDocument: [UInt8]
+    private let openAPISchemas: [String: [UInt8]]
     private let factory: any MetricsFactory
     private let transport = Mutex<WebSocketServer?>(nil)
     private let pending = Mutex<[WebSocketConnectionID: Pending]>([:])
@@ -49,13 +50,14 @@ final class HTTPGateway: Sendable {
 
     init(
         router: AsyncStream<RouterEvent>.Continuation, origins: @escaping @Sendable () -> OriginPolicy?,
-        openAPIDocument: [UInt8], requestsPerSecond: Int,
+        openAPIDocument: [UInt8], openAPISchemas: [String: [UInt8]], requestsPerSecond: Int,
         factory: any MetricsFactory
     ) {
         self.requestsPerSecond = requestsPerSecond
         self.router = router
         self.origins = origins
         self.openAPIDocument = openAPIDocument
+        self.openAPISchemas = openAPISchemas
         self.factory = factory
     }
 
@@ -94,6 +96,15 @@ final class HTTPGateway: Sendable {
                 headers.append(HTTPHeader("allow", allowed.joined(separator: ", ")))
             }
             return reply(request.id, APIStatus.reply(refusal.error, status: refusal.status, headers: headers))
+        }
+        if case .schema(let name) = route {
+            guard let schema = openAPISchemas[name] else {
+                let refusal = APIRefusal.notFound(request.path)
+                return reply(request.id, APIStatus.reply(refusal.error, status: refusal.status, headers: cors))
+            }
+            return reply(
+                request.id,
+                HTTPAPIReply(status: 200, contentType: "application/schema+json", headers: cors, body: schema))
         }
         if route == .openAPI {
             return reply(

@@ -81,6 +81,8 @@ extension TableServer {
         public var debugCommitDelay: Duration = .zero
         /// What `GET /v1/openapi.yaml` serves (the tablecast executable embeds `web-client-protocol/openapi.yaml`).
         public var openAPIDocument: [UInt8] = []
+        /// The protocol's JSON Schemas the document refers to, by file name, served at `GET /v1/schema/NAME`.
+        public var openAPISchemas: [String: [UInt8]] = [:]
         /// How often an HTTP event stream with nothing to say writes a comment (15 s; shorter in tests).
         public var eventStreamHeartbeat: Duration = .seconds(15)
 

@@ -118,7 +118,8 @@ public final class TableServer: Service {
         let origins = Mutex<OriginPolicy?>(nil)
         let gateway = HTTPGateway(
             router: continuation, origins: { origins.withLock { $0 } }, openAPIDocument: configuration.openAPIDocument,
-            requestsPerSecond: configuration.intentsPerSecond, factory: configuration.metricsFactory)
+            openAPISchemas: configuration.openAPISchemas, requestsPerSecond: configuration.intentsPerSecond,
+            factory: configuration.metricsFactory)
         let transport: WebSocketServer
         do {
             var transportConfiguration = WebSocketServer.Configuration(
