@@ -3,6 +3,7 @@ route and error status, with a body naming the problem and nothing applied; idem
 restart); ETag and 304; server-sent events with resume; bearer tokens; body bounds; CORS; the OpenAPI document."""
 import http.client
 import json
+import os
 import pathlib
 import re
 import socket
@@ -538,3 +539,42 @@ def test_property_based_requests_from_the_document_get_no_5xx_and_conforming_ans
         capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-4000:]
     assert api(server, "GET", "/healthz")[0] == 200
+
+
+def test_an_intent_the_store_cannot_take_is_503_with_retry_after_and_a_retry_applies_it_once(tmp_path):
+    from test_storage_failure import fill
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4M", "tmpfs", str(disk)], capture_output=True,
+                             text=True)
+    assert mounted.returncode == 0, f"cannot mount a tmpfs: {mounted.stderr}"
+    server = Server(db_dir=str(disk))
+    server.db = str(disk / "tablecast.db")
+    server.dir = str(tmp_path)  # the server's log stays off the full disk
+    try:
+        server.start()
+        assert api(server, "POST", "/v1/tables", {"table": "full", "sections": [{"rows": []}]})[0] == 201
+        filler = fill(str(disk))
+        intents = "/v1/tables/full/intents"
+        for i in range(200):
+            key = {"Idempotency-Key": f"k-{i}"}
+            body = {"type": "insert", "at": [0, 0], "value": f"{i:04d}" + "x" * 20_000}
+            status, headers, answer = api(server, "POST", intents, body, key)
+            if status != 200:
+                break
+        else:
+            raise AssertionError("the disk never filled up")
+        assert status == 503 and int(headers["retry-after"]) >= 1, (status, headers)
+        refused((status, headers, answer), 503, "unavailable")
+        assert str(disk) not in answer["message"] and "SQLite" not in answer["message"], answer
+        os.remove(filler)
+        # The same key once the store takes it again: applied, once.
+        status, _, ack = api(server, "POST", intents, body, key)
+        assert status == 200 and ack["version"] == i + 1, (status, ack)
+        again = api(server, "POST", intents, body, key)
+        assert again[0] == 200 and again[2] == ack
+        assert api(server, "GET", "/v1/tables/full")[2]["version"] == i + 1
+    finally:
+        server.stop()
+        subprocess.run(["umount", "-l", str(disk)], check=True)
