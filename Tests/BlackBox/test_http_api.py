@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, Server, validate
+from test_storage_failure import fill, small_disk  # noqa: F401 (small_disk: a 4 MiB tmpfs fixture)
 
 GROCERIES = {"table": "groceries", "sections": [{"header": "Fruit", "rows": [{"value": "Apples"}, {"value": "Figs"}]}]}
 
@@ -541,21 +542,14 @@ def test_property_based_requests_from_the_document_get_no_5xx_and_conforming_ans
     assert api(server, "GET", "/healthz")[0] == 200
 
 
-def test_an_intent_the_store_cannot_take_is_503_with_retry_after_and_a_retry_applies_it_once(tmp_path):
-    from test_storage_failure import fill
-
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4M", "tmpfs", str(disk)], capture_output=True,
-                             text=True)
-    assert mounted.returncode == 0, f"cannot mount a tmpfs: {mounted.stderr}"
-    server = Server(db_dir=str(disk))
-    server.db = str(disk / "tablecast.db")
+def test_an_intent_the_store_cannot_take_is_503_with_retry_after_and_a_retry_applies_it_once(small_disk, tmp_path):
+    server = Server(db_dir=small_disk)
+    server.db = os.path.join(small_disk, "tablecast.db")
     server.dir = str(tmp_path)  # the server's log stays off the full disk
     try:
         server.start()
         assert api(server, "POST", "/v1/tables", {"table": "full", "sections": [{"rows": []}]})[0] == 201
-        filler = fill(str(disk))
+        filler = fill(small_disk)
         intents = "/v1/tables/full/intents"
         for i in range(200):
             key = {"Idempotency-Key": f"k-{i}"}
@@ -567,7 +561,7 @@ def test_an_intent_the_store_cannot_take_is_503_with_retry_after_and_a_retry_app
             raise AssertionError("the disk never filled up")
         assert status == 503 and int(headers["retry-after"]) >= 1, (status, headers)
         refused((status, headers, answer), 503, "unavailable")
-        assert str(disk) not in answer["message"] and "SQLite" not in answer["message"], answer
+        assert small_disk not in answer["message"] and "SQLite" not in answer["message"], answer
         os.remove(filler)
         # The same key once the store takes it again: applied, once.
         status, _, ack = api(server, "POST", intents, body, key)
@@ -577,4 +571,3 @@ def test_an_intent_the_store_cannot_take_is_503_with_retry_after_and_a_retry_app
         assert api(server, "GET", "/v1/tables/full")[2]["version"] == i + 1
     finally:
         server.stop()
-        subprocess.run(["umount", "-l", str(disk)], check=True)
