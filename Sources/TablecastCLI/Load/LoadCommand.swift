@@ -125,6 +125,16 @@ struct LoadCommand: AsyncParsableCommand {
     )
     var rawWriters = false
 
+    @Option(
+        name: .customLong("threshold"),
+        help: ArgumentHelp(
+            "A pass/fail criterion (repeatable), as k6's thresholds: delivery.p99<200ms, ack.p50<=20ms, "
+                + "errors.rate<1%, deliveries.rate>50000, intents.rate>=1000, convergence. All hold: exit 0; one "
+                + "fails: exit 99, naming it.",
+            valueName: "expression"),
+        transform: { try LoadThreshold(parsing: $0) })
+    var thresholds: [LoadThreshold] = []
+
     enum WindowRelease: String, ExpressibleByArgument, CaseIterable {
         case ack, delivery
     }
@@ -407,7 +417,13 @@ struct LoadCommand: AsyncParsableCommand {
                 "replicas": .number(Double(replicas.map { min($0, subscribers) } ?? subscribers)),
             ])
         if let warning = report.rateWarning { Output.error("tablecast load: warning: \(warning)") }
-        print(json ? report.json.jsonText : report.text)
+        let verdicts = thresholds.map { ($0, $0.verdict(in: report.json)) }
+        print(json ? report.json(with: verdicts).jsonText : report.text(with: verdicts))
         if !failures.isEmpty { throw ExitCode(1) }
+        let failed = verdicts.filter { !$0.1.holds }
+        if !failed.isEmpty {
+            Output.error("tablecast load: thresholds failed: " + failed.map(\.0.description).joined(separator: ", "))
+            throw ExitCode(99)
+        }
     }
 }

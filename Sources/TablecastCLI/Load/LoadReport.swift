@@ -37,6 +37,12 @@ struct LoadReport {
             reached, 100 * reached / requestedRate, requestedRate)
     }
 
+    /// Refused intents over intents sent (0 when none were sent).
+    var errorRate: Double {
+        let sent = Double(stats.sent.load(ordering: .relaxed))
+        return sent > 0 ? Double(stats.errorsByCode.values.reduce(0, +)) / sent : 0
+    }
+
     private static func milliseconds(_ seconds: Double) -> JSONValue { .number((seconds * 1000).rounded() / 1000) }
 
     private static let percentiles: [(String, Double)] = [("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9)]
@@ -61,6 +67,7 @@ struct LoadReport {
                 "noop": .number(Double(stats.noops.load(ordering: .relaxed))),
                 "ackedPerSecond": .number((Double(acked) / sendingSeconds).rounded()),
                 "errors": .object(stats.errorsByCode.mapValues { .number(Double($0)) }),
+                "errorRate": .number(errorRate),
             ]),
             "rate": reachedRate.map { reached in
                 .object([
@@ -127,5 +134,33 @@ struct LoadReport {
             if failures.count > 20 { lines.append("  … and \(failures.count - 20) more") }
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+extension LoadReport {
+    typealias Verdict = (threshold: LoadThreshold, result: (value: Double?, holds: Bool))
+
+    /// The report's JSON with each threshold's value and verdict (`thresholds`, in the order given).
+    func json(with verdicts: [Verdict]) -> JSONValue {
+        guard case .object(var members) = json, !verdicts.isEmpty else { return json }
+        members["thresholds"] = .array(
+            verdicts.map { verdict in
+                .object([
+                    "threshold": .string(verdict.threshold.description),
+                    "value": verdict.result.value.map(JSONValue.number) ?? .null,
+                    "ok": .bool(verdict.result.holds),
+                ])
+            })
+        return .object(members)
+    }
+
+    /// The report's text with a line per threshold.
+    func text(with verdicts: [Verdict]) -> String {
+        guard !verdicts.isEmpty else { return text }
+        let lines = verdicts.map { verdict in
+            let value = verdict.result.value.map { String(format: "%.3f", $0) } ?? "no value"
+            return "  \(verdict.result.holds ? "ok    " : "FAILED") \(verdict.threshold.description) (\(value))"
+        }
+        return ([text, "thresholds:"] + lines).joined(separator: "\n")
     }
 }
