@@ -7,8 +7,9 @@ from conftest import Server, tablecast_binary
 
 
 def load(server, *thresholds, json_report=True):
+    """A small run of edits only (one writer: none is refused), with `thresholds`."""
     arguments = [tablecast_binary(), "load", "--url", server.url, "--create", "--subscribers", "3", "--writers", "1",
-                 "--count", "40", "--quiet"]
+                 "--count", "40", "--mix", "edit=1", "--quiet"]
     for threshold in thresholds:
         arguments += ["--threshold", threshold]
     if json_report:
