@@ -44,14 +44,7 @@ final class JSONObjectReaderTests: XCTestCase {
             }
             for _ in 0..<2_000 {
                 var mutated = bytes
-                for _ in 0..<Int.random(in: 1...3, using: &g) {
-                    let index = Int.random(in: 0...mutated.count, using: &g)
-                    switch Int.random(in: 0..<3, using: &g) {
-                    case 0 where index < mutated.count: mutated.remove(at: index)
-                    case 1 where index < mutated.count: mutated[index] = alphabet.randomElement(using: &g)!
-                    default: mutated.insert(alphabet.randomElement(using: &g)!, at: index)
-                    }
-                }
+                mutated.mutateRandomly(edits: 1...3, alphabet: alphabet, using: &g)
                 let (list, tree) = outcomes(mutated)
                 XCTAssertEqual(list, tree, "seed \(seed): \(String(decoding: mutated, as: UTF8.self))")
             }

@@ -94,14 +94,7 @@ final class ClientMessageFuzzTests: XCTestCase {
         }
         for _ in 0..<20_000 {
             var bytes = Array(ClientMessageFuzzTests.corpus.randomElement(using: &g)!.utf8)
-            for _ in 0..<Int.random(in: 1...2, using: &g) {
-                let index = Int.random(in: 0...bytes.count, using: &g)
-                switch Int.random(in: 0..<3, using: &g) {
-                case 0 where index < bytes.count: bytes.remove(at: index)
-                case 1 where index < bytes.count: bytes[index] = alphabet.randomElement(using: &g)!
-                default: bytes.insert(alphabet.randomElement(using: &g)!, at: index)
-                }
-            }
+            bytes.mutateRandomly(edits: 1...2, alphabet: alphabet, using: &g)
             let limits = ProtocolLimits(maxBatchEntries: 5)
             let direct = outcome { () throws(ProtocolError) in try ClientMessage.decode(bytes, limits: limits) }
             let viaTree = outcome { () throws(ProtocolError) in
