@@ -63,14 +63,15 @@ final class LoadStats: Sendable {
         errors.withLock { $0[code, default: 0] += 1 }
     }
 
-    /// A subscriber received an update; its origin ref says when the intent was sent.
+    /// A subscriber received an update; its origin ref says when the intent was sent. Only this run's intents
+    /// count: a subscriber of a table that already has history may first be sent earlier updates to catch up
+    /// (a shared snapshot plus what followed it), and those are not deliveries of this run.
     func recordDelivery(originRef: String?, subscriber: Int) {
+        guard let ref = originRef, ref.utf8.starts(with: refMarker.utf8) else { return }
         deliveries.add(1, ordering: .relaxed)
         let now = Self.now()
         lastDelivery.store(now, ordering: .relaxed)
-        guard let ref = originRef, ref.utf8.starts(with: refMarker.utf8), let sentAt = Self.sendTime(in: ref) else {
-            return
-        }
+        guard let sentAt = Self.sendTime(in: ref) else { return }
         let micros = (now &- sentAt) / 1000
         shards[subscriber % shards.count].histogram.withLock { _ = $0.record(min(micros, 60_000_000)) }
     }

@@ -108,8 +108,11 @@ final class RawWriters: Sendable {
             return
         }
         if text.contains("\"type\":\"ack\"") {
-            stats.recordAck(sentAt: sentAt, noop: text.contains("\"noop\":true"))
-            if let deliveries { return deliveries.answered(ref) }
+            let noop = text.contains("\"noop\":true")
+            stats.recordAck(sentAt: sentAt, noop: noop)
+            // A no-op commits nothing, so no update of it will come: it leaves the window with its ack.
+            if let deliveries, noop, deliveries.refused(ref) == nil { return }
+            if let deliveries, !noop { return deliveries.answered(ref) }
         } else {
             stats.recordError(Self.code(in: text) ?? "unknown")
             if let deliveries, deliveries.refused(ref) == nil { return }
@@ -140,7 +143,7 @@ final class RawWriters: Sendable {
             state.writers[id] = writer
             let text =
                 "{\"type\":\"edit\",\"table\":\"\(writer.table)\",\"at\":[\(target.section),\(row)],"
-                + "\"value\":\"w\(writer.index)-\(writer.sequence)\",\"ref\":\"\(ref)\"}"
+                + "\"value\":\"\(stats.refMarker)w\(writer.index)-\(writer.sequence)\",\"ref\":\"\(ref)\"}"
             return (text, ref, writer.table)
         }
         guard let edit else { return finish(id, closed: false) }
