@@ -2,7 +2,8 @@
 // section, rebasing an intent 1,000 versions behind, and rebasing single-row intents 250 versions behind in
 // small tables (the server under load), and our JSON against Foundation's on the server's messages (JSONBenchmark).
 // Build with `swift build -c release --product table-model-bench` and run `.build/release/table-model-bench`, or
-// `.build/release/table-model-bench rebase-small` for one group (groups: apply, rebase-deep, rebase-small, json).
+// `.build/release/table-model-bench rebase-small` for one group (groups: apply, rebase-deep, rebase-small, json);
+// `table-model-bench count PATH N` is the untimed workload of scripts/instruction-counts.py (InstructionCounts).
 
 import TableModel
 import TablecastTesting
@@ -40,6 +41,7 @@ enum Benchmark {
             ("apply", applyBatches), ("rebase-deep", rebaseDeep), ("rebase-small", rebaseSmall), ("json", json),
         ]
         let selected = CommandLine.arguments.dropFirst()
+        if selected.first == "count" { return try InstructionCounts.run(Array(selected.dropFirst())) }
         for group in groups where selected.isEmpty || selected.contains(group.name) { try group.run() }
     }
 

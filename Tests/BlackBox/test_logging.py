@@ -49,6 +49,22 @@ def test_json_logs_are_one_object_per_line_with_fields_and_never_a_token(tmp_pat
     assert messages["stopped"]["level"] == "info"
     for token in (READER, ADMIN, WRONG):
         assert token not in text, f"the log shows a token: {token}"
+    # libwebsockets' notices are debug lines: shown at trace level (it reports its version and event library).
+    assert any(record["message"].startswith("LWS: 4.1.6") and record["level"] == "debug" for record in records)
+
+
+def test_libwebsockets_notices_are_not_even_formatted_below_debug():
+    """Below debug, lws is not asked for its notices (formatting them cost the service thread dearly: Debian's event
+    library writes one each time a socket's events change). Its warnings and errors still come through."""
+    server = Server("--log-level", "info").start()
+    try:
+        client = server.client()
+        client.ok({"type": "createTable", "table": "quiet", "sections": [{"rows": [{"value": "a"}]}]})
+        client.close()
+    finally:
+        server.stop()
+    text = server.read_log()
+    assert "serving" in text and "LWS:" not in text and "elops_" not in text, text
 
 
 def test_the_start_up_line_on_postgresql_names_no_sqlite_synchronous_setting(postgres):
