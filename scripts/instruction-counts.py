@@ -18,6 +18,7 @@ the DWARF 5 that Swift 6 writes), and a preloaded `sigsuspend` that passes a wri
 writes into it, and libdispatch's is in read-only memory: every program with an async main would crash).
 """
 import argparse
+import json
 import os
 import re
 import socket
@@ -91,7 +92,6 @@ def fan_out(tablecast, server_binary, shim, folder, subscribers, small, large):
                 capture_output=True, text=True, timeout=900)
             if load.returncode != 0:
                 raise SystemExit(f"tablecast load failed: {load.stderr}")
-            import json
             delivered = json.loads(load.stdout)["deliveries"]["count"]
             if delivered != edits * subscribers:
                 raise SystemExit(f"{delivered} deliveries, expected {edits * subscribers}")
