@@ -1,6 +1,7 @@
 import TableModel
 import TablecastClient
 import TablecastProtocol
+import TablecastServer
 import XCTest
 
 final class TablecastClientTests: XCTestCase {
@@ -56,6 +57,9 @@ final class TablecastClientTests: XCTestCase {
                 SectionContent(header: "A", rows: (0..<5).map { RowContent(value: .number(Double($0))) }),
                 SectionContent(header: "B", rows: (0..<5).map { RowContent(value: .number(Double($0))) }),
             ])
+        // The welcome named the server's software and version.
+        XCTAssertEqual(admin.server?.name, "tablecast")
+        XCTAssertEqual(admin.server?.version, TableServer.version)
         let clients = try (0..<4).map { i in
             try TablecastClient(configuration: .init(url: server.url, clientID: "editor-\(i)", name: "Editor \(i)"))
         }

@@ -95,6 +95,9 @@ public final class TablecastClient: Sendable {
     /// The client id the server welcomed this client as (the configured one), once welcomed.
     public var clientID: String? { state.withLock { $0.machine.welcomedAs } }
 
+    /// The server's software and version (`tablecast`, `1.0.0`) as its welcome said, once welcomed.
+    public var server: (name: String, version: String)? { state.withLock { $0.machine.server } }
+
     /// The replica of a subscribed table, once its snapshot (or resume) arrived.
     public func replica(of table: String) -> Replica? {
         state.withLock { $0.machine.replica(of: table) }

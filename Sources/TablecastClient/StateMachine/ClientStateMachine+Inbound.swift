@@ -8,7 +8,7 @@ extension ClientStateMachine {
         guard accepts(socket) else { return [] }
         switch message {
         case .welcome(let welcome):
-            return welcomed(as: welcome.client, now: now)
+            return welcomed(welcome, now: now)
         case .update(let update):
             return apply(update)
         case .snapshot(let table, let version, let epoch, let rules, let sections):

@@ -61,6 +61,8 @@ struct ClientStateMachine: Sendable {
     private var nextSocket = 0
     /// The client id the server welcomed this client as.
     private(set) var welcomedAs: String?
+    /// The server's software and version, as its last welcome said.
+    private(set) var server: (name: String, version: String)?
     /// Why the last connection attempt failed or the last connection was lost, until the next welcome.
     private(set) var problem: String?
     /// Numbers requests and the refs made for them.
@@ -250,10 +252,11 @@ struct ClientStateMachine: Sendable {
     }
 
     /// Records the welcome that answers hello: the connection is live and the backoff starts over.
-    mutating func welcomed(as client: String, now: Instant) -> [Action] {
+    mutating func welcomed(_ welcome: ServerMessage.Welcome, now: Instant) -> [Action] {
         guard case .open(let socket, _) = link else { return [] }
         link = .open(socket, welcomed: true)
-        welcomedAs = client
+        welcomedAs = welcome.client
+        server = (welcome.serverName, welcome.serverVersion)
         problem = nil
         attempt = 0
         return [.emit(.state(.live))] + scheduleTokenRefresh(on: socket, now: now)
