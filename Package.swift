@@ -181,5 +181,13 @@ let package = Package(
             swiftSettings: swiftSettings,
             plugins: ["EmbedPage"]
         ),
+        // The command line's pure parts (so far the load generator's series), reached with @testable import of the
+        // executable target.
+        .testTarget(
+            name: "TablecastCLITests",
+            dependencies: [
+                "TablecastCLI", "TablecastTesting", .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            swiftSettings: swiftSettings),
     ]
 )

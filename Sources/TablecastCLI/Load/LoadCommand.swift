@@ -157,6 +157,8 @@ struct LoadCommand: AsyncParsableCommand {
     @Flag(help: "Print the report as JSON on stdout.")
     var json = false
 
+    @OptionGroup var output: LoadOutputOptions
+
     @Flag(help: "No progress line on stderr.")
     var quiet = false
 
@@ -235,6 +237,7 @@ struct LoadCommand: AsyncParsableCommand {
         let subscriberClients = try (0..<subscribers).map { index in
             var settings = configuration("s\(index)", index + 1)
             settings.keepsReplicas = replicas.map { index < $0 } ?? true
+            let track = stats.connections.tracker()
             return try TablecastClient(
                 configuration: settings, transport: transport,
                 onEvent: { event in
@@ -245,12 +248,14 @@ struct LoadCommand: AsyncParsableCommand {
                     case .updateSeen(_, _, _, let ref):
                         stats.recordDelivery(originRef: ref, subscriber: index)
                         if let deliveries, let ref { deliveries.answered(ref) }
-                    default: break
+                    default: track(event)
                     }
                 })
         }
         let writerClients = try (0..<(rawWriters ? 0 : writers)).map { index in
-            try TablecastClient(configuration: configuration("w\(index)", index), transport: transport)
+            try TablecastClient(
+                configuration: configuration("w\(index)", index), transport: transport,
+                onEvent: stats.connections.tracker())
         }
         // What writers pick index paths from: their own replicas, or one subscribed view per table. Raw writers
         // need only the tables' shapes, which edits keep: they read them from a snapshot.
@@ -259,7 +264,9 @@ struct LoadCommand: AsyncParsableCommand {
             try writersSubscribe
             ? writerClients
             : (0..<viewCount).map { index in
-                try TablecastClient(configuration: configuration("v\(index)", index), transport: transport)
+                try TablecastClient(
+                    configuration: configuration("v\(index)", index), transport: transport,
+                    onEvent: stats.connections.tracker())
             }
         let everyone =
             subscriberClients.enumerated().map { ($1, tables[$0 % tables.count]) }
@@ -330,6 +337,7 @@ struct LoadCommand: AsyncParsableCommand {
         // The run.
         let start = ContinuousClock.now
         let startUptime = LoadStats.now()
+        let sampler = LoadSampler(stats: stats, serverPid: serverPid, start: start)
         let deadline: ContinuousClock.Instant? = count == nil ? start + .milliseconds(Int(duration * 1000)) : nil
         let progressTask = Task { await self.showProgress(stats, start: start) }
         let perWriterInterval: Duration? = rate > 0 ? .nanoseconds(Int(1e9 * Double(writers) / rate)) : nil
@@ -397,6 +405,9 @@ struct LoadCommand: AsyncParsableCommand {
         let deliverySeconds =
             lastDelivery > startUptime ? max(Double(lastDelivery - startUptime) / 1e9, sendingSeconds) : sendingSeconds
 
+        // The series' last row, with the connections still open: every update was awaited above, so the rows add up
+        // to the totals.
+        let series = await sampler.finish()
         for client in writerClients + subscriberClients + (writersSubscribe ? [] : views) {
             await client.close()
         }
@@ -415,10 +426,11 @@ struct LoadCommand: AsyncParsableCommand {
                 "optimistic": .bool(optimistic),
                 "windowUntil": .string(windowUntil.rawValue),
                 "replicas": .number(Double(replicas.map { min($0, subscribers) } ?? subscribers)),
-            ])
+            ], series: series, server: admin.server)
         if let warning = report.rateWarning { Output.error("tablecast load: warning: \(warning)") }
         let verdicts = thresholds.map { ($0, $0.verdict(in: report.json)) }
         print(json ? report.json(with: verdicts).jsonText : report.text(with: verdicts))
+        try output.write(report, verdicts: verdicts)
         if !failures.isEmpty { throw ExitCode(1) }
         let failed = verdicts.filter { !$0.1.holds }
         if !failed.isEmpty {

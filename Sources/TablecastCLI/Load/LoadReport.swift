@@ -15,6 +15,10 @@ struct LoadReport {
     /// The --rate asked for (intents/s in all), 0 for none.
     let requestedRate: Double
     let settings: [String: JSONValue]
+    /// The run second by second (`series` in the JSON).
+    var series = LoadSeries()
+    /// What the server's welcome said it is.
+    var server: (name: String, version: String)?
 
     /// The rate the paced writers reached: the requested rate scaled by the share of send slots they did not miss.
     var reachedRate: Double? {
@@ -61,6 +65,8 @@ struct LoadReport {
         let deliveries = stats.deliveries.load(ordering: .relaxed)
         return .object([
             "settings": .object(settings),
+            "server": server.map { .object(["name": .string($0.name), "version": .string($0.version)]) } ?? .null,
+            "series": series.json,
             "seconds": Self.milliseconds(sendingSeconds),
             "intents": .object([
                 "sent": .number(Double(stats.sent.load(ordering: .relaxed))), "acked": .number(Double(acked)),
@@ -102,6 +108,7 @@ struct LoadReport {
                 + values.map { "\($0.0) \(String(format: "%.3f", $0.1))" }.joined(separator: "  ")
         }
         var lines = [
+            "server: " + (server.map { "\($0.name) \($0.version)" } ?? "unknown (no welcome)"),
             String(
                 format: "intents: %d sent, %d acked (%d no-op) in %.3fs: %.0f acked/s",
                 stats.sent.load(ordering: .relaxed),
@@ -122,7 +129,7 @@ struct LoadReport {
         if let reached = reachedRate {
             lines.insert(
                 rateWarning.map { "rate: SHORT: \($0)" }
-                    ?? String(format: "rate: %.0f intents/s of the %.0f asked for", reached, requestedRate), at: 1)
+                    ?? String(format: "rate: %.0f intents/s of the %.0f asked for", reached, requestedRate), at: 2)
         }
         if replicasCompared == 0 {
             lines.append("convergence: not checked (no client kept a replica: see --replicas)")

@@ -3,7 +3,8 @@ import Histogram
 import Synchronization
 import TablecastProtocol
 
-/// Counters and latency histograms shared by every writer and subscriber of a load run.
+/// Counters and latency histograms shared by every writer and subscriber of a load run. Each latency goes into the
+/// run's histogram and into the current second's, which the series' sampler takes (`takeInterval()`).
 final class LoadStats: Sendable {
     let sent = Atomic<Int>(0)
     let acked = Atomic<Int>(0)
@@ -16,8 +17,10 @@ final class LoadStats: Sendable {
     let remaining: Atomic<Int>
     /// The uptime (ns) of the last delivery, for the delivery rate.
     let lastDelivery = Atomic<UInt64>(0)
+    /// The connections live now.
+    let connections = ConnectionGauge()
     private let errors = Mutex<[String: Int]>([:])
-    private let ackLatency = Mutex(LoadStats.histogram())
+    private let ackLatency = Mutex(Latencies())
     private let ownScreenLatency = Mutex(LoadStats.histogram())
     /// Delivery latencies, sharded by subscriber so that concurrent subscribers rarely share a lock.
     private let shards: [Shard]
@@ -25,7 +28,24 @@ final class LoadStats: Sendable {
     let refMarker: String
 
     private final class Shard: Sendable {
-        let histogram = Mutex(LoadStats.histogram())
+        let latencies = Mutex(Latencies())
+    }
+
+    /// The run's latencies and the current interval's.
+    private struct Latencies {
+        var total = LoadStats.histogram()
+        var interval = LoadStats.intervalHistogram()
+
+        mutating func record(_ micros: UInt64) {
+            let value = min(micros, LoadStats.maximumMicroseconds)
+            total.record(value)
+            interval.record(value)
+        }
+
+        /// The interval's histogram, replaced by `fresh` (made outside the lock).
+        mutating func takeInterval(leaving fresh: inout Histogram<UInt64>) {
+            swap(&interval, &fresh)
+        }
     }
 
     init(refMarker: String, budget: Int, shards: Int = 16) {
@@ -34,10 +54,22 @@ final class LoadStats: Sendable {
         self.shards = (0..<shards).map { _ in Shard() }
     }
 
+    /// Latencies are recorded up to a minute; longer ones as a minute.
+    static let maximumMicroseconds: UInt64 = 60_000_000
+
     /// Microseconds, up to a minute, three significant digits.
     static func histogram() -> Histogram<UInt64> {
         Histogram<UInt64>(
-            lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+            lowestDiscernibleValue: 1, highestTrackableValue: maximumMicroseconds,
+            numberOfSignificantValueDigits: .three)
+    }
+
+    /// A second's latencies: microseconds, up to a minute, two significant digits (1 %), which is plenty for a
+    /// second's percentiles and keeps an hour's series small (a second spread over 0.1–30 ms fills at most a
+    /// thousand buckets, where three digits would fill six thousand).
+    static func intervalHistogram() -> Histogram<UInt64> {
+        Histogram<UInt64>(
+            lowestDiscernibleValue: 1, highestTrackableValue: maximumMicroseconds, numberOfSignificantValueDigits: .two)
     }
 
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
@@ -48,14 +80,14 @@ final class LoadStats: Sendable {
     /// An optimistic writer's own predicted table shows its intent.
     func recordOwnScreen(sentAt: UInt64) {
         let micros = (Self.now() &- sentAt) / 1000
-        ownScreenLatency.withLock { _ = $0.record(min(micros, 60_000_000)) }
+        ownScreenLatency.withLock { _ = $0.record(min(micros, Self.maximumMicroseconds)) }
     }
 
     func recordAck(sentAt: UInt64, noop: Bool) {
         acked.add(1, ordering: .relaxed)
         if noop { noops.add(1, ordering: .relaxed) }
         let micros = (Self.now() &- sentAt) / 1000
-        ackLatency.withLock { _ = $0.record(min(micros, 60_000_000)) }
+        ackLatency.withLock { $0.record(micros) }
     }
 
     func recordError(_ code: String) {
@@ -73,7 +105,7 @@ final class LoadStats: Sendable {
         lastDelivery.store(now, ordering: .relaxed)
         guard let sentAt = Self.sendTime(in: ref) else { return }
         let micros = (now &- sentAt) / 1000
-        shards[subscriber % shards.count].histogram.withLock { _ = $0.record(min(micros, 60_000_000)) }
+        shards[subscriber % shards.count].latencies.withLock { $0.record(micros) }
     }
 
     /// The number after a ref's last dot, read from its UTF-8 bytes: this runs for every delivery, and Character
@@ -93,11 +125,24 @@ final class LoadStats: Sendable {
     }
 
     var errorsByCode: [String: Int] { errors.withLock { $0 } }
-    var ackHistogram: Histogram<UInt64> { ackLatency.withLock { $0 } }
+    var ackHistogram: Histogram<UInt64> { ackLatency.withLock { $0.total } }
     var ownScreenHistogram: Histogram<UInt64> { ownScreenLatency.withLock { $0 } }
     var deliveryHistogram: Histogram<UInt64> {
         var merged = Self.histogram()
-        for shard in shards { shard.histogram.withLock { merged.add($0) } }
+        for shard in shards { shard.latencies.withLock { merged.add($0.total) } }
         return merged
+    }
+
+    /// The latencies recorded since the last call (or the start), each lock held only for a swap.
+    func takeInterval() -> (ack: Histogram<UInt64>, delivery: Histogram<UInt64>) {
+        var ack = Self.intervalHistogram()
+        ackLatency.withLock { $0.takeInterval(leaving: &ack) }
+        var delivery = Self.intervalHistogram()
+        for shard in shards {
+            var taken = Self.intervalHistogram()
+            shard.latencies.withLock { $0.takeInterval(leaving: &taken) }
+            delivery.add(taken)
+        }
+        return (ack, delivery)
     }
 }

@@ -20,6 +20,8 @@ final class RawWriters: Sendable {
 
     private struct State {
         var writers: [WebSocketConnectionID: Writer] = [:]
+        /// Connections the server welcomed that have not closed (the stats' connection gauge counts them).
+        var welcomed: Set<WebSocketConnectionID> = []
         /// Writers that have not finished (sending stopped and every answer arrived, or the connection closed).
         var active = 0
         var done: CheckedContinuation<Void, Never>?
@@ -87,6 +89,7 @@ final class RawWriters: Sendable {
         case .message(let id, let message):
             answered(id, message.bytes)
         case .closed(let id, _):
+            if state.withLock({ $0.welcomed.remove(id) }) != nil { stats.connections.closed() }
             finish(id, closed: true)
         }
     }
@@ -94,6 +97,7 @@ final class RawWriters: Sendable {
     private func answered(_ id: WebSocketConnectionID, _ bytes: [UInt8]) {
         let text = String(decoding: bytes, as: UTF8.self)
         if text.contains("\"type\":\"welcome\"") {
+            if state.withLock({ $0.welcomed.insert(id).inserted }) { stats.connections.opened() }
             for _ in 0..<window { sendNext(on: id) }
             return
         }
