@@ -85,7 +85,9 @@ def test_without_server_pid_the_memory_column_is_empty(tmp_path):
 
 def test_a_file_that_cannot_be_written_is_a_usage_error_before_the_run(tmp_path):
     for option, path, reason in [
-            ("--out", tmp_path / "no-such-folder" / "series.csv", "no folder")]:
+            ("--out", tmp_path / "no-such-folder" / "series.csv", "no folder"),
+            ("--report", tmp_path / "no-such-folder" / "report.html", "no folder"),
+            ("--report", tmp_path / "report.pdf", "ending in .html")]:
         # No server at this URL: the usage error comes first.
         run = subprocess.run([tablecast_binary(), "load", "--url", "ws://127.0.0.1:9/", option, str(path)],
                              capture_output=True, text=True, timeout=30)

@@ -142,4 +142,18 @@ final class LoadSeriesTests: XCTestCase {
         XCTAssertEqual(last["ackP99Ms"], "")
         XCTAssertEqual(last["serverRSSBytes"], "")
     }
+
+    func testAChartBreaksItsLineWhereASecondHadNoSampleAndLeavesOutBoundsFarAboveTheData() {
+        let chart = SVGChart(
+            title: "Latency <ms>", unit: "milliseconds",
+            lines: [.init(name: "p99", color: "#000", points: [(1, 2), (2, 3), (3, nil), (4, 1), (5, 2)])],
+            bounds: [.init(name: "near", value: 5, color: "#0a0"), .init(name: "far", value: 60_000, color: "#a00")])
+        let svg = chart.svg
+        XCTAssertEqual(svg.components(separatedBy: "<polyline").count - 1, 2)
+        XCTAssertEqual(svg.components(separatedBy: "<circle").count - 1, 4)
+        XCTAssertTrue(svg.contains("data-points=\"4\""))
+        XCTAssertTrue(svg.contains(">near</text>"))
+        XCTAssertFalse(svg.contains(">far</text>"))
+        XCTAssertTrue(svg.contains("Latency &lt;ms&gt;"))
+    }
 }
