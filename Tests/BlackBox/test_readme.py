@@ -1,9 +1,10 @@
 """The README's examples work as written, so that they cannot drift from the code:
 
-- the command-line walkthrough (the ```sh block under "Command-line clients") runs line by line, in order, in a
-  shell against a fresh `tablecast serve`, and each command prints what its `→` comment shows (`…` stands for any
-  value, `,…}` for more members); a command with no `→` prints nothing on stdout. `watch` runs until stopped: it
-  is stopped with SIGINT once its first line is checked.
+- the command-line walkthrough (the ```sh block under "Command-line clients"), and so the shared checklist and the
+  load-testing example, runs line by line (a line ending in `\\` goes on on the next), in order, in a shell against
+  a fresh `tablecast serve`, and each command prints what its `→` comment shows (`…` stands for any value, `,…}`
+  for more members); a command with no `→` prints nothing on stdout. `watch` runs until stopped: it is stopped
+  with SIGINT once its first line is checked.
 - the Swift client-library example (the ```swift block under "The Swift client library") type-checks with only
   `import TablecastClient` against the modules of the build under test.
 """
@@ -42,9 +43,9 @@ def split_comment(line):
 
 
 def walkthrough(heading="### Command-line clients"):
-    """[(command, expected output or None)] in the README's order."""
+    """[(command, expected output or None)] in the README's order; a line ending in `\\` goes on on the next."""
     steps = []
-    for line in block(heading, "sh").splitlines():
+    for line in re.sub(r"\\\n\s*", "", block(heading, "sh")).splitlines():
         command, comment = split_comment(line)
         expected = comment.split("→", 1)[1].strip() if "→" in comment else None
         if command:
@@ -91,6 +92,13 @@ def test_the_shared_checklist_runs_in_order_and_prints_what_it_shows(tmp_path):
     steps = walkthrough("### A shared checklist")
     assert len(steps) >= 6, steps
     run_in_order(steps, tmp_path)
+
+
+def test_the_load_testing_example_runs_in_order_and_prints_what_it_shows(tmp_path):
+    steps = walkthrough("### Load testing your deployment")
+    assert len(steps) >= 4, steps
+    run_in_order(steps, tmp_path)
+    assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
 
 
 def run_in_order(steps, tmp_path):
