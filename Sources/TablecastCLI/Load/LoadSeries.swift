@@ -89,6 +89,9 @@ extension LoadSeries.Row {
 extension LoadSeries {
     /// Each row's figures, in order; a row ends `second` seconds into the run, the last one where the run ended.
     var figures: [Row.Figures] {
-        rows.map { $0.figures(endingAt: Double($0.second - 1) + min($0.seconds, 1)) }
+        rows.enumerated().map { index, row in
+            row.figures(
+                endingAt: index == rows.count - 1 ? Double(row.second - 1) + min(row.seconds, 1) : Double(row.second))
+        }
     }
 }
