@@ -31,9 +31,10 @@ struct LoadHTMLReport {
         }
     }
 
-    private static func format(_ value: Double?, decimals: Int = 0) -> String {
+    /// A number with `decimals` decimals and its unit, or a dash for none.
+    private static func format(_ value: Double?, decimals: Int = 0, unit: String = "") -> String {
         guard let value else { return "–" }
-        return SVGChart.label(value, step: pow(10, Double(-decimals)))
+        return SVGChart.label(value, step: pow(10, Double(-decimals))) + unit
     }
 
     var html: String {
@@ -106,12 +107,12 @@ struct LoadHTMLReport {
 
     private var summary: String {
         let cards: [(String, String)] = [
-            ("run", Self.format(number("seconds"), decimals: 1) + " s"),
+            ("run", Self.format(number("seconds"), decimals: 1, unit: " s")),
             ("intents acked/s", Self.format(number("intents", "ackedPerSecond"))),
             ("deliveries/s", Self.format(number("deliveries", "perSecond"))),
-            ("ack p99", Self.format(number("latencyMs", "intentToAck", "p99"), decimals: 2) + " ms"),
-            ("delivery p99", Self.format(number("latencyMs", "intentToDelivery", "p99"), decimals: 2) + " ms"),
-            ("errors", Self.format((number("intents", "errorRate") ?? 0) * 100, decimals: 2) + " %"),
+            ("ack p99", Self.format(number("latencyMs", "intentToAck", "p99"), decimals: 2, unit: " ms")),
+            ("delivery p99", Self.format(number("latencyMs", "intentToDelivery", "p99"), decimals: 2, unit: " ms")),
+            ("errors", Self.format(number("intents", "errorRate").map { $0 * 100 }, decimals: 2, unit: " %")),
         ]
         return "<section id=\"summary\">"
             + cards.map { "<div class=\"card\"><span>\($0.0)</span><b>\($0.1)</b></div>" }.joined()
@@ -140,9 +141,9 @@ struct LoadHTMLReport {
         guard let value = verdict.result.value else { return "no value" }
         switch verdict.threshold.path {
         case nil: return value >= 1 ? "converged" : "differs"
-        case ["intents", "errorRate"]?: return format(value * 100, decimals: 2) + " %"
-        case let path? where path.first == "latencyMs": return format(value, decimals: 3) + " ms"
-        default: return format(value) + " /s"
+        case ["intents", "errorRate"]?: return format(value * 100, decimals: 2, unit: " %")
+        case let path? where path.first == "latencyMs": return format(value, decimals: 3, unit: " ms")
+        default: return format(value, unit: " /s")
         }
     }
 

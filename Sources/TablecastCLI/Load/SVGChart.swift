@@ -40,7 +40,8 @@ struct SVGChart {
         let dataMax = ys.max() ?? 0
         // A bound close to the data is drawn (the axis grows to show it); one far above would flatten the lines.
         let shownBounds = bounds.filter { $0.value >= 0 && (dataMax == 0 || $0.value <= dataMax * 3) }
-        let yMax = Self.niceCeiling(max(dataMax, shownBounds.map(\.value).max() ?? 0, 1e-9) * 1.05)
+        let top = max(dataMax, shownBounds.map(\.value).max() ?? 0)
+        let yMax = top > 0 ? Self.niceCeiling(top * 1.05) : 1
         let plot = (
             left: margin.left, right: width - margin.right, top: margin.top, bottom: height - margin.bottom
         )
