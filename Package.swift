@@ -44,6 +44,8 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // OpenSSL's libcrypto, which libwebsockets' TLS already brings: SHA-256 for token principals.
         .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // zlib, which libwebsockets already brings: deflate for the PNG load report.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         // Layer 2: the table and its editing semantics as pure values.
         // libm: Double.rounded() needs it on Linux, where only Foundation would pull it in otherwise.
@@ -169,7 +171,7 @@ let package = Package(
             dependencies: [
                 "TablecastServer", "TableStore", "TableModel", "TablecastClient", "TablecastProtocol",
                 "WebSocketTransport",
-                "TablecastEditor", "MemoryBudget",
+                "TablecastEditor", "MemoryBudget", "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -1,7 +1,7 @@
 """`tablecast load --report report.html`: one self-contained file that opens in headless chromium with the network
 off and shows its charts (throughput, latency percentiles, connections, the server's memory), the thresholds with
 their verdicts, the settings and the server's version. A screenshot of the whole page is saved under
-Tests/BlackBox/artifacts/."""
+Tests/BlackBox/artifacts/, with the picture `--report report.png` draws without a browser."""
 import json
 import os
 import pathlib
@@ -26,7 +26,8 @@ def run(tmp_path_factory):
     try:
         arguments = [tablecast_binary(), "load", "--url", server.url, "--create", "--subscribers", "8", "--writers",
                      "2", "--rate", "80", "--duration", "5", "--mix", "edit=1", "--server-pid",
-                     str(server.process.pid), "--report", str(folder / "report.html"), "--json", "--quiet"]
+                     str(server.process.pid), "--report", str(folder / "report.html"), "--report",
+                     str(folder / "report.png"), "--json", "--quiet"]
         for threshold in THRESHOLDS:
             arguments += ["--threshold", threshold]
         result = subprocess.run(arguments, capture_output=True, text=True, timeout=120)
@@ -122,3 +123,22 @@ def test_the_report_opens_without_network_and_shows_its_charts_and_verdicts(run)
         assert len(colours) > 20, f"the screenshot looks blank: {shot}"
     finally:
         browser.close()
+
+
+def test_the_png_report_is_drawn_without_a_browser_with_its_charts_and_verdict(run):
+    path, report = run
+    png = (path.parent / "report.png").read_bytes()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "load-report-drawn.png").write_bytes(png)
+    width, height, bpp, pixels = png_pixels(png)
+    assert width == 1000 and height > 1800, (width, height)
+    counts = {}
+    for row in pixels:
+        for x in range(0, width * bpp, bpp):
+            colour = row[x:x + 3]
+            counts[colour] = counts.get(colour, 0) + 1
+    # The lines and dots of each chart in their colours, and the band of a failed run.
+    for name, colour in [("acknowledged/s", "1f6fb4"), ("delivered/s", "2e7d32"), ("delivery p99", "e07b00"),
+                         ("connections", "7b3fa0"), ("failed verdict", "fdecea"), ("failed threshold", "b71c1c")]:
+        assert counts.get(bytes.fromhex(colour), 0) > 200, (name, counts.get(bytes.fromhex(colour), 0))
+    assert len(report["series"]) >= 5

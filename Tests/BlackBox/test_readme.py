@@ -99,6 +99,7 @@ def test_the_load_testing_example_runs_in_order_and_prints_what_it_shows(tmp_pat
     assert len(steps) >= 4, steps
     run_in_order(steps, tmp_path)
     assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
+    assert (tmp_path / "report.png").read_bytes().startswith(b"\x89PNG")
 
 
 def run_in_order(steps, tmp_path):

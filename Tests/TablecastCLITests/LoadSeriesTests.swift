@@ -156,4 +156,19 @@ final class LoadSeriesTests: XCTestCase {
         XCTAssertFalse(svg.contains(">far</text>"))
         XCTAssertTrue(svg.contains("Latency &lt;ms&gt;"))
     }
+
+    func testEveryCharacterOfThePixelFontIsFiveBySevenAndSmallLettersAreCapitals() {
+        let text = "abcdefghijklmnopqrstuvwxyz0123456789 .,:;%/()[]<>=-+_'\"!?#*@&…·µ→–✔✘"
+        for character in text {
+            let glyph = BitmapFont.glyph(character)
+            XCTAssertEqual(glyph.count, BitmapFont.height, "\(character)")
+            XCTAssertTrue(glyph.allSatisfy { $0.count == BitmapFont.width }, "\(character)")
+        }
+        XCTAssertEqual(BitmapFont.glyph("a"), BitmapFont.glyph("A"))
+        XCTAssertNotEqual(BitmapFont.glyph("µ"), BitmapFont.glyph("§"), "µ has its own glyph; § is the box")
+        var image = RasterImage(width: 40, height: 10)
+        image.text("Hi", x: 1, y: 1, RasterImage.Color(hex: "#000"))
+        XCTAssertEqual(RasterImage.textWidth("Hi"), 11)
+        XCTAssertEqual(image.pixels.count { $0 == 0 } / 3, 17 + 11) // the pixels of H and of I
+    }
 }

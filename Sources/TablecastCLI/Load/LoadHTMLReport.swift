@@ -17,9 +17,9 @@ struct LoadHTMLReport {
         blue: "#1f6fb4", orange: "#e07b00", red: "#c62828", green: "#2e7d32", purple: "#7b3fa0", gray: "#555"
     )
 
-    private func find(_ path: String...) -> JSONValue? { lookup(path) }
+    func find(_ path: String...) -> JSONValue? { lookup(path) }
 
-    private func number(_ path: String...) -> Double? {
+    func number(_ path: String...) -> Double? {
         guard case .number(let value)? = lookup(path) else { return nil }
         return value
     }
@@ -69,7 +69,7 @@ struct LoadHTMLReport {
             \(thresholdsSection)
             <section id="charts">
             <h2>Over time</h2>
-            \(charts.joined(separator: "\n"))
+            \(charts.map(\.svg).joined(separator: "\n"))
             </section>
             \(latencyTable)
             \(settingsSection)
@@ -79,7 +79,8 @@ struct LoadHTMLReport {
             """
     }
 
-    private var verdictBanner: String {
+    /// The run's verdict in a sentence or two, and whether it passed (every threshold held, and convergence).
+    var verdict: (text: String, ok: Bool) {
         let converged = find("convergence", "ok") == .bool(true)
         let compared = number("convergence", "replicasCompared") ?? 0
         let failed = verdicts.filter { !$0.result.holds }
@@ -91,7 +92,7 @@ struct LoadHTMLReport {
         } else {
             parts.append(
                 "\(failed.count) of \(verdicts.count) threshold(s) failed: "
-                    + failed.map { $0.threshold.description.htmlEscaped }.joined(separator: ", ") + ".")
+                    + failed.map(\.threshold.description).joined(separator: ", ") + ".")
         }
         if compared == 0 {
             parts.append("Convergence not checked (no replica kept).")
@@ -101,8 +102,12 @@ struct LoadHTMLReport {
                     ? "Converged: \(Int(compared)) replica(s) equal to a fresh snapshot."
                     : "Convergence FAILED: replicas differ from the snapshot.")
         }
-        let ok = failed.isEmpty && (converged || compared == 0)
-        return "<p id=\"verdict\" class=\"banner \(ok ? "ok" : "failed")\">\(parts.joined(separator: " "))</p>"
+        return (parts.joined(separator: " "), failed.isEmpty && (converged || compared == 0))
+    }
+
+    private var verdictBanner: String {
+        let verdict = self.verdict
+        return "<p id=\"verdict\" class=\"banner \(verdict.ok ? "ok" : "failed")\">\(verdict.text.htmlEscaped)</p>"
     }
 
     private var summary: String {
@@ -137,7 +142,7 @@ struct LoadHTMLReport {
     }
 
     /// A threshold's value with its unit.
-    private static func valueText(_ verdict: LoadReport.Verdict) -> String {
+    static func valueText(_ verdict: LoadReport.Verdict) -> String {
         guard let value = verdict.result.value else { return "no value" }
         switch verdict.threshold.path {
         case nil: return value >= 1 ? "converged" : "differs"
@@ -157,7 +162,8 @@ struct LoadHTMLReport {
         }
     }
 
-    private var charts: [String] {
+    /// The charts of the series.
+    var charts: [SVGChart] {
         let figures = series.figures
         let rows = series.rows
         func line(_ name: String, _ color: String, dashed: Bool = false, _ value: (Int) -> Double?) -> SVGChart.Line {
@@ -202,7 +208,7 @@ struct LoadHTMLReport {
         if let sending = number("seconds") {
             for index in charts.indices { charts[index].shadedFrom = (sending, "writers stopped") }
         }
-        return charts.map(\.svg)
+        return charts
     }
 
     private var latencyTable: String {

@@ -27,26 +27,46 @@ struct SVGChart {
     var width = 880.0
     var height = 280.0
 
-    private let margin = (left: 72.0, right: 20.0, top: 40.0, bottom: 44.0)
+    var margin = (left: 72.0, right: 20.0, top: 40.0, bottom: 44.0)
 
     /// Dots are drawn up to this many points per line; past it the line alone is clearer.
     static let maximumDots = 400
 
-    var svg: String {
+    /// Where things go: the axes' ranges and steps, the bounds shown, the plot's edges.
+    struct Layout {
+        var xMax: Double
+        var xStep: Double
+        var yMax: Double
+        var bounds: [Bound]
+        var plot: (left: Double, right: Double, top: Double, bottom: Double)
+
+        func x(_ value: Double) -> Double { plot.left + (plot.right - plot.left) * value / xMax }
+        func y(_ value: Double) -> Double { plot.bottom - (plot.bottom - plot.top) * value / yMax }
+        var xTicks: [Double] { Array(stride(from: 0, through: xMax * 1.000_001, by: xStep)) }
+        var yTicks: [Double] { (0...5).map { yMax * Double($0) / 5 } }
+    }
+
+    var layout: Layout {
         let xs = lines.flatMap { $0.points.map(\.x) }
         let ys = lines.flatMap { $0.points.compactMap(\.y) }
         let xMax = max(xs.max() ?? 1, shadedFrom?.x ?? 0, 1)
-        let xStep = Self.niceCeiling(xMax / 6)
         let dataMax = ys.max() ?? 0
         // A bound close to the data is drawn (the axis grows to show it); one far above would flatten the lines.
         let shownBounds = bounds.filter { $0.value >= 0 && (dataMax == 0 || $0.value <= dataMax * 3) }
         let top = max(dataMax, shownBounds.map(\.value).max() ?? 0)
-        let yMax = top > 0 ? Self.niceCeiling(top * 1.05) : 1
-        let plot = (
-            left: margin.left, right: width - margin.right, top: margin.top, bottom: height - margin.bottom
+        return Layout(
+            xMax: xMax, xStep: Self.niceCeiling(xMax / 6), yMax: top > 0 ? Self.niceCeiling(top * 1.05) : 1,
+            bounds: shownBounds,
+            plot: (margin.left, width - margin.right, margin.top, height - margin.bottom))
+    }
+
+    var svg: String {
+        let layout = self.layout
+        let (xMax, xStep, yMax, shownBounds, plot) = (
+            layout.xMax, layout.xStep, layout.yMax, layout.bounds, layout.plot
         )
-        func x(_ value: Double) -> Double { plot.left + (plot.right - plot.left) * value / xMax }
-        func y(_ value: Double) -> Double { plot.bottom - (plot.bottom - plot.top) * value / yMax }
+        func x(_ value: Double) -> Double { layout.x(value) }
+        func y(_ value: Double) -> Double { layout.y(value) }
         func dash(_ line: Line) -> String { line.dashed ? " stroke-dasharray=\"6 4\"" : "" }
 
         var out = [
@@ -62,12 +82,15 @@ struct SVGChart {
                 "<rect class=\"shade\" x=\"\(Self.n(x(shadedFrom.x)))\" y=\"\(Self.n(plot.top))\" "
                     + "width=\"\(Self.n(plot.right - x(shadedFrom.x)))\" height=\"\(Self.n(plot.bottom - plot.top))\"/>"
             )
+            // Inside the shade where it fits (about 6 px a character), else against the plot's right edge.
+            let fits = plot.right - x(shadedFrom.x) >= Double(shadedFrom.label.count * 6 + 8)
             out.append(
-                "<text class=\"shade-label\" x=\"\(Self.n(x(shadedFrom.x) + 4))\" y=\"\(Self.n(plot.top + 12))\">"
+                "<text class=\"shade-label\" x=\"\(Self.n(fits ? x(shadedFrom.x) + 4 : plot.right - 4))\" "
+                    + "y=\"\(Self.n(plot.top + 12))\" text-anchor=\"\(fits ? "start" : "end")\">"
                     + "\(shadedFrom.label.htmlEscaped)</text>")
         }
         // Grid and ticks.
-        for tick in Self.ticks(upTo: yMax) {
+        for tick in layout.yTicks {
             out.append(
                 "<line class=\"grid\" x1=\"\(Self.n(plot.left))\" x2=\"\(Self.n(plot.right))\" y1=\"\(Self.n(y(tick)))\" "
                     + "y2=\"\(Self.n(y(tick)))\"/>")
@@ -75,7 +98,7 @@ struct SVGChart {
                 "<text class=\"tick\" x=\"\(Self.n(plot.left - 6))\" y=\"\(Self.n(y(tick) + 4))\" text-anchor=\"end\">"
                     + "\(Self.label(tick, step: yMax / 5))</text>")
         }
-        for tick in stride(from: 0, through: xMax * 1.000_001, by: xStep) {
+        for tick in layout.xTicks {
             out.append(
                 "<line class=\"axis\" x1=\"\(Self.n(x(tick)))\" x2=\"\(Self.n(x(tick)))\" y1=\"\(Self.n(plot.bottom))\" "
                     + "y2=\"\(Self.n(plot.bottom + 5))\"/>")
@@ -154,9 +177,6 @@ struct SVGChart {
         for factor in [1.0, 2, 2.5, 5, 10] where factor * power >= value * 0.999_999 { return factor * power }
         return 10 * power
     }
-
-    /// Five steps from 0 to `maximum` (a nice number, so the steps are too).
-    static func ticks(upTo maximum: Double) -> [Double] { (0...5).map { maximum * Double($0) / 5 } }
 
     /// A number with the decimals its step needs, thousands grouped: `1,500`, `0.25`.
     static func label(_ value: Double, step: Double) -> String {
