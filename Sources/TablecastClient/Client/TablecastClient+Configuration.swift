@@ -39,6 +39,10 @@ extension TablecastClient {
         /// How a `wss://` server's certificate is verified (default: against the system's CA store). Used when
         /// the client makes its own transport; a shared ``TablecastTransport`` has its own.
         public var tls: ClientTLS
+        /// The local IP address the client's sockets bind to (e.g. one of 127.0.0.0/8's, so that a load generator's
+        /// thousands of connections to one server are not limited by one source address's ports); default: the
+        /// system's choice.
+        public var localAddress: String?
 
         /// - Parameters:
         ///   - url: the server, e.g. `ws://127.0.0.1:8080/`, or several, comma-separated.

@@ -50,7 +50,9 @@ public final class TablecastClient: Sendable {
     ) throws {
         self.configuration = configuration
         endpoints = try configuration.url.split(separator: ",").map {
-            try Self.parse(String($0.filter { !$0.isWhitespace }))
+            var request = try Self.parse(String($0.filter { !$0.isWhitespace }))
+            request.localAddress = configuration.localAddress
+            return request
         }
         guard !endpoints.isEmpty else { throw TablecastClientError.invalidURL(configuration.url) }
         if let transport {
@@ -79,10 +81,10 @@ public final class TablecastClient: Sendable {
         if ownsTransport { await transport.shutdown() }
     }
 
-    /// Drops the current connection as if the network had failed; the client reconnects and resumes. For tests
-    /// and tools that exercise recovery.
-    public func dropConnection() {
-        withMachine { $0.dropConnection() }
+    /// Drops the current connection as if the network had failed: closed with 4001, or `abruptly` its socket shut
+    /// down without a close frame. The client reconnects and resumes. For tests and tools that exercise recovery.
+    public func dropConnection(abruptly: Bool = false) {
+        withMachine { $0.dropConnection(abruptly: abruptly) }
     }
 
     /// The connection state now.

@@ -69,6 +69,9 @@ extension TablecastClient {
         case .close(let socket, let code):
             guard let connection = connection(of: socket) else { return }
             transport.close(connection, code: code)
+        case .abort(let socket):
+            guard let connection = connection(of: socket) else { return }
+            transport.abort(connection)
         }
     }
 

@@ -52,6 +52,8 @@ extension ClientStateMachine {
         case open(SocketID, endpoint: Int)
         case send(ClientMessage, on: SocketID)
         case close(SocketID, code: WebSocketCloseCode)
+        /// Drops the socket without a close frame.
+        case abort(SocketID)
     }
 
     /// A moment the machine wants to hear about again, with ``ClientStateMachine/timerFired(_:)``. A timer that

@@ -203,10 +203,11 @@ struct ClientStateMachine: Sendable {
         return actions
     }
 
-    /// Closes the current socket as if the network had failed (code 4001); the client reconnects and resumes.
-    func dropConnection() -> [Action] {
+    /// Closes the current socket as if the network had failed (code 4001, or `abruptly` without a close frame);
+    /// the client reconnects and resumes.
+    func dropConnection(abruptly: Bool = false) -> [Action] {
         guard let socket = currentSocket else { return [] }
-        return [.socket(.close(socket, code: WebSocketCloseCode(rawValue: 4001)))]
+        return [.socket(abruptly ? .abort(socket) : .close(socket, code: WebSocketCloseCode(rawValue: 4001)))]
     }
 
     /// Closes for good: the socket closes, every awaited request and optimistic intent fails with

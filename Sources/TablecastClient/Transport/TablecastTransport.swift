@@ -61,6 +61,10 @@ public final class TablecastTransport: Sendable {
         client.close(connection, code: code)
     }
 
+    func abort(_ connection: WebSocketConnectionID) {
+        client.abort(connection)
+    }
+
     /// Closes every connection and stops the service thread.
     public func shutdown() async {
         await client.shutdown()

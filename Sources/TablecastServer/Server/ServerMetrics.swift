@@ -24,6 +24,8 @@ final class ServerMetrics: Sendable {
     let logReads: Counter
     /// Subscribes and refreshes dropped because their connection closed while they waited.
     let catchUpsDropped: Counter
+    /// Subscribes and refreshes with `since` answered with what was missed (or nothing, being current), no snapshot.
+    let resumes: Counter
     /// Intents held back while the fan-out caught up (see ``FanOutPacing``).
     let fanOutWaits: Counter
     /// Store operations that failed, whether a client was refused for it or the server worked around it.
@@ -45,6 +47,7 @@ final class ServerMetrics: Sendable {
         rebases = Counter(label: "tablecast_rebases_total", factory: factory)
         logReads = Counter(label: "tablecast_log_reads_total", factory: factory)
         catchUpsDropped = Counter(label: "tablecast_catchups_dropped_total", factory: factory)
+        resumes = Counter(label: "tablecast_resumes_total", factory: factory)
         fanOutWaits = Counter(label: "tablecast_fanout_waits_total", factory: factory)
         storeFailures = Counter(label: "tablecast_store_failures_total", factory: factory)
         var intents: [Outcome: Counter] = [:]
@@ -101,6 +104,8 @@ extension TableServer {
             "tablecast_log_reads_total": "Reads of a table's log to follow other nodes' commits.",
             "tablecast_catchups_dropped_total":
                 "Subscribes and refreshes dropped because their connection closed while they waited.",
+            "tablecast_resumes_total":
+                "Subscribes and refreshes with since answered with the updates missed, without a snapshot.",
             "tablecast_fanout_waits_total": "Intents held back until the fan-out caught up.",
             "tablecast_store_failures_total": "Store operations that failed (each logged with an incident id).",
             "tablecast_http_api_responses_total": "Responses of the HTTP API (/v1/), by status.",

@@ -8,6 +8,8 @@ final class ClientRequestStrings {
     let host: UnsafeMutablePointer<CChar>
     let origin: UnsafeMutablePointer<CChar>?
     let subprotocol: UnsafeMutablePointer<CChar>?
+    /// The source address to bind (lws' `iface`, which takes an interface name or an IP address).
+    let localAddress: UnsafeMutablePointer<CChar>?
     /// Extra handshake headers as (`name:`, value) byte arrays, the form `lws_add_http_header_by_name` takes.
     let headers: [(name: [UInt8], value: [UInt8])]
 
@@ -19,10 +21,11 @@ final class ClientRequestStrings {
         // lws writes "Origin: http://" followed by this string.
         origin = request.origin.map { strdup($0.hasPrefix("http://") ? String($0.dropFirst(7)) : $0)! }
         subprotocol = request.subprotocol.map { strdup($0)! }
+        localAddress = request.localAddress.map { strdup($0)! }
         headers = request.headers.map { name, value in (Array("\(name.lowercased()):".utf8) + [0], Array(value.utf8)) }
     }
 
     deinit {
-        for pointer in [address, path, host, origin, subprotocol] { free(pointer) }
+        for pointer in [address, path, host, origin, subprotocol, localAddress] { free(pointer) }
     }
 }

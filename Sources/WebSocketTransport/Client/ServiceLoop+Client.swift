@@ -20,6 +20,7 @@ extension ServiceLoop {
         info.origin = UnsafePointer(strings.origin ?? strings.host)
         info.protocol = UnsafePointer(strings.subprotocol)
         info.ietf_version_or_minus_one = -1
+        if let localAddress = strings.localAddress { info.iface = UnsafePointer(localAddress) }
         if request.usesTLS {
             var flags = LCCSCF_USE_SSL.rawValue
             if !clientTLS.verifiesCertificates {
@@ -36,6 +37,14 @@ extension ServiceLoop {
         } else {
             finish(connection, detail: "connect to \(request.host):\(request.port) failed")
         }
+    }
+
+    /// Shuts the connection's socket down without a close frame: the peer sees the TCP connection end, as when a
+    /// network fails, and lws then closes the connection as lost.
+    func abort(_ id: WebSocketConnectionID) {
+        guard let wsi = connections[id]?.wsi else { return }
+        let descriptor = lws_get_socket_fd(wsi)
+        if descriptor >= 0 { _ = CLibWebSockets.shutdown(descriptor, Int32(SHUT_RDWR)) }
     }
 
     func clientEstablished(_ wsi: OpaquePointer) {

@@ -64,6 +64,12 @@ public final class WebSocketClient: Sendable {
         loop.submit(.close(connection, WebSocketCloseFrame(code: code, reason: reason)))
     }
 
+    /// Drops a connection without a close frame, as a failing network would: its socket is shut down, the peer
+    /// sees the TCP connection end, and the connection is reported closed as lost. For tests and load tools.
+    public func abort(_ connection: WebSocketConnectionID) {
+        loop.submit(.abort(connection))
+    }
+
     /// Closes every connection with 1000 once its queue is flushed (or after `shutdownFlushTimeout`) and stops
     /// the service thread.
     public func shutdown() async {

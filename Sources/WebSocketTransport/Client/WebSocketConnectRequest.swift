@@ -15,6 +15,9 @@ public struct WebSocketConnectRequest: Sendable, Hashable {
     public var headers: [String: String]
     /// TLS (`wss://`), verified as the client's ``ClientTLS`` says.
     public var usesTLS: Bool
+    /// The local IP address the socket binds to before connecting (e.g. `127.0.0.2`, so that many connections to
+    /// one server do not share one source address's ports), or `nil` for the system's choice.
+    public var localAddress: String?
 
     /// A request for `ws://host:port/path` (`wss://` with `usesTLS`).
     public init(
@@ -28,5 +31,6 @@ public struct WebSocketConnectRequest: Sendable, Hashable {
         self.subprotocol = subprotocol
         self.origin = origin
         self.headers = headers
+        self.localAddress = nil
     }
 }

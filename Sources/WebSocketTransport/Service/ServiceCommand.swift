@@ -4,6 +4,8 @@ enum ServiceCommand: Sendable {
     case sendMany(WebSocketMessage, [WebSocketConnectionID])
     case broadcast(WebSocketMessage)
     case close(WebSocketConnectionID, WebSocketCloseFrame)
+    /// Drop a connection without a close frame (its socket shut down), as a failing network would.
+    case abort(WebSocketConnectionID)
     /// Read the connection again: the application consumed enough of what it was given.
     case resumeReceiving(WebSocketConnectionID)
     /// Answer an API exchange.

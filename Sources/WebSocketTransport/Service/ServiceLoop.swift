@@ -243,6 +243,8 @@ final class ServiceLoop: @unchecked Sendable {
                 } else if let exchange = exchanges[id] {
                     end(exchange, frame)
                 }
+            case .abort(let id):
+                abort(id)
             case .respond(let id, let reply):
                 respond(id, reply)
             case .stream(let id, let stream):

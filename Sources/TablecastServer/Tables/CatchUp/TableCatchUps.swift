@@ -113,6 +113,7 @@ final class TableCatchUps {
         let limit = context.catchUpLimit
         switch CatchUpPlan(since: since, epoch: epoch, current: table.version, tableEpoch: epochText, limit: limit) {
         case .upToDate:
+            if since != nil { context.metrics.resumes.increment() }
             return true
         case .updates(let since):
             let missed: [WebSocketMessage]?
@@ -123,6 +124,7 @@ final class TableCatchUps {
             }
             if let missed, CatchUpPlan.fits(missed.map(\.count), limit) {
                 for message in missed { context.transport.send(message, to: connection) }
+                context.metrics.resumes.increment()
                 return true
             }
         case .snapshot:
