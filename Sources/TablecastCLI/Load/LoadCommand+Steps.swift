@@ -8,18 +8,21 @@ import WebSocketTransport
 
 /// The steps of a load run: writing, setting up, waiting and reporting progress.
 extension LoadCommand {
-    /// One writer: paced (one intent per interval) or as fast as its in-flight window allows.
+    /// One writer: paced (one intent per interval, at --rate or the plan's rate) or as fast as its in-flight window
+    /// allows.
     func write(
         index: Int, client: TablecastClient, view source: TablecastClient, table: String, mix: IntentMix,
         stats: LoadStats,
-        deadline: ContinuousClock.Instant?, interval: Duration?
+        deadline: ContinuousClock.Instant?, pacing: LoadPacing?
     ) async {
         var random = SystemRandomNumberGenerator()
         var frozen: Replica?
         var frozenUses = 0
         // Paced writers start a fraction of the interval apart: started together they would send in bursts of one
         // intent per writer, and the latency measured would be the burst's queueing rather than the server's.
-        var next = ContinuousClock.now + (interval ?? .zero) * (Double(index) / Double(writers))
+        var next = ContinuousClock.now
+        var interval = pacing?.interval(at: next)
+        next += (interval ?? .zero) * (Double(index) / Double(writers))
         await withTaskGroup(of: Void.self) { group in
             var waiting = 0
             var sequence = 0
@@ -28,9 +31,25 @@ extension LoadCommand {
                     await group.next()
                     waiting -= 1
                 }
-                if let interval {
-                    next += interval
-                    if next > ContinuousClock.now { try? await Task.sleep(until: next) }
+                if let pacing {
+                    // The next intent is due one interval after the last, the interval at the rate of now: it is
+                    // looked at again every 50 ms while waiting, as a ramp's rate changes. While the rate is 0
+                    // nothing is due (and no slot is missed).
+                    let last = next
+                    while deadline.map({ ContinuousClock.now < $0 }) ?? true {
+                        let now = ContinuousClock.now
+                        interval = pacing.interval(at: now)
+                        guard let interval else {
+                            next = now
+                            try? await Task.sleep(for: .milliseconds(10))
+                            continue
+                        }
+                        if max(last, next) + interval <= now {
+                            next = max(last, next) + interval
+                            break
+                        }
+                        try? await Task.sleep(for: min(max(last, next) + interval - now, .milliseconds(50)))
+                    }
                 }
                 if let deadline, ContinuousClock.now >= deadline { break }
                 if stats.remaining.subtract(1, ordering: .relaxed).newValue < 0 { break }

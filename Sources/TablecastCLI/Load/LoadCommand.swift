@@ -18,6 +18,9 @@ struct LoadCommand: AsyncParsableCommand {
             --replicas) is compared with a fresh snapshot; any difference fails the run (exit code 1).
 
             Servers limit intents per connection (default 1,000/s): raise `serve --intents-per-second` for benchmarks.
+
+            Over time: --stage ramps subscribers and intents/s (e.g. --stage 60s:5000:500 --stage 5m:5000:500 --stage \
+            30s:0:0); --churn N has N subscribers a second leave or drop and resume while others join.
             """)
 
     @Option(
@@ -55,8 +58,13 @@ struct LoadCommand: AsyncParsableCommand {
         help: "Use this many tables named load-0, load-1, … (writers and subscribers spread over them).")
     var tableCount: Int?
 
-    @Option(help: "Subscriber connections (spread over the tables).")
-    var subscribers = 10
+    @Option(name: .customLong("subscribers"), help: "Subscriber connections (spread over the tables; default 10).")
+    var subscribersFlag: Int?
+
+    /// --subscribers, or the most the stages ask for.
+    var subscribers: Int {
+        drive.stages.isEmpty ? subscribersFlag ?? 10 : LoadPlan(stages: drive.stages).maxSubscribers
+    }
 
     @Option(help: "Writer connections (spread over the tables).")
     var writers = 1
@@ -64,14 +72,20 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "The intent mix, as weights (a batch deletes one row, inserts one and edits one).")
     var mix = "insert=25,delete=25,move=20,edit=25,batch=5"
 
-    @Option(help: "Run for this many seconds (unless --count is given).")
-    var duration: Double = 10
+    @Option(name: .customLong("duration"), help: "Run for this many seconds (unless --count is given; default 10).")
+    var durationFlag: Double?
+    var duration: Double { durationFlag ?? 10 }
 
     @Option(help: "Send this many intents in all, then stop.")
     var count: Int?
 
-    @Option(help: "Intents per second in all, paced evenly over the writers; 0: as fast as acks return.")
-    var rate: Double = 0
+    @Option(
+        name: .customLong("rate"),
+        help: "Intents per second in all, paced evenly over the writers; 0 (default): as fast as acks return.")
+    var rateFlag: Double?
+    var rate: Double { rateFlag ?? 0 }
+
+    @OptionGroup(title: "Stages and churn") var drive: LoadDriveOptions
 
     @Option(help: "Intents each writer may have waiting for their ack.")
     var inFlight = 8
@@ -186,9 +200,10 @@ struct LoadCommand: AsyncParsableCommand {
                 throw ValidationError("--raw-writers runs as fast as answers return: no --rate, no --writers-subscribe")
             }
         }
+        try validatePlan()
     }
 
-    private var url: String {
+    var url: String {
         urlFlag.isEmpty
             ? Environment.value("TABLECAST_URL") ?? ConnectionOptions.defaultURL : urlFlag.joined(separator: ",")
     }
@@ -202,6 +217,10 @@ struct LoadCommand: AsyncParsableCommand {
     func run() async throws {
         let mix = try IntentMix(parsing: mix)
         let tables = self.tables
+        let plan = drive.plan(subscribers: subscribers, rate: rate, seconds: duration)
+        if drive.planOnly {
+            return printPlan(plan ?? .constant(subscribers: subscribers, rate: rate, seconds: duration))
+        }
         let run = String(UInt64.random(in: 0...UInt64.max), radix: 36).prefix(8)
         let stats = LoadStats(refMarker: "\(run).", budget: count ?? Int.max)
         ProcessMemory.raiseOpenFileLimit()
@@ -209,7 +228,8 @@ struct LoadCommand: AsyncParsableCommand {
         let transport = try TablecastTransport(
             configuration: .init(
                 maxMessageSize: TablecastTransport.defaultMaxMessageSize, maxQueuedBytes: 64 << 20,
-                maxQueuedMessages: 1 << 20, maxConnections: subscribers + writers + 64, tls: clientTLS))
+                maxQueuedMessages: 1 << 20,
+                maxConnections: subscribers * (plan == nil ? 1 : 2) + drive.handshakes + writers + 64, tls: clientTLS))
 
         // Everything before the run answers within --timeout, or the run stops with exit 2 and the reason.
         let admin = try TablecastClient(
@@ -225,32 +245,20 @@ struct LoadCommand: AsyncParsableCommand {
 
         // Connect everyone and subscribe, at most a few hundred handshakes at a time.
         func configuration(_ id: String, _ index: Int) -> TablecastClient.Configuration {
-            var configuration = TablecastClient.Configuration(url: servers(from: index), clientID: "load-\(run)-\(id)")
-            configuration.observesPresence = false
-            return configuration
+            clientConfiguration(id, index, run: run)
         }
         let deliveries =
             windowUntil == .delivery
             ? DeliveryWindow(
                 recipients: Dictionary(grouping: 0..<subscribers) { tables[$0 % tables.count] }.mapValues(\.count))
             : nil
-        let subscriberClients = try (0..<subscribers).map { index in
-            var settings = configuration("s\(index)", index + 1)
-            settings.keepsReplicas = replicas.map { index < $0 } ?? true
-            let track = stats.connections.tracker()
-            return try TablecastClient(
-                configuration: settings, transport: transport,
-                onEvent: { event in
-                    switch event {
-                    case .update(let update, _):
-                        stats.recordDelivery(originRef: update.originRef, subscriber: index)
-                        if let deliveries, let ref = update.originRef { deliveries.answered(ref) }
-                    case .updateSeen(_, _, _, let ref):
-                        stats.recordDelivery(originRef: ref, subscriber: index)
-                        if let deliveries, let ref { deliveries.answered(ref) }
-                    default: track(event)
-                    }
-                })
+        // With a plan, subscribers come and go during the run (the pool); otherwise all connect first.
+        let pool = plan.map {
+            self.subscribers(following: $0, tables: tables, run: run, transport: transport, stats: stats)
+        }
+        let subscriberClients = try (0..<(pool == nil ? subscribers : 0)).map { index in
+            try subscriber(
+                index, tables: tables, run: run, transport: transport, stats: stats, deliveries: deliveries)
         }
         let writerClients = try (0..<(rawWriters ? 0 : writers)).map { index in
             try TablecastClient(
@@ -300,8 +308,10 @@ struct LoadCommand: AsyncParsableCommand {
                 }
             }
         }
+        if let pool, let plan { await pool.fill(to: plan.subscribers(at: 0)) }
         let parts =
-            (rawWriters ? [] : ["\(writers) writer(s)"]) + ["\(subscribers) subscriber(s)"]
+            (rawWriters ? [] : ["\(writers) writer(s)"])
+            + [pool == nil ? "\(subscribers) subscriber(s)" : "\(pool!.count) subscriber(s) (then as planned)"]
             + (writersSubscribe || rawWriters ? [] : ["\(views.count) shared view(s) for the writers"])
         progress(
             "connected \(parts.joined(separator: ", ")) to \(tables.count) table(s) in \(format(seconds(since: connectStart)))s"
@@ -338,9 +348,14 @@ struct LoadCommand: AsyncParsableCommand {
         let start = ContinuousClock.now
         let startUptime = LoadStats.now()
         let sampler = LoadSampler(stats: stats, serverPid: serverPid, start: start)
-        let deadline: ContinuousClock.Instant? = count == nil ? start + .milliseconds(Int(duration * 1000)) : nil
+        let runSeconds = plan?.seconds ?? duration
+        let deadline: ContinuousClock.Instant? = count == nil ? start + .milliseconds(Int(runSeconds * 1000)) : nil
         let progressTask = Task { await self.showProgress(stats, start: start) }
-        let perWriterInterval: Duration? = rate > 0 ? .nanoseconds(Int(1e9 * Double(writers) / rate)) : nil
+        let following = pool.map { pool in Task { await pool.follow(plan!, from: start) } }
+        let pacing =
+            drive.stages.isEmpty
+            ? rate > 0 ? LoadPacing(plan: nil, rate: rate, writers: writers, start: start) : nil
+            : LoadPacing(plan: plan, rate: 0, writers: writers, start: start)
         if rawWriters {
             var shapes: [String: [Int]] = [:]
             for table in tables {
@@ -359,11 +374,13 @@ struct LoadCommand: AsyncParsableCommand {
                 group.addTask {
                     await self.write(
                         index: index, client: client, view: view, table: table, mix: mix, stats: stats,
-                        deadline: deadline, interval: perWriterInterval)
+                        deadline: deadline, pacing: pacing)
                 }
             }
         }
         let sendingSeconds = seconds(since: start)
+        await following?.value
+        await pool?.waitForResumes(atMost: .seconds(timeout))
         progressTask.cancel()
         _ = await progressTask.value
 
@@ -379,9 +396,11 @@ struct LoadCommand: AsyncParsableCommand {
         // Convergence: every replica equals a fresh snapshot of its table.
         var failures: [String] = []
         var compared = 0
+        // The subscribers connected at the end, those that came and stayed included.
+        let watching = everyone + (pool?.members.map { ($0.client, $0.table) } ?? [])
         for table in tables {
             let truth = try await snapshot(table, transport: transport)
-            let watchers = everyone.filter { $0.1 == table && $0.0.configuration.keepsReplicas }.map(\.0)
+            let watchers = watching.filter { $0.1 == table && $0.0.configuration.keepsReplicas }.map(\.0)
             let settle = ContinuousClock.now + .seconds(30)
             while ContinuousClock.now < settle,
                 !watchers.allSatisfy({ ($0.replica(of: table)?.version ?? 0) >= truth.version })
@@ -408,14 +427,16 @@ struct LoadCommand: AsyncParsableCommand {
         // The series' last row, with the connections still open: every update was awaited above, so the rows add up
         // to the totals.
         let series = await sampler.finish()
-        for client in writerClients + subscriberClients + (writersSubscribe ? [] : views) {
+        for client in writerClients + subscriberClients + (writersSubscribe ? [] : views)
+            + (pool?.members.map(\.client) ?? [])
+        {
             await client.close()
         }
         await transport.shutdown()
 
         let report = LoadReport(
             stats: stats, sendingSeconds: sendingSeconds, deliverySeconds: deliverySeconds, failures: failures,
-            replicasCompared: compared, requestedRate: rate,
+            replicasCompared: compared, requestedRate: drive.stages.isEmpty ? rate : plan?.meanRate ?? 0,
             settings: [
                 "url": .string(servers.joined(separator: ",")), "tables": .array(tables.map(JSONValue.string)),
                 "subscribers": .number(Double(subscribers)), "writers": .number(Double(writers)),
@@ -426,7 +447,7 @@ struct LoadCommand: AsyncParsableCommand {
                 "optimistic": .bool(optimistic),
                 "windowUntil": .string(windowUntil.rawValue),
                 "replicas": .number(Double(replicas.map { min($0, subscribers) } ?? subscribers)),
-            ], series: series, server: admin.server)
+            ].merging(driveSettings) { $1 }, series: series, server: admin.server)
         if let warning = report.rateWarning { Output.error("tablecast load: warning: \(warning)") }
         let verdicts = thresholds.map { ($0, $0.verdict(in: report.json)) }
         print(json ? report.json(with: verdicts).jsonText : report.text(with: verdicts))

@@ -90,7 +90,9 @@ struct LoadReport {
                 "intentToAck": object(latency(stats.ackHistogram)),
                 "intentToDelivery": object(latency(stats.deliveryHistogram)),
                 "intentToOwnScreen": object(latency(stats.ownScreenHistogram)),
+                "resumeToCaughtUp": object(latency(stats.resumeHistogram)),
             ]),
+            "subscribers": subscribersJSON,
             "convergence": .object([
                 "ok": .bool(failures.isEmpty), "replicasCompared": .number(Double(replicasCompared)),
                 "failures": .array(failures.map(JSONValue.string)),
@@ -126,6 +128,10 @@ struct LoadReport {
             line("intent → ack", stats.ackHistogram),
             line("intent → delivery", stats.deliveryHistogram),
         ]
+        if let churn = subscriberLine {
+            lines.insert(churn, at: lines.count - 4)
+            lines.append(line("resume → caught up", stats.resumeHistogram))
+        }
         if let reached = reachedRate {
             lines.insert(
                 rateWarning.map { "rate: SHORT: \($0)" }
@@ -145,6 +151,19 @@ struct LoadReport {
 }
 
 extension LoadReport {
+    /// Subscribers that came and went during a run with --stage or --churn; `nil` when none did.
+    var subscriberLine: String? {
+        let counts = stats.subscriberCounts.map(\.count)
+        guard counts.contains(where: { $0 > 0 }) else { return nil }
+        return "subscribers: \(counts[0]) joined (\(counts[1]) failed to subscribe), \(counts[2]) left with a close "
+            + "frame, \(counts[3]) without one, \(counts[4]) dropped and resumed (\(counts[5]) with a snapshot)"
+    }
+
+    /// The subscribers' counts in the JSON report.
+    var subscribersJSON: JSONValue {
+        .object(Dictionary(uniqueKeysWithValues: stats.subscriberCounts.map { ($0.name, .number(Double($0.count))) }))
+    }
+
     typealias Verdict = (threshold: LoadThreshold, result: (value: Double?, holds: Bool))
 
     /// The report's JSON with each threshold's value and verdict (`thresholds`, in the order given).

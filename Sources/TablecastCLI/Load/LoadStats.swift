@@ -19,7 +19,18 @@ final class LoadStats: Sendable {
     let lastDelivery = Atomic<UInt64>(0)
     /// The connections live now.
     let connections = ConnectionGauge()
+    /// Subscribers that connected and subscribed during the run, and that failed to (with --stage or --churn).
+    let subscribersOpened = Atomic<Int>(0)
+    let subscribeFailures = Atomic<Int>(0)
+    /// Subscribers that left: closed with a close frame, or dropped without one (--churn, or ramping down).
+    let cleanCloses = Atomic<Int>(0)
+    let abruptCloses = Atomic<Int>(0)
+    /// Churned subscribers that dropped their connection and resumed: caught up with the updates they missed, or
+    /// with a snapshot (the server no longer had them).
+    let resumes = Atomic<Int>(0)
+    let resumesBySnapshot = Atomic<Int>(0)
     private let errors = Mutex<[String: Int]>([:])
+    private let resumeLatency = Mutex(LoadStats.histogram())
     private let ackLatency = Mutex(Latencies())
     private let ownScreenLatency = Mutex(LoadStats.histogram())
     /// Delivery latencies, sharded by subscriber so that concurrent subscribers rarely share a lock.
@@ -90,6 +101,14 @@ final class LoadStats: Sendable {
         ackLatency.withLock { $0.record(micros) }
     }
 
+    /// A resumed subscriber caught up (`subscribed` after its reconnect): the time since its new connection began.
+    func recordResume(reconnectedAt: UInt64, bySnapshot: Bool) {
+        resumes.add(1, ordering: .relaxed)
+        if bySnapshot { resumesBySnapshot.add(1, ordering: .relaxed) }
+        let micros = (Self.now() &- reconnectedAt) / 1000
+        resumeLatency.withLock { _ = $0.record(min(micros, Self.maximumMicroseconds)) }
+    }
+
     func recordError(_ code: String) {
         errorCount.add(1, ordering: .relaxed)
         errors.withLock { $0[code, default: 0] += 1 }
@@ -97,13 +116,15 @@ final class LoadStats: Sendable {
 
     /// A subscriber received an update; its origin ref says when the intent was sent. Only this run's intents
     /// count: a subscriber of a table that already has history may first be sent earlier updates to catch up
-    /// (a shared snapshot plus what followed it), and those are not deliveries of this run.
-    func recordDelivery(originRef: String?, subscriber: Int) {
+    /// (a shared snapshot plus what followed it), and those are not deliveries of this run. An update of this run
+    /// that came with a subscribe's catch-up (`timed` false) is counted but not timed: it waited for the
+    /// subscribe, not the fan-out.
+    func recordDelivery(originRef: String?, subscriber: Int, timed: Bool = true) {
         guard let ref = originRef, ref.utf8.starts(with: refMarker.utf8) else { return }
         deliveries.add(1, ordering: .relaxed)
         let now = Self.now()
         lastDelivery.store(now, ordering: .relaxed)
-        guard let sentAt = Self.sendTime(in: ref) else { return }
+        guard timed, let sentAt = Self.sendTime(in: ref) else { return }
         let micros = (now &- sentAt) / 1000
         shards[subscriber % shards.count].latencies.withLock { $0.record(micros) }
     }
@@ -127,6 +148,19 @@ final class LoadStats: Sendable {
     var errorsByCode: [String: Int] { errors.withLock { $0 } }
     var ackHistogram: Histogram<UInt64> { ackLatency.withLock { $0.total } }
     var ownScreenHistogram: Histogram<UInt64> { ownScreenLatency.withLock { $0 } }
+    var resumeHistogram: Histogram<UInt64> { resumeLatency.withLock { $0 } }
+
+    /// The counts of subscribers that came and went, under the JSON report's names, in the text report's order.
+    var subscriberCounts: [(name: String, count: Int)] {
+        [
+            ("opened", subscribersOpened.load(ordering: .relaxed)),
+            ("failed", subscribeFailures.load(ordering: .relaxed)),
+            ("closedClean", cleanCloses.load(ordering: .relaxed)),
+            ("closedAbrupt", abruptCloses.load(ordering: .relaxed)),
+            ("resumed", resumes.load(ordering: .relaxed)),
+            ("resumedBySnapshot", resumesBySnapshot.load(ordering: .relaxed)),
+        ]
+    }
     var deliveryHistogram: Histogram<UInt64> {
         var merged = Self.histogram()
         for shard in shards { shard.latencies.withLock { merged.add($0.total) } }

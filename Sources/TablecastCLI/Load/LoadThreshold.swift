@@ -5,8 +5,8 @@ import TableModel
 /// `errors.rate<1%`, `deliveries.rate>50000`), or `convergence` alone. A run whose thresholds do not all hold exits
 /// 99, naming each that failed.
 ///
-/// Metrics: `delivery.*` and `ack.*` (intent → delivery, intent → ack latency: `p50`, `p90`, `p99`, `p99.9`, `max`;
-/// a value in `ms` or `s`), `errors.rate` (refused intents over intents sent; a fraction or `%`), `deliveries.rate`
+/// Metrics: `delivery.*`, `ack.*` and `resume.*` (intent → delivery, intent → ack, a churned subscriber's reconnect
+/// → caught up latency: `p50`, `p90`, `p99`, `p99.9`, `max`; a value in `ms` or `s`), `errors.rate` (refused intents over intents sent; a fraction or `%`), `deliveries.rate`
 /// and `intents.rate` (per second: deliveries, acknowledged intents), and `convergence` (every replica kept equal
 /// to a fresh snapshot).
 struct LoadThreshold: Hashable, Sendable, CustomStringConvertible {
@@ -35,7 +35,9 @@ struct LoadThreshold: Hashable, Sendable, CustomStringConvertible {
     /// The bound, in the report's unit (milliseconds for latencies, a fraction for rates of errors).
     let bound: Double
 
-    private static let latencies = ["delivery": "intentToDelivery", "ack": "intentToAck"]
+    private static let latencies = [
+        "delivery": "intentToDelivery", "ack": "intentToAck", "resume": "resumeToCaughtUp",
+    ]
     private static let percentiles: Set<String> = ["p50", "p90", "p99", "p99.9", "max"]
 
     /// Parses `text`, saying what is wrong with it.
@@ -77,7 +79,7 @@ struct LoadThreshold: Hashable, Sendable, CustomStringConvertible {
             path = ["intents", "ackedPerSecond"]
         default:
             throw ValidationError(
-                "threshold '\(text)': unknown metric '\(metric)' (delivery.p50…max, ack.p50…max, errors.rate, "
+                "threshold '\(text)': unknown metric '\(metric)' (delivery.p50…max, ack.p50…max, resume.p50…max, errors.rate, "
                     + "deliveries.rate, intents.rate, convergence)")
         }
         guard let number = Double(value), number.isFinite else {
