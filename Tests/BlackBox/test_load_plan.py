@@ -146,7 +146,8 @@ def test_the_readme_examples_of_stages_and_churn_run_and_converge():
                "PATH": os.path.dirname(tablecast_binary()) + os.pathsep + os.environ["PATH"]}
         commands = [line for line in block("#### Stages, churn and source addresses", "sh").splitlines()
                     if line and not line.startswith("#")]
-        assert len(commands) == 2
+        commands += [line for line in block("`--workers N` runs the load", "sh").splitlines() if line]
+        assert len(commands) == 3
         for command in commands:
             run = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=60)
             assert run.returncode == 0, (command, run.stderr)

@@ -63,6 +63,13 @@ extension LoadCommand {
 
     /// Checks the options of a planned run (`--stage`, `--churn`, `--source-addresses`) against the others.
     func validatePlan() throws {
+        guard fleet.workers >= 1, fleet.remoteWorkers >= 0 else {
+            throw ValidationError("--workers must be ≥ 1 and --remote-workers ≥ 0")
+        }
+        let total = fleet.workers + fleet.remoteWorkers
+        if total > 1, writers < total {
+            throw ValidationError("--workers: each worker needs a writer (--writers ≥ \(total))")
+        }
         if !drive.stages.isEmpty, subscribersFlag != nil || durationFlag != nil || rateFlag != nil || count != nil {
             throw ValidationError("--stage replaces --duration, --subscribers, --rate and --count: give stages only")
         }

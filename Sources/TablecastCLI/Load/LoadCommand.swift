@@ -33,7 +33,7 @@ struct LoadCommand: AsyncParsableCommand {
     var urlFlag: [String] = []
 
     /// Every server named by `--url`.
-    private var servers: [String] { url.split(separator: ",").map(String.init) }
+    var servers: [String] { url.split(separator: ",").map(String.init) }
 
     /// The servers, starting with the `index`-th (round robin), as one `--url` list for a client.
     func servers(from index: Int) -> String {
@@ -86,6 +86,8 @@ struct LoadCommand: AsyncParsableCommand {
     var rate: Double { rateFlag ?? 0 }
 
     @OptionGroup(title: "Stages and churn") var drive: LoadDriveOptions
+
+    @OptionGroup(title: "Several generators") var fleet: LoadWorkerOptions
 
     @Option(help: "Intents each writer may have waiting for their ack.")
     var inFlight = 8
@@ -208,13 +210,15 @@ struct LoadCommand: AsyncParsableCommand {
             ? Environment.value("TABLECAST_URL") ?? ConnectionOptions.defaultURL : urlFlag.joined(separator: ",")
     }
 
-    private var tables: [String] {
+    var tables: [String] {
         if !tableNames.isEmpty { return tableNames }
         if let tableCount { return (0..<max(1, tableCount)).map { "load-\($0)" } }
         return ["load"]
     }
 
     func run() async throws {
+        if let coordinator = fleet.workerOf { return try await runAsWorker(of: coordinator) }
+        if fleet.workers + fleet.remoteWorkers > 1 { return try await coordinate() }
         let mix = try IntentMix(parsing: mix)
         let tables = self.tables
         let plan = drive.plan(subscribers: subscribers, rate: rate, seconds: duration)
@@ -222,7 +226,10 @@ struct LoadCommand: AsyncParsableCommand {
             return printPlan(plan ?? .constant(subscribers: subscribers, rate: rate, seconds: duration))
         }
         let run = String(UInt64.random(in: 0...UInt64.max), radix: 36).prefix(8)
-        let stats = LoadStats(refMarker: "\(run).", budget: count ?? Int.max)
+        // Workers share their coordinator's marker, so that each counts every worker's updates as this run's.
+        let stats = LoadStats(
+            refMarker: "\(fleet.runMarker ?? String(run)).", workerTag: fleet.runMarker == nil ? "" : String(run),
+            budget: count ?? Int.max, keepsRawSamples: fleet.rawSamples != nil)
         ProcessMemory.raiseOpenFileLimit()
         let clientTLS = tls.clientTLS
         let transport = try TablecastTransport(
@@ -344,7 +351,8 @@ struct LoadCommand: AsyncParsableCommand {
                     + "\((rssAfter - rssBefore) / max(1, connections)) bytes per connection")
         }
 
-        // The run.
+        // The run (a worker's starts when all its coordinator's workers are ready).
+        try await LoadWorkerLink.current?.barrier("ready")
         let start = ContinuousClock.now
         let startUptime = LoadStats.now()
         let sampler = LoadSampler(stats: stats, serverPid: serverPid, start: start)
@@ -381,6 +389,8 @@ struct LoadCommand: AsyncParsableCommand {
         let sendingSeconds = seconds(since: start)
         await following?.value
         await pool?.waitForResumes(atMost: .seconds(timeout))
+        // A worker's replicas are compared once no worker sends any more.
+        try await LoadWorkerLink.current?.barrier("sent")
         progressTask.cancel()
         _ = await progressTask.value
 
@@ -433,30 +443,11 @@ struct LoadCommand: AsyncParsableCommand {
             await client.close()
         }
         await transport.shutdown()
-
-        let report = LoadReport(
-            stats: stats, sendingSeconds: sendingSeconds, deliverySeconds: deliverySeconds, failures: failures,
-            replicasCompared: compared, requestedRate: drive.stages.isEmpty ? rate : plan?.meanRate ?? 0,
-            settings: [
-                "url": .string(servers.joined(separator: ",")), "tables": .array(tables.map(JSONValue.string)),
-                "subscribers": .number(Double(subscribers)), "writers": .number(Double(writers)),
-                "mix": .string(mix.description),
-                "rate": .number(rate), "inFlight": .number(Double(inFlight)), "stale": .bool(stale),
-                "base": .string(base.rawValue),
-                "writersSubscribe": .bool(writersSubscribe), "rawWriters": .bool(rawWriters),
-                "optimistic": .bool(optimistic),
-                "windowUntil": .string(windowUntil.rawValue),
-                "replicas": .number(Double(replicas.map { min($0, subscribers) } ?? subscribers)),
-            ].merging(driveSettings) { $1 }, series: series, server: admin.server)
-        if let warning = report.rateWarning { Output.error("tablecast load: warning: \(warning)") }
-        let verdicts = thresholds.map { ($0, $0.verdict(in: report.json)) }
-        print(json ? report.json(with: verdicts).jsonText : report.text(with: verdicts))
-        try output.write(report, verdicts: verdicts)
-        if !failures.isEmpty { throw ExitCode(1) }
-        let failed = verdicts.filter { !$0.1.holds }
-        if !failed.isEmpty {
-            Output.error("tablecast load: thresholds failed: " + failed.map(\.0.description).joined(separator: ", "))
-            throw ExitCode(99)
-        }
+        try writeRawSamples(stats, run: run)
+        try finish(
+            LoadOutcome(
+                stats: stats.snapshot, sendingSeconds: sendingSeconds, deliverySeconds: deliverySeconds,
+                failures: failures, replicasCompared: compared, series: series,
+                server: admin.server.map { [$0.name, $0.version] }), stats: stats, plan: plan)
     }
 }

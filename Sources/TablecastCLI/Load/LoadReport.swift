@@ -92,6 +92,12 @@ struct LoadReport {
                 "intentToOwnScreen": object(latency(stats.ownScreenHistogram)),
                 "resumeToCaughtUp": object(latency(stats.resumeHistogram)),
             ]),
+            "latencySamples": .object([
+                "intentToAck": .number(Double(stats.ackHistogram.totalCount)),
+                "intentToDelivery": .number(Double(stats.deliveryHistogram.totalCount)),
+                "intentToOwnScreen": .number(Double(stats.ownScreenHistogram.totalCount)),
+                "resumeToCaughtUp": .number(Double(stats.resumeHistogram.totalCount)),
+            ]),
             "subscribers": subscribersJSON,
             "convergence": .object([
                 "ok": .bool(failures.isEmpty), "replicasCompared": .number(Double(replicasCompared)),

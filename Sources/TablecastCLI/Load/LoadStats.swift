@@ -37,6 +37,11 @@ final class LoadStats: Sendable {
     private let shards: [Shard]
     /// The ref prefix of this run's writers, whose refs carry their send time.
     let refMarker: String
+    /// The prefix of the refs this process makes (the run's marker, then a worker's own tag): deliveries of these
+    /// are timed, since their send times are on this process's clock; other workers' are counted only.
+    let ownMarker: String
+    /// Every latency sample as recorded (µs) by kind, kept only for --raw-samples (a test's check of the merge).
+    private let rawSamples: Mutex<[String: [UInt64]]>?
 
     private final class Shard: Sendable {
         let latencies = Mutex(Latencies())
@@ -59,8 +64,11 @@ final class LoadStats: Sendable {
         }
     }
 
-    init(refMarker: String, budget: Int, shards: Int = 16) {
+    init(refMarker: String, workerTag: String = "", budget: Int, shards: Int = 16, keepsRawSamples: Bool = false) {
         self.refMarker = refMarker
+        ownMarker = workerTag.isEmpty ? refMarker : "\(refMarker)\(workerTag)."
+
+        rawSamples = keepsRawSamples ? Mutex([:]) : nil
         remaining = Atomic(budget)
         self.shards = (0..<shards).map { _ in Shard() }
     }
@@ -86,27 +94,30 @@ final class LoadStats: Sendable {
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
     /// A ref that carries its send time: `<marker><writer>.<sequence>.<uptime ns>`.
-    func ref(writer: Int, sequence: Int, sentAt: UInt64) -> String { "\(refMarker)\(writer).\(sequence).\(sentAt)" }
+    func ref(writer: Int, sequence: Int, sentAt: UInt64) -> String { "\(ownMarker)\(writer).\(sequence).\(sentAt)" }
 
     /// An optimistic writer's own predicted table shows its intent.
     func recordOwnScreen(sentAt: UInt64) {
-        let micros = (Self.now() &- sentAt) / 1000
-        ownScreenLatency.withLock { _ = $0.record(min(micros, Self.maximumMicroseconds)) }
+        let micros = min((Self.now() &- sentAt) / 1000, Self.maximumMicroseconds)
+        ownScreenLatency.withLock { _ = $0.record(micros) }
+        rawSamples?.withLock { $0["ownScreen", default: []].append(micros) }
     }
 
     func recordAck(sentAt: UInt64, noop: Bool) {
         acked.add(1, ordering: .relaxed)
         if noop { noops.add(1, ordering: .relaxed) }
-        let micros = (Self.now() &- sentAt) / 1000
+        let micros = min((Self.now() &- sentAt) / 1000, Self.maximumMicroseconds)
         ackLatency.withLock { $0.record(micros) }
+        rawSamples?.withLock { $0["ack", default: []].append(micros) }
     }
 
     /// A resumed subscriber caught up (`subscribed` after its reconnect): the time since its new connection began.
     func recordResume(reconnectedAt: UInt64, bySnapshot: Bool) {
         resumes.add(1, ordering: .relaxed)
         if bySnapshot { resumesBySnapshot.add(1, ordering: .relaxed) }
-        let micros = (Self.now() &- reconnectedAt) / 1000
-        resumeLatency.withLock { _ = $0.record(min(micros, Self.maximumMicroseconds)) }
+        let micros = min((Self.now() &- reconnectedAt) / 1000, Self.maximumMicroseconds)
+        resumeLatency.withLock { _ = $0.record(micros) }
+        rawSamples?.withLock { $0["resume", default: []].append(micros) }
     }
 
     func recordError(_ code: String) {
@@ -124,9 +135,10 @@ final class LoadStats: Sendable {
         deliveries.add(1, ordering: .relaxed)
         let now = Self.now()
         lastDelivery.store(now, ordering: .relaxed)
-        guard timed, let sentAt = Self.sendTime(in: ref) else { return }
-        let micros = (now &- sentAt) / 1000
+        guard timed, ref.utf8.starts(with: ownMarker.utf8), let sentAt = Self.sendTime(in: ref) else { return }
+        let micros = min((now &- sentAt) / 1000, Self.maximumMicroseconds)
         shards[subscriber % shards.count].latencies.withLock { $0.record(micros) }
+        rawSamples?.withLock { $0["delivery", default: []].append(micros) }
     }
 
     /// The number after a ref's last dot, read from its UTF-8 bytes: this runs for every delivery, and Character
@@ -178,5 +190,60 @@ final class LoadStats: Sendable {
             delivery.add(taken)
         }
         return (ack, delivery)
+    }
+
+    /// The raw samples kept with --raw-samples, by kind (`delivery`, `ack`, `ownScreen`, `resume`).
+    var raw: [String: [UInt64]] { rawSamples?.withLock { $0 } ?? [:] }
+}
+
+extension LoadStats {
+    /// Every count and histogram of a run, as a worker sends them to its coordinator, which adds them up:
+    /// HDR histograms of the same settings add exactly, bucket by bucket.
+    struct Snapshot: Codable, Sendable {
+        var counts: [String: Int]
+        var errors: [String: Int]
+        var histograms: [String: Histogram<UInt64>]
+    }
+
+    /// Calls `body` with each counter a snapshot carries, under its name.
+    private func forEachCounter(_ body: (String, borrowing Atomic<Int>) -> Void) {
+        body("sent", sent)
+        body("acked", acked)
+        body("noops", noops)
+        body("deliveries", deliveries)
+        body("errorCount", errorCount)
+        body("missedSlots", missedSlots)
+        body("subscribersOpened", subscribersOpened)
+        body("subscribeFailures", subscribeFailures)
+        body("cleanCloses", cleanCloses)
+        body("abruptCloses", abruptCloses)
+        body("resumes", resumes)
+        body("resumesBySnapshot", resumesBySnapshot)
+    }
+
+    var snapshot: Snapshot {
+        var counts: [String: Int] = [:]
+        forEachCounter { name, counter in counts[name] = counter.load(ordering: .relaxed) }
+        return Snapshot(
+            counts: counts, errors: errorsByCode,
+            histograms: [
+                "ack": ackHistogram, "ownScreen": ownScreenHistogram, "delivery": deliveryHistogram,
+                "resume": resumeHistogram,
+            ])
+    }
+
+    /// Adds a worker's counts and histograms to these.
+    func merge(_ other: Snapshot) {
+        forEachCounter { name, counter in counter.add(other.counts[name] ?? 0, ordering: .relaxed) }
+        errors.withLock { $0.merge(other.errors, uniquingKeysWith: +) }
+        for (name, histogram) in other.histograms {
+            switch name {
+            case "ack": ackLatency.withLock { $0.total.add(histogram) }
+            case "ownScreen": ownScreenLatency.withLock { $0.add(histogram) }
+            case "resume": resumeLatency.withLock { $0.add(histogram) }
+            case "delivery": shards[0].latencies.withLock { $0.total.add(histogram) }
+            default: break
+            }
+        }
     }
 }
