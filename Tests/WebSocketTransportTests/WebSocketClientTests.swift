@@ -98,3 +98,29 @@ extension WebSocketClientTests {
         await server.shutdown()
     }
 }
+
+extension WebSocketClientTests {
+    /// A request's local address is the source address the server sees; an abort ends the connection without a
+    /// close frame: the server reports 1006 (no frame), as for a failed network, and the client reports it lost.
+    func testLocalAddressIsTheSourceAndAbortSendsNoCloseFrame() async throws {
+        let serverEvents = EventRecorder()
+        let server = try WebSocketServer(
+            configuration: .init(host: "127.0.0.1", port: 0), onEvent: serverEvents.handler)
+        let clientEvents = EventRecorder()
+        let client = try WebSocketClient(onEvent: clientEvents.handler)
+        var request = WebSocketConnectRequest(host: "127.0.0.1", port: server.port)
+        request.localAddress = "127.0.0.3"
+        let id = client.connect(request)
+        try await clientEvents.wait("open") { $0.opened.count == 1 }
+        try await serverEvents.wait("open") { $0.opened.count == 1 }
+        XCTAssertEqual(serverEvents.opened.first?.remoteAddress, "127.0.0.3")
+
+        client.abort(id)
+        try await serverEvents.wait("server close") { !$0.closes().isEmpty }
+        try await clientEvents.wait("client close") { !$0.closes(on: id).isEmpty }
+        XCTAssertEqual(serverEvents.closes().first?.code, .abnormalClosure)
+        XCTAssertEqual(clientEvents.closes(on: id).first?.code, .abnormalClosure)
+        await client.shutdown()
+        await server.shutdown()
+    }
+}

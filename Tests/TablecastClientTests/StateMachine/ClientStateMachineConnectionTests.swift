@@ -100,6 +100,23 @@ final class ClientStateMachineConnectionTests: XCTestCase {
         XCTAssertEqual(harness.machine.connectionState, .closed)
     }
 
+    /// An abrupt drop aborts the socket (no close frame); once the transport reports it lost, the client reconnects
+    /// and resubscribes with since, as after any lost connection.
+    func testAnAbruptDropAbortsTheSocketAndResumesWithSince() {
+        var harness = MachineHarness()
+        harness.goLive()
+        harness.subscribe("t")
+        let first = harness.socket
+        let dropped = harness.step { $0.dropConnection(abruptly: true) }
+        XCTAssertEqual(dropped.closedSockets, [], "no close frame")
+        XCTAssertEqual(
+            dropped.commands.compactMap { if case .abort(let socket) = $0 { socket } else { nil } }, [first])
+        harness.loseSocket()
+        let resumed = harness.goLive().sent.map(\.body)
+        XCTAssertNotEqual(harness.socket, first)
+        XCTAssertTrue(resumed.contains(.subscribe(table: "t", since: 3, epoch: "e1")), "\(resumed)")
+    }
+
     /// Close closes the socket, fails every awaited request and optimistic intent with `closed`, says so once,
     /// and from then on requests fail at once and nothing reopens.
     func testCloseFailsEverythingWaitingAndLaterEventsDoNothing() throws {
