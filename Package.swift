@@ -183,8 +183,8 @@ let package = Package(
             swiftSettings: swiftSettings,
             plugins: ["EmbedPage"]
         ),
-        // The command line's pure parts (so far the load generator's series), reached with @testable import of the
-        // executable target.
+        // The command line's pure parts (the load generator's series, stage plan and workers' merge), reached with
+        // @testable import of the executable target.
         .testTarget(
             name: "TablecastCLITests",
             dependencies: [
