@@ -85,3 +85,13 @@ def test_workers_need_a_writer_each():
     run = subprocess.run([tablecast_binary(), "load", "--workers", "3", "--writers", "2"], capture_output=True,
                          text=True, timeout=30)
     assert run.returncode == 64 and "each worker needs a writer (--writers ≥ 3)" in run.stderr, run.stderr
+
+
+def test_workers_that_cannot_reach_the_server_end_the_run_with_their_exit_code():
+    """A worker's set-up fails as a single run's would (exit 2, the reason on stderr): the coordinator says which
+    worker ended and exits 2 too, with no worker left running."""
+    port = free_port()  # nothing listens there
+    run = subprocess.run([tablecast_binary(), "load", "--url", f"ws://127.0.0.1:{port}/", "--workers", "2",
+                          "--writers", "2", "--timeout", "3"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2, run.stderr
+    assert "connection refused" in run.stderr and "ended before `ready`" in run.stderr, run.stderr

@@ -58,7 +58,10 @@ final class LoadWorkerLink: @unchecked Sendable {
         let line = Array("\(word) ".utf8) + (try JSONEncoder().encode(value)) + [UInt8(ascii: "\n")]
         var sent = 0
         while sent < line.count {
-            let written = line[sent...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            // MSG_NOSIGNAL: a peer that went away is an error here, not SIGPIPE.
+            let written = line[sent...].withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             guard written > 0 else { throw ValidationError("the other end of a worker link closed") }
             sent += written
         }
@@ -168,6 +171,8 @@ extension LoadCommand {
             let process = Process()
             process.executableURL = executable
             process.arguments = ["load", "--worker-of", "127.0.0.1:\(listener.port)"]
+            // A worker's report goes over its link; stdout is the coordinator's (e.g. its JSON). Errors go to stderr.
+            process.standardOutput = FileHandle.nullDevice
             try process.run()
             return process
         }
@@ -178,9 +183,9 @@ extension LoadCommand {
                 let (word, _) = try await LoadWorkerLink.blocking({ try link.receive() }),
                 word == Self.workerGreeting
             else {
-                Output.error("tablecast load: \(links.count) of \(total) worker(s) connected in \(format(timeout))s")
-                for process in processes { process.terminate() }
-                throw ExitCode(2)
+                throw await abandon(
+                    processes, because: "\(links.count) of \(total) worker(s) connected in \(format(timeout))s", code: 2
+                )
             }
             try link.send("run", workerArguments(share: links.count, of: total, marker: String(marker)))
             links.append(link)
@@ -189,8 +194,7 @@ extension LoadCommand {
         for word in ["ready", "sent"] {
             for (index, link) in links.enumerated() {
                 guard let (said, _) = try await LoadWorkerLink.blocking({ try link.receive() }), said == word else {
-                    Output.error("tablecast load: worker \(index) ended before `\(word)`")
-                    throw ExitCode(1)
+                    throw await abandon(processes, because: "worker \(index) ended before `\(word)`")
                 }
             }
             for link in links { try link.send(word, [String: Int]()) }
@@ -202,8 +206,7 @@ extension LoadCommand {
         for (index, link) in links.enumerated() {
             guard let (word, json) = try await LoadWorkerLink.blocking({ try link.receive() }), word == "result"
             else {
-                Output.error("tablecast load: worker \(index) ended without a result")
-                throw ExitCode(1)
+                throw await abandon(processes, because: "worker \(index) ended without a result")
             }
             let outcome = try JSONDecoder().decode(LoadOutcome.self, from: json)
             stats.merge(outcome.stats)
@@ -216,6 +219,16 @@ extension LoadCommand {
         }
         for process in processes { process.waitUntilExit() }
         try finish(merged, stats: stats, plan: drive.plan(subscribers: subscribers, rate: rate, seconds: duration))
+    }
+
+    /// A worker failed: stops the others; the exit code is a failed local worker's own (2: the server did not
+    /// answer its set-up), else `code`.
+    private func abandon(_ processes: [Process], because reason: String, code: Int32 = 1) async -> ExitCode {
+        Output.error("tablecast load: \(reason)")
+        try? await Task.sleep(for: .milliseconds(200))
+        let failed = processes.first { !$0.isRunning && $0.terminationStatus != 0 }?.terminationStatus
+        for process in processes where process.isRunning { process.terminate() }
+        return ExitCode(failed ?? code)
     }
 
     /// Drops and creates the tables once, before the workers start (they run without --create).
