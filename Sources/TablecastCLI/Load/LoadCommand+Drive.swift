@@ -20,7 +20,8 @@ extension LoadCommand {
         deliveries: DeliveryWindow?, also: (@Sendable (TablecastClient.Event) -> Void)? = nil
     ) throws -> TablecastClient {
         var settings = clientConfiguration("s\(index)", index + 1, run: run)
-        settings.keepsReplicas = replicas.map { index < $0 } ?? true
+        // Joiners take ever higher indices (--stage, --churn): the first K of every --subscribers keep replicas.
+        settings.keepsReplicas = replicas.map { index % max(1, subscribers) < $0 } ?? true
         if let addresses = drive.addressCount(subscribers: subscribers) {
             settings.localAddress = LoadDriveOptions.loopbackAddress(index % addresses)
         }
