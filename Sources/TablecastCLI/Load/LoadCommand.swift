@@ -217,14 +217,14 @@ struct LoadCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if let coordinator = fleet.workerOf { return try await runAsWorker(of: coordinator) }
-        if fleet.workers + fleet.remoteWorkers > 1 { return try await coordinate() }
-        let mix = try IntentMix(parsing: mix)
-        let tables = self.tables
         let plan = drive.plan(subscribers: subscribers, rate: rate, seconds: duration)
         if drive.planOnly {
             return printPlan(plan ?? .constant(subscribers: subscribers, rate: rate, seconds: duration))
         }
+        if let coordinator = fleet.workerOf { return try await runAsWorker(of: coordinator) }
+        if fleet.workers + fleet.remoteWorkers > 1 { return try await coordinate() }
+        let mix = try IntentMix(parsing: mix)
+        let tables = self.tables
         let run = String(UInt64.random(in: 0...UInt64.max), radix: 36).prefix(8)
         // Workers share their coordinator's marker, so that each counts every worker's updates as this run's.
         let stats = LoadStats(
