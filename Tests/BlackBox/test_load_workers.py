@@ -95,3 +95,31 @@ def test_workers_that_cannot_reach_the_server_end_the_run_with_their_exit_code()
                           "--writers", "2", "--timeout", "3"], capture_output=True, text=True, timeout=60)
     assert run.returncode == 2, run.stderr
     assert "connection refused" in run.stderr and "ended before `ready`" in run.stderr, run.stderr
+
+
+def test_workers_share_stages_and_churn_and_the_server_sees_the_whole_plan():
+    """Two workers each follow half of the stages (5 of 10 subscribers, 10 of 20 intents/s) and half the churn: the
+    server counts all 10 subscribers at the hold, and the merged report has every worker's churn."""
+    from memory import metrics
+    from test_load_plan import Sampler
+    server = Server("--intents-per-second", "100000").start()
+    try:
+        sampler = Sampler(lambda: metrics(server)["tablecast_subscribers"])
+        sampler.start()
+        run = subprocess.run(
+            [tablecast_binary(), "load", "--url", server.url, "--create", "--workers", "2", "--writers", "2",
+             "--stage", "1s:10:20", "--stage", "3s:10:20", "--churn", "2", "--json", "--quiet"],
+            capture_output=True, text=True, timeout=120)
+        samples = sampler.stop()
+        assert run.returncode == 0, run.stderr
+        report = json.loads(run.stdout)
+        assert report["convergence"]["ok"], report["convergence"]
+        # The 10 subscribers and each worker's shared view for its writer (a leaver's close may still be on its way
+        # when its replacement subscribes).
+        counts = [count for _, count in samples]
+        assert 12 in counts and max(counts) <= 14, counts
+        churned = report["subscribers"]
+        assert churned["resumed"] >= 2 and churned["closedClean"] >= 2, churned
+        assert 60 <= report["intents"]["sent"] <= 80, report["intents"]
+    finally:
+        server.stop()
