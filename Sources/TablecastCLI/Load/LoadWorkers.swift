@@ -253,8 +253,7 @@ extension LoadCommand {
         let own: Set = [
             "--workers", "--remote-workers", "--listen", "--subscribers", "--writers", "--rate", "--count", "--churn",
             "--stage", "--replicas", "--threshold", "--url", "--create", "--json", "--quiet", "--worker-of", "--out",
-            "--report",
-            "--run-marker",
+            "--report", "--run-marker",
         ]
         let flags: Set = ["--create", "--json", "--quiet"]
         var kept: [String] = []
