@@ -31,12 +31,13 @@ extension Batch {
         writer.endArray()
         writer.key("insertRows")
         writer.beginArray()
-        for insert in insertRows {
+        // By index: binding each element would copy it, a retain and release of each of its strings and values.
+        for index in insertRows.indices {
             writer.beginObject()
             writer.key("at")
-            insert.at.write(to: &writer)
+            insertRows[index].at.write(to: &writer)
             writer.key("row")
-            insert.row.write(to: &writer)
+            insertRows[index].row.write(to: &writer)
             writer.endObject()
         }
         writer.endArray()
@@ -115,10 +116,7 @@ extension Batch {
 extension RowPath {
     /// Writes `[section, row]`.
     public func write(to writer: inout JSONWriter) {
-        writer.beginArray()
-        writer.integer(section)
-        writer.integer(row)
-        writer.endArray()
+        writer.pair(section, row)
     }
 }
 

@@ -6,10 +6,9 @@ extension JSONValue {
     /// magnitude below 2^53 are printed without a fraction, other finite numbers use the shortest text that reads
     /// back as the same `Double`, and non-finite numbers (which JSON cannot express) are written as `null`.
     public var jsonBytes: [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(64)
-        write(to: &output)
-        return output
+        var writer = JSONWriter(capacity: 64)
+        writer.value(self)
+        return writer.bytes
     }
 
     /// The compact, deterministic JSON text of this value (see ``jsonBytes``).
@@ -30,56 +29,6 @@ extension JSONValue {
             var count = 2 + max(members.count - 1, 0)
             for (key, value) in members { count += JSONValue.encodedByteCount(of: key) + 1 + value.encodedByteCount }
             return count
-        }
-    }
-
-    /// Appends the JSON text of this value to `output`.
-    public func write(to output: inout [UInt8]) {
-        switch self {
-        case .null: output.append(contentsOf: "null".utf8)
-        case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
-        case .number(let value):
-            if let integer = JSONValue.integral(value) {
-                JSONValue.writeInteger(integer, to: &output)
-            } else {
-                output.append(contentsOf: JSONValue.numberText(value).utf8)
-            }
-        case .string(let value): JSONValue.writeString(value, to: &output)
-        case .array(let elements):
-            output.append(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                element.write(to: &output)
-            }
-            output.append(UInt8(ascii: "]"))
-        case .object(let members):
-            output.append(UInt8(ascii: "{"))
-            func write(_ member: (key: String, value: JSONValue)) {
-                JSONValue.writeString(member.key, to: &output)
-                output.append(UInt8(ascii: ":"))
-                member.value.write(to: &output)
-            }
-            // Objects of one or two members (most row values) need no sorted copy; larger ones sort the members
-            // themselves, not their keys, which saves looking each value up again.
-            if members.count <= 2 {
-                var pair = members.makeIterator()
-                if let first = pair.next() {
-                    if let second = pair.next() {
-                        let ordered = JSONValue.utf8Precedes(first.key, second.key)
-                        write(ordered ? first : second)
-                        output.append(UInt8(ascii: ","))
-                        write(ordered ? second : first)
-                    } else {
-                        write(first)
-                    }
-                }
-            } else {
-                for (index, member) in members.sorted(by: { JSONValue.utf8Precedes($0.key, $1.key) }).enumerated() {
-                    if index > 0 { output.append(UInt8(ascii: ",")) }
-                    write(member)
-                }
-            }
-            output.append(UInt8(ascii: "}"))
         }
     }
 
@@ -106,38 +55,11 @@ extension JSONValue {
 
     /// `value` as an integer when it prints as one.
     static func integral(_ value: Double) -> Int64? {
-        value.rounded(.towardZero) == value && abs(value) < 9_007_199_254_740_992 ? Int64(value) : nil
-    }
-
-    static func writeString(_ string: String, to output: inout [UInt8]) {
-        output.append(UInt8(ascii: "\""))
-        // Most strings need no escaping: copy them whole.
-        var string = string
-        let plain = string.withUTF8 { utf8 in
-            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
-                return false
-            }
-            output.append(contentsOf: utf8)
-            return true
-        }
-        if plain { return output.append(UInt8(ascii: "\"")) }
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x08: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-            case 0x0C: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
-            case 0x00..<0x20:
-                output.append(contentsOf: "\\u00".utf8)
-                output.append(hexDigits[Int(byte >> 4)])
-                output.append(hexDigits[Int(byte & 0xF)])
-            default: output.append(byte)
-            }
-        }
-        output.append(UInt8(ascii: "\""))
+        // Below 2^53 the conversion is exact for integers and truncates anything else, which then differs from the
+        // value (NaN fails the first test); cheaper than rounding, which is a library call.
+        guard abs(value) < 9_007_199_254_740_992 else { return nil }
+        let integer = Int64(value)
+        return Double(integer) == value ? integer : nil
     }
 
     static func encodedByteCount(of string: String) -> Int {
@@ -152,5 +74,3 @@ extension JSONValue {
         return count
     }
 }
-
-private let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

@@ -4,62 +4,112 @@
 /// The writer places commas itself: a member or element written after a value gets one. Callers write members in
 /// the order they want; the encoders in this package write them sorted, so their output equals ``JSONValue/jsonBytes``
 /// of the same value.
-public struct JSONWriter: Sendable {
-    /// The text so far.
-    public private(set) var bytes: [UInt8] = []
+///
+/// The text is written through a pointer into memory the writer owns, which is why it cannot be copied: each write
+/// first makes room for the most it can write (the room is counted, never assumed), then stores without the
+/// uniqueness and capacity checks an array makes on every append. ``bytes`` copies the text out.
+public struct JSONWriter: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private var count = 0
     /// A value was just completed: the next member or element needs a comma first.
     private var afterValue = false
 
-    /// An empty writer with room for `capacity` bytes.
+    /// An empty writer with room for `capacity` bytes; it grows when a write needs more.
     public init(capacity: Int = 256) {
-        bytes.reserveCapacity(capacity)
+        self.capacity = max(capacity, 16)
+        base = .allocate(capacity: self.capacity)
     }
 
-    private mutating func separate() {
-        if afterValue { bytes.append(UInt8(ascii: ",")) }
+    deinit { base.deallocate() }
+
+    /// The text so far.
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// Makes room for `needed` more bytes: every store below follows a call that covers it.
+    @inline(__always)
+    private mutating func reserve(_ needed: Int) {
+        if capacity - count < needed { grow(needed) }
+    }
+
+    private mutating func grow(_ needed: Int) {
+        let newCapacity = max(capacity * 2, count + needed)
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.initialize(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+
+    /// Stores one byte; room was reserved.
+    @inline(__always)
+    private mutating func put(_ byte: UInt8) {
+        base[count] = byte
+        count += 1
+    }
+
+    /// Stores `source`; room was reserved.
+    @inline(__always)
+    private mutating func put(_ source: UnsafeBufferPointer<UInt8>) {
+        guard let start = source.baseAddress else { return }
+        if source.count <= 16 {
+            // Names and small strings: a call to memmove costs more than the copy.
+            for index in 0..<source.count { base[count &+ index] = start[index] }
+        } else {
+            (base + count).initialize(from: start, count: source.count)
+        }
+        count += source.count
+    }
+
+    /// Reserves `needed` bytes and one for the comma a value after a value needs, and writes that comma.
+    @inline(__always)
+    private mutating func separate(reserving needed: Int) {
+        reserve(needed + 1)
+        if afterValue { put(UInt8(ascii: ",")) }
     }
 
     /// Opens an object (as a value or element).
     public mutating func beginObject() {
-        separate()
-        bytes.append(UInt8(ascii: "{"))
+        separate(reserving: 1)
+        put(UInt8(ascii: "{"))
         afterValue = false
     }
 
     /// Closes the innermost object.
     public mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
+        reserve(1)
+        put(UInt8(ascii: "}"))
         afterValue = true
     }
 
     /// Opens an array (as a value or element).
     public mutating func beginArray() {
-        separate()
-        bytes.append(UInt8(ascii: "["))
+        separate(reserving: 1)
+        put(UInt8(ascii: "["))
         afterValue = false
     }
 
     /// Closes the innermost array.
     public mutating func endArray() {
-        bytes.append(UInt8(ascii: "]"))
+        reserve(1)
+        put(UInt8(ascii: "]"))
         afterValue = true
     }
 
     /// Writes a member's key; its value comes next. Keys are plain ASCII names, written without escaping.
     public mutating func key(_ name: StaticString) {
-        separate()
-        bytes.append(UInt8(ascii: "\""))
-        // Names are a few bytes: appending them one by one costs less than the general append of a buffer.
-        for byte in UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount) { bytes.append(byte) }
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        separate(reserving: name.utf8CodeUnitCount + 3)
+        put(UInt8(ascii: "\""))
+        put(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        put(UInt8(ascii: "\""))
+        put(UInt8(ascii: ":"))
         afterValue = false
     }
 
     /// Writes a string value.
     public mutating func string(_ value: String) {
-        separate()
-        JSONValue.writeString(value, to: &bytes)
+        separate(reserving: 0)
+        writeString(value)
         afterValue = true
     }
 
@@ -70,15 +120,26 @@ public struct JSONWriter: Sendable {
 
     /// Writes an integer value.
     public mutating func integer(_ value: some BinaryInteger) {
-        separate()
-        JSONValue.writeInteger(Int64(value), to: &bytes)
+        separate(reserving: 20)
+        writeInteger(Int64(value))
+        afterValue = true
+    }
+
+    /// Writes `[first, second]`, an index path, as one array value.
+    public mutating func pair(_ first: Int, _ second: Int) {
+        separate(reserving: 43)
+        put(UInt8(ascii: "["))
+        writeInteger(Int64(first))
+        put(UInt8(ascii: ","))
+        writeInteger(Int64(second))
+        put(UInt8(ascii: "]"))
         afterValue = true
     }
 
     /// Writes a boolean value.
     public mutating func bool(_ value: Bool) {
-        separate()
-        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+        separate(reserving: 5)
+        writeLiteral(value ? "true" : "false")
         afterValue = true
     }
 
@@ -87,34 +148,164 @@ public struct JSONWriter: Sendable {
     public mutating func members(ofObject object: [UInt8]) {
         precondition(object.first == UInt8(ascii: "{") && object.last == UInt8(ascii: "}"), "not an object's text")
         guard object.count > 2 else { return }
-        separate()
-        bytes.append(contentsOf: object[1..<(object.count - 1)])
+        separate(reserving: object.count - 2)
+        object.withUnsafeBufferPointer { put(UnsafeBufferPointer(rebasing: $0[1..<($0.count - 1)])) }
         afterValue = true
     }
 
-    /// Writes any JSON value in its deterministic form.
+    /// Writes any JSON value in its deterministic form (see ``JSONValue/jsonBytes``).
     public mutating func value(_ value: JSONValue) {
-        separate()
-        value.write(to: &bytes)
+        separate(reserving: 0)
+        write(value)
         afterValue = true
     }
-}
 
-extension JSONValue {
-    /// Appends the decimal digits of `value` without creating a String.
-    static func writeInteger(_ value: Int64, to output: inout [UInt8]) {
-        if value < 0 { output.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        guard magnitude >= 10 else { return output.append(UInt8(ascii: "0") + UInt8(magnitude)) }
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0) // 24 bytes of scratch: enough for 20 digits
-        withUnsafeMutableBytes(of: &digits) { scratch in
-            var index = scratch.count
-            while magnitude > 0 {
-                index -= 1
-                scratch[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
+    private mutating func writeLiteral(_ literal: StaticString) {
+        reserve(literal.utf8CodeUnitCount)
+        put(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    private mutating func write(_ value: JSONValue) {
+        switch value {
+        case .null: writeLiteral("null")
+        case .bool(let value): writeLiteral(value ? "true" : "false")
+        case .number(let value):
+            if let integer = JSONValue.integral(value) {
+                reserve(20)
+                writeInteger(integer)
+            } else {
+                // Not finite is "null"; otherwise the shortest text that reads back the same, all ASCII.
+                var text = JSONValue.numberText(value)
+                text.withUTF8 { utf8 in
+                    reserve(utf8.count)
+                    put(utf8)
+                }
             }
-            output.append(contentsOf: scratch[index...])
+        case .string(let value): writeString(value)
+        case .array(let elements):
+            reserve(2)
+            put(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 {
+                    reserve(1)
+                    put(UInt8(ascii: ","))
+                }
+                write(element)
+            }
+            reserve(1)
+            put(UInt8(ascii: "]"))
+        case .object(let members):
+            reserve(1)
+            put(UInt8(ascii: "{"))
+            // Objects of one or two members (most row values) need no sorted copy; larger ones sort the members
+            // themselves, not their keys, which saves looking each value up again.
+            if members.count <= 2 {
+                var pair = members.makeIterator()
+                if let first = pair.next() {
+                    if let second = pair.next() {
+                        let ordered = JSONValue.utf8Precedes(first.key, second.key)
+                        writeMember(ordered ? first : second, comma: false)
+                        writeMember(ordered ? second : first, comma: true)
+                    } else {
+                        writeMember(first, comma: false)
+                    }
+                }
+            } else {
+                for (index, member) in members.sorted(by: { JSONValue.utf8Precedes($0.key, $1.key) }).enumerated() {
+                    writeMember(member, comma: index > 0)
+                }
+            }
+            reserve(1)
+            put(UInt8(ascii: "}"))
+        }
+    }
+
+    private mutating func writeMember(_ member: (key: String, value: JSONValue), comma: Bool) {
+        if comma {
+            reserve(1)
+            put(UInt8(ascii: ","))
+        }
+        writeString(member.key)
+        reserve(1)
+        put(UInt8(ascii: ":"))
+        write(member.value)
+    }
+
+    /// Writes `value` quoted and escaped: copied as it is up to the first byte that needs an escape (most strings
+    /// have none), then byte by byte.
+    private mutating func writeString(_ value: String) {
+        // Native strings lend their bytes without a copy (a mutable copy of the string would cost a retain).
+        if value.utf8.withContiguousStorageIfAvailable({ writeString(utf8: $0) }) == nil {
+            var value = value
+            value.withUTF8 { writeString(utf8: $0) }
+        }
+    }
+
+    private mutating func writeString(utf8: UnsafeBufferPointer<UInt8>) {
+        reserve(utf8.count + 2)
+        put(UInt8(ascii: "\""))
+        var index = 0
+        while index < utf8.count {
+            let byte = utf8[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { break }
+            base[count &+ index] = byte
+            index &+= 1
+        }
+        count += index
+        while index < utf8.count {
+            // Each remaining byte takes at most six; the closing quote's room was reserved above.
+            reserve(6 + 1)
+            writeEscaped(utf8[index])
+            index += 1
+        }
+        put(UInt8(ascii: "\""))
+    }
+
+    private mutating func writeEscaped(_ byte: UInt8) {
+        func pair(_ second: UInt8) {
+            put(UInt8(ascii: "\\"))
+            put(second)
+        }
+        switch byte {
+        case UInt8(ascii: "\""): pair(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): pair(UInt8(ascii: "\\"))
+        case 0x0A: pair(UInt8(ascii: "n"))
+        case 0x0D: pair(UInt8(ascii: "r"))
+        case 0x09: pair(UInt8(ascii: "t"))
+        case 0x08: pair(UInt8(ascii: "b"))
+        case 0x0C: pair(UInt8(ascii: "f"))
+        case 0x00..<0x20:
+            pair(UInt8(ascii: "u"))
+            put(UInt8(ascii: "0"))
+            put(UInt8(ascii: "0"))
+            put(hexDigit(byte >> 4))
+            put(hexDigit(byte & 0xF))
+        default: put(byte)
+        }
+    }
+
+    private func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+    }
+
+    /// Writes the decimal digits of `value` (at most 20 bytes, reserved by the caller) from the last digit back.
+    @inline(__always)
+    private mutating func writeInteger(_ value: Int64) {
+        var magnitude = value.magnitude
+        if value < 0 { put(UInt8(ascii: "-")) }
+        if magnitude < 10 { return put(UInt8(ascii: "0") + UInt8(magnitude)) }
+        var digits = 1
+        var power: UInt64 = 10
+        while digits < 20, magnitude >= power {
+            digits += 1
+            power = power &* 10
+        }
+        var index = count + digits
+        count = index
+        while magnitude > 0 {
+            index -= 1
+            base[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
         }
     }
 }
