@@ -106,4 +106,70 @@ final class ClientMessageFuzzTests: XCTestCase {
             XCTAssertEqual(direct, viaTree, "seed \(seed): \(String(decoding: bytes, as: UTF8.self))")
         }
     }
+
+    /// Row intents as clients write them, and as they may: every member, reordered, spaced, escaped, repeated.
+    private static let rowIntents = [
+        #"{"type":"edit","table":"groceries","base":41,"ref":"w3.17","at":[0,5],"row":"r42","value":{"item":"milk","qty":2}}"#,
+        #"{"type":"edit","table":"t","at":[0,1],"value":[1,{"a":"b","c":null,"d":true}],"editable":false,"movable":true,"editingStyle":"none"}"#,
+        #" { "value" : 2.5e0 , "at" : [ 1 , 0.0 ] , "type" : "edit" , "table" : "a.b-c_d" }"#,
+        #"{"type":"insert","table":"groceries","base":41,"ref":"w3.18","at":[1,0],"value":"figs"}"#,
+        #"{"type":"insert","table":"t","at":[0,0],"value":null,"editable":true,"movable":false,"editingStyle":"insert","ref":"éé\u00e9"}"#,
+        #"{"type":"delete","table":"t","at":[3,4],"row":"r9","base":0}"#,
+        #"{"type":"move","table":"t","from":[0,0],"to":[1,3],"row":"r4","ref":"m"}"#,
+        #"{"type":"patch","table":"t","base":2,"at":[0,1],"row":"r3","patch":{"done":true,"tags":{"x":null}}}"#,
+        #"{"type":"batch","table":"t","base":7,"ref":"b","deleteRows":[{"at":[1,4],"row":"r1"}],"insertRows":[{"at":[1,0],"value":"A","editingStyle":"delete"}],"reloadRows":[{"at":[1,2],"value":"D","movable":false}],"moveRows":[{"from":[1,3],"to":[1,0],"row":"r2"}],"patchRows":[{"at":[0,1],"patch":{"n":1}}]}"#,
+        #"{"type":"batch","table":"t","deleteRows":[],"insertRows":[{"at":[0,0],"value":{"a":1,"b":2,"c":3}}]}"#,
+        #"{"t\u0079pe":"edit","table":"t","at":[0,0],"value":1}"#,
+        #"{"type":"edit","type":"edit","table":"t","at":[0,0],"value":1}"#,
+        #"{"type":"edit","table":"t","at":[0,0,0],"value":1,"ref":"\r\n"}"#,
+        #"{"type":"delete","table":"t","at":[-0,18014398509481984],"row":null}"#,
+        #"{"type":"insertSection","table":"t","at":0}"#,
+    ]
+
+    /// The direct reader of row intents takes a subset of what the general decoder accepts and decodes it alike:
+    /// on every prefix and on random mutations of the row intents, whatever it takes equals the result of decoding
+    /// the parsed tree (a refusal from it is left to the general decoder, whose errors the other tests compare).
+    func testTheDirectRowIntentReaderAgreesWithTheTreeDecoder() {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var g = SeededGenerator(seed: seed)
+        let alphabet =
+            Array(#"{}[]":,\ 0123456789-.etrufalsn"#.utf8) + Array("refatvaluerowmove".utf8) + [0x0A, 0xC3, 0xA9]
+        let limits = ProtocolLimits(maxBatchEntries: 5, maxRefLength: 5)
+        var taken = 0
+        func check(_ bytes: [UInt8]) {
+            guard let direct = ClientMessage.decodeRowIntent(bytes, limits: limits) else { return }
+            taken += 1
+            let viaTree = Result { try ClientMessage.decode(JSONValue(parsing: bytes), limits: limits) }
+            XCTAssertEqual(
+                try? viaTree.get(), direct, "seed \(seed): \(String(decoding: bytes, as: UTF8.self)) \(viaTree)")
+        }
+        for text in ClientMessageFuzzTests.rowIntents {
+            let bytes = Array(text.utf8)
+            for length in 0...bytes.count { check(Array(bytes[..<length])) }
+        }
+        XCTAssertEqual(taken, 10, "the complete row intents the reader takes, and nothing truncated")
+        for _ in 0..<30_000 {
+            var bytes = Array(ClientMessageFuzzTests.rowIntents.randomElement(using: &g)!.utf8)
+            bytes.mutateRandomly(edits: 1...2, alphabet: alphabet, using: &g)
+            check(bytes)
+        }
+        XCTAssertGreaterThan(taken, 10 + 300, "seed \(seed): the reader took too few mutated messages to compare")
+    }
+
+    /// A limit the direct reader meets is left to the general decoder, which names it.
+    func testLimitsOnRowIntentsAreStillEnforced() {
+        let limits = ProtocolLimits(maxBatchEntries: 2, maxRefLength: 3)
+        let tooLong = Array(#"{"type":"edit","table":"t","at":[0,0],"value":1,"ref":"abcd"}"#.utf8)
+        XCTAssertNil(ClientMessage.decodeRowIntent(tooLong, limits: limits))
+        XCTAssertThrowsError(try ClientMessage.decode(tooLong, limits: limits)) { error in
+            XCTAssertEqual((error as? ProtocolError)?.message, "field 'ref' must be at most 3 characters")
+        }
+        let crlf = Array(#"{"type":"edit","table":"t","at":[0,0],"value":1,"ref":"ab\r\n"}"#.utf8)
+        XCTAssertEqual(try ClientMessage.decode(crlf, limits: limits).ref, "ab\r\n", "three characters, four bytes")
+        let batch = Array(#"{"type":"batch","table":"t","deleteRows":[{"at":[0,0]},{"at":[0,1]},{"at":[0,2]}]}"#.utf8)
+        XCTAssertNil(ClientMessage.decodeRowIntent(batch, limits: limits))
+        XCTAssertThrowsError(try ClientMessage.decode(batch, limits: limits)) { error in
+            XCTAssertEqual((error as? ProtocolError)?.code, .limitExceeded)
+        }
+    }
 }

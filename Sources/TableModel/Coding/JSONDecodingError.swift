@@ -202,9 +202,13 @@ public enum JSONDecode {
     }
 
     private static func exactCount(_ value: JSONValue) -> Int? {
-        guard case .number(let number) = value, number >= 0, number < 9_007_199_254_740_992,
-            number.rounded(.towardZero) == number
-        else { return nil }
+        guard case .number(let number) = value else { return nil }
+        return exactCount(number)
+    }
+
+    /// `number` as a count when a double represents it exactly as a non-negative integer (below 2^53).
+    package static func exactCount(_ number: Double) -> Int? {
+        guard number >= 0, number < 9_007_199_254_740_992, number.rounded(.towardZero) == number else { return nil }
         return Int(number)
     }
 

@@ -40,13 +40,13 @@ extension JSONValue {
 /// A recursive-descent parser over the bytes of one text; recursion is bounded by `maxDepth`. It reads through a
 /// buffer pointer rather than an array, which would check bounds again on every read: each read here already
 /// follows its own `index < bytes.count`.
-struct JSONParser {
-    let bytes: UnsafeBufferPointer<UInt8>
+package struct JSONParser {
+    package let bytes: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
-    var index = 0
-    var depth = 0
+    package var index = 0
+    package var depth = 0
 
-    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    package init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
     }
@@ -67,7 +67,7 @@ struct JSONParser {
         (0x21..<0x7F).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
     }
 
-    mutating func skipWhitespace() {
+    package mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -76,7 +76,7 @@ struct JSONParser {
         }
     }
 
-    mutating func parseValue() throws(JSONParseError) -> JSONValue {
+    package mutating func parseValue() throws(JSONParseError) -> JSONValue {
         guard index < bytes.count else { throw fail("unexpected end of input, expected a value") }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject()
@@ -96,7 +96,7 @@ struct JSONParser {
         }
     }
 
-    mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
+    package mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
         let start = index
         for expected in UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount) {
             guard index < bytes.count, bytes[index] == expected else {
@@ -106,7 +106,7 @@ struct JSONParser {
         }
     }
 
-    mutating func enter() throws(JSONParseError) {
+    package mutating func enter() throws(JSONParseError) {
         depth += 1
         if depth > maxDepth { throw fail("nesting deeper than \(maxDepth) levels") }
     }
@@ -138,29 +138,53 @@ struct JSONParser {
     }
 
     mutating func parseObject() throws(JSONParseError) -> JSONValue {
-        let members = try parseMembers()
         // Members are collected first and hashed once into a dictionary of the right size: growing the dictionary
-        // member by member rehashed every key at each doubling.
-        var object = [String: JSONValue](minimumCapacity: members.count)
-        for member in members where object.updateValue(member.value, forKey: member.key) != nil {
-            throw fail("duplicate object key \"\(member.key)\"", at: member.offset)
+        // member by member rehashed every key at each doubling. The first two (all of most row values) are held in
+        // locals rather than in a list, which would cost an allocation.
+        var first: JSONMember?
+        var second: JSONMember?
+        var rest: [JSONMember] = []
+        try parseMembers { (member) throws(JSONParseError) in
+            if first == nil {
+                first = member
+            } else if second == nil {
+                second = member
+            } else {
+                rest.append(member)
+            }
         }
+        guard let first else { return .object([:]) }
+        var object = [String: JSONValue](minimumCapacity: 1 + (second == nil ? 0 : 1 + rest.count))
+        object[first.key] = first.value
+        func insert(_ member: JSONMember) throws(JSONParseError) {
+            if object.updateValue(member.value, forKey: member.key) != nil {
+                throw fail("duplicate object key \"\(member.key)\"", at: member.offset)
+            }
+        }
+        if let second { try insert(second) }
+        for member in rest { try insert(member) }
         return .object(object)
     }
 
     /// Parses an object starting at its `{` into its members in document order, without checking for duplicate
     /// keys (the caller does, once it has chosen how to hold them).
     mutating func parseMembers() throws(JSONParseError) -> [JSONMember] {
-        try enter()
-        index += 1
         var members: [JSONMember] = []
         // Most objects have a few members: one allocation instead of growing through 1, 2, 4 and 8.
         members.reserveCapacity(8)
+        try parseMembers { (member) throws(JSONParseError) in members.append(member) }
+        return members
+    }
+
+    /// Parses an object starting at its `{`, passing each member to `body` in document order.
+    private mutating func parseMembers(_ body: (JSONMember) throws(JSONParseError) -> Void) throws(JSONParseError) {
+        try enter()
+        index += 1
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return members
+            return
         }
         while true {
             skipWhitespace()
@@ -177,7 +201,7 @@ struct JSONParser {
             }
             index += 1
             skipWhitespace()
-            members.append(JSONMember(key: key, value: try parseValue(), offset: keyStart))
+            try body(JSONMember(key: key, value: try parseValue(), offset: keyStart))
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input inside an object") }
             switch bytes[index] {
@@ -185,7 +209,7 @@ struct JSONParser {
             case UInt8(ascii: "}"):
                 index += 1
                 depth -= 1
-                return members
+                return
             case let byte: throw fail("unexpected \(describe(byte)), expected ',' or '}' in an object")
             }
         }
@@ -193,7 +217,7 @@ struct JSONParser {
 
     /// Parses a string starting at its opening quote. Strings without escapes (the common case) are validated and
     /// converted straight from the input slice; escapes are decoded into a scratch buffer first.
-    mutating func parseString() throws(JSONParseError) -> String {
+    package mutating func parseString() throws(JSONParseError) -> String {
         let start = index
         index += 1
         var scratch: [UInt8]? = nil
@@ -282,7 +306,7 @@ struct JSONParser {
 
     /// Validates the RFC 8259 number grammar, then converts: short integers exactly and quickly, everything else
     /// through the standard library's correctly rounded decimal conversion.
-    mutating func parseNumber() throws(JSONParseError) -> Double {
+    package mutating func parseNumber() throws(JSONParseError) -> Double {
         let start = index
         var negative = false
         if bytes[index] == UInt8(ascii: "-") {
@@ -332,7 +356,7 @@ struct JSONParser {
         return value
     }
 
-    func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+    package func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 }
 
 /// One member of an object as parsed: its key, value, and the offset of its key for errors.

@@ -7,6 +7,7 @@ extension ClientMessage {
     public static func decode(_ bytes: [UInt8], limits: ProtocolLimits = ProtocolLimits()) throws(ProtocolError)
         -> ClientMessage
     {
+        if let message = decodeRowIntent(bytes, limits: limits) { return message }
         let message: JSONObjectReader?
         do {
             message = try JSONObjectReader(parsing: bytes)
