@@ -27,6 +27,27 @@ final class JSONWriterTests: XCTestCase {
             #"{"a":[1,{},[],"x\"y"],"b":null,"c":false,"d":{"k":[1.5,"é"]}}"#)
     }
 
+    func testArrayMembersAndFirstKeysInOneWrite() {
+        var writer = JSONWriter(capacity: 1)
+        writer.beginObject(firstKey: "a")
+        writer.beginObject(firstKey: "b")
+        writer.integer(1)
+        writer.endObject()
+        writer.beginArray(member: "c")
+        writer.endArray()
+        writer.beginArray(member: "d")
+        writer.beginObject(firstKey: "e")
+        writer.pair(2, -3)
+        writer.endObject()
+        writer.beginObject(firstKey: "f")
+        writer.bool(true)
+        writer.endObject()
+        writer.endArray()
+        writer.endObject()
+        XCTAssertEqual(
+            String(decoding: writer.bytes, as: UTF8.self), #"{"a":{"b":1},"c":[],"d":[{"e":[2,-3]},{"f":true}]}"#)
+    }
+
     func testMembersOfAnObjectWrittenEarlier() {
         var writer = JSONWriter()
         writer.beginObject()

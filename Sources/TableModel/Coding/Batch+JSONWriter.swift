@@ -21,64 +21,52 @@ extension Batch {
 
     /// Writes the eight lists as members of the object `writer` is in, sorted by name.
     package func writeMembers(to writer: inout JSONWriter) {
-        writer.key("deleteRows")
-        writer.beginArray()
+        writer.beginArray(member: "deleteRows")
         for path in deleteRows { path.write(to: &writer) }
         writer.endArray()
-        writer.key("deleteSections")
-        writer.beginArray()
+        writer.beginArray(member: "deleteSections")
         for section in deleteSections { writer.integer(section) }
         writer.endArray()
-        writer.key("insertRows")
-        writer.beginArray()
+        writer.beginArray(member: "insertRows")
         // By index: binding each element would copy it, a retain and release of each of its strings and values.
         for index in insertRows.indices {
-            writer.beginObject()
-            writer.key("at")
+            writer.beginObject(firstKey: "at")
             insertRows[index].at.write(to: &writer)
             writer.key("row")
             insertRows[index].row.write(to: &writer)
             writer.endObject()
         }
         writer.endArray()
-        writer.key("insertSections")
-        writer.beginArray()
+        writer.beginArray(member: "insertSections")
         for insert in insertSections {
-            writer.beginObject()
-            writer.key("at")
+            writer.beginObject(firstKey: "at")
             writer.integer(insert.at)
             writer.key("section")
             insert.section.write(to: &writer)
             writer.endObject()
         }
         writer.endArray()
-        writer.key("moveRows")
-        writer.beginArray()
+        writer.beginArray(member: "moveRows")
         for move in moveRows {
-            writer.beginObject()
-            writer.key("from")
+            writer.beginObject(firstKey: "from")
             move.from.write(to: &writer)
             writer.key("to")
             move.to.write(to: &writer)
             writer.endObject()
         }
         writer.endArray()
-        writer.key("moveSections")
-        writer.beginArray()
+        writer.beginArray(member: "moveSections")
         for move in moveSections {
-            writer.beginObject()
-            writer.key("from")
+            writer.beginObject(firstKey: "from")
             writer.integer(move.from)
             writer.key("to")
             writer.integer(move.to)
             writer.endObject()
         }
         writer.endArray()
-        writer.key("reloadRows")
-        writer.beginArray()
+        writer.beginArray(member: "reloadRows")
         for reload in reloadRows {
-            writer.beginObject()
-            writer.key("at")
+            writer.beginObject(firstKey: "at")
             reload.at.write(to: &writer)
             if let editable = reload.editable {
                 writer.key("editable")
@@ -97,11 +85,9 @@ extension Batch {
             writer.endObject()
         }
         writer.endArray()
-        writer.key("reloadSections")
-        writer.beginArray()
+        writer.beginArray(member: "reloadSections")
         for reload in reloadSections {
-            writer.beginObject()
-            writer.key("at")
+            writer.beginObject(firstKey: "at")
             writer.integer(reload.at)
             writer.key("footer")
             writer.optionalString(reload.footer)
@@ -147,15 +133,13 @@ extension Row {
 extension Section {
     /// Writes ``json``'s object.
     public func write(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.key("footer")
+        writer.beginObject(firstKey: "footer")
         writer.optionalString(footer)
         writer.key("header")
         writer.optionalString(header)
         writer.key("id")
         writer.string(id)
-        writer.key("rows")
-        writer.beginArray()
+        writer.beginArray(member: "rows")
         for row in rows { row.write(to: &writer) }
         writer.endArray()
         writer.endObject()

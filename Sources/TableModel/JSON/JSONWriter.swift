@@ -96,14 +96,36 @@ public struct JSONWriter: ~Copyable {
         afterValue = true
     }
 
+    /// Writes a member whose value is an array, `"name":[`, in one write (the empty lists of a batch are many);
+    /// ``endArray()`` closes it.
+    public mutating func beginArray(member name: StaticString) {
+        key(name, then: UInt8(ascii: "["))
+        afterValue = false
+    }
+
+    /// Opens an object and writes its first member's key, `{"name":`, in one write; its value comes next.
+    public mutating func beginObject(firstKey name: StaticString) {
+        separate(reserving: name.utf8CodeUnitCount + 4)
+        put(UInt8(ascii: "{"))
+        afterValue = false
+        key(name)
+    }
+
     /// Writes a member's key; its value comes next. Keys are plain ASCII names, written without escaping.
     public mutating func key(_ name: StaticString) {
-        separate(reserving: name.utf8CodeUnitCount + 3)
+        key(name, then: nil)
+        afterValue = false
+    }
+
+    /// Writes `"name":` and `byte` after it if given.
+    @inline(__always)
+    private mutating func key(_ name: StaticString, then byte: UInt8?) {
+        separate(reserving: name.utf8CodeUnitCount + 4)
         put(UInt8(ascii: "\""))
         put(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
         put(UInt8(ascii: "\""))
         put(UInt8(ascii: ":"))
-        afterValue = false
+        if let byte { put(byte) }
     }
 
     /// Writes a string value.

@@ -204,16 +204,14 @@ extension ServerMessage.Update {
 
     /// Opens the object and writes the members before the batch's.
     private func writeHead(to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.key("type")
+        writer.beginObject(firstKey: "type")
         writer.string("update")
         writer.key("table")
         writer.string(table)
         writer.key("version")
         writer.integer(version)
         writer.key("origin")
-        writer.beginObject()
-        writer.key("client")
+        writer.beginObject(firstKey: "client")
         writer.string(originClient)
         if let originRef {
             writer.key("ref")
