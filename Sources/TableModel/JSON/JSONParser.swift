@@ -39,7 +39,8 @@ extension JSONValue {
 
 /// A recursive-descent parser over the bytes of one text; recursion is bounded by `maxDepth`. It reads through a
 /// buffer pointer rather than an array, which would check bounds again on every read: each read here already
-/// follows its own `index < bytes.count`.
+/// follows its own `index < bytes.count`. The protocol's direct reader of row intents (in this package) drives it
+/// for the values it parses.
 package struct JSONParser {
     package let bytes: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
@@ -67,7 +68,7 @@ package struct JSONParser {
         (0x21..<0x7F).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
     }
 
-    package mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -96,7 +97,7 @@ package struct JSONParser {
         }
     }
 
-    package mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
+    mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
         let start = index
         for expected in UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount) {
             guard index < bytes.count, bytes[index] == expected else {
