@@ -9,17 +9,13 @@ final class ConnectionGauge: Sendable {
 
     var count: Int { live.load(ordering: .relaxed) }
 
-    private final class Flag: Sendable {
-        let isLive = Atomic<Bool>(false)
-    }
-
     /// An event handler for one client (its `onEvent`, or called from it).
     func tracker() -> @Sendable (TablecastClient.Event) -> Void {
-        let flag = Flag()
+        let wasLive = AtomicFlag()
         return { [self] event in
             guard case .state(let state) = event else { return }
             let isLive = state == .live
-            if flag.isLive.exchange(isLive, ordering: .relaxed) != isLive {
+            if wasLive.exchange(isLive) != isLive {
                 live.add(isLive ? 1 : -1, ordering: .relaxed)
             }
         }
@@ -30,4 +26,13 @@ final class ConnectionGauge: Sendable {
 
     /// A connection `opened()` counted closed.
     func closed() { live.subtract(1, ordering: .relaxed) }
+}
+
+/// A flag set and read from any thread.
+final class AtomicFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .relaxed) }
+    func set(_ on: Bool) { value.store(on, ordering: .relaxed) }
+    /// Sets the flag to `on` and returns what it was.
+    func exchange(_ on: Bool) -> Bool { value.exchange(on, ordering: .relaxed) }
 }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Synchronization
 import TableModel
 import TablecastClient
 
@@ -107,13 +106,6 @@ extension LoadCommand {
             print("\(format(row.t)),\(row.subscribers),\(String(format: "%.3f", row.rate))")
         }
     }
-}
-
-/// A flag set and read from any thread.
-final class AtomicFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-    var isSet: Bool { value.load(ordering: .relaxed) }
-    func set(_ on: Bool) { value.store(on, ordering: .relaxed) }
 }
 
 /// When a paced writer sends: every writers/rate seconds, the rate being --rate or the plan's at the moment.

@@ -53,9 +53,8 @@ final class LoadStats: Sendable {
         var interval = LoadStats.intervalHistogram()
 
         mutating func record(_ micros: UInt64) {
-            let value = min(micros, LoadStats.maximumMicroseconds)
-            total.record(value)
-            interval.record(value)
+            total.record(micros)
+            interval.record(micros)
         }
 
         /// The interval's histogram, replaced by `fresh` (made outside the lock).
@@ -96,28 +95,33 @@ final class LoadStats: Sendable {
     /// A ref that carries its send time: `<marker><writer>.<sequence>.<uptime ns>`.
     func ref(writer: Int, sequence: Int, sentAt: UInt64) -> String { "\(ownMarker)\(writer).\(sequence).\(sentAt)" }
 
+    /// Microseconds from `start` to `end` (uptime ns), at most a minute; kept as a raw sample of `kind` with
+    /// --raw-samples.
+    private func latency(_ kind: String, from start: UInt64, to end: UInt64 = LoadStats.now()) -> UInt64 {
+        let micros = min((end &- start) / 1000, Self.maximumMicroseconds)
+        rawSamples?.withLock { $0[kind, default: []].append(micros) }
+        return micros
+    }
+
     /// An optimistic writer's own predicted table shows its intent.
     func recordOwnScreen(sentAt: UInt64) {
-        let micros = min((Self.now() &- sentAt) / 1000, Self.maximumMicroseconds)
+        let micros = latency("ownScreen", from: sentAt)
         ownScreenLatency.withLock { _ = $0.record(micros) }
-        rawSamples?.withLock { $0["ownScreen", default: []].append(micros) }
     }
 
     func recordAck(sentAt: UInt64, noop: Bool) {
         acked.add(1, ordering: .relaxed)
         if noop { noops.add(1, ordering: .relaxed) }
-        let micros = min((Self.now() &- sentAt) / 1000, Self.maximumMicroseconds)
+        let micros = latency("ack", from: sentAt)
         ackLatency.withLock { $0.record(micros) }
-        rawSamples?.withLock { $0["ack", default: []].append(micros) }
     }
 
     /// A resumed subscriber caught up (`subscribed` after its reconnect): the time since its new connection began.
     func recordResume(reconnectedAt: UInt64, bySnapshot: Bool) {
         resumes.add(1, ordering: .relaxed)
         if bySnapshot { resumesBySnapshot.add(1, ordering: .relaxed) }
-        let micros = min((Self.now() &- reconnectedAt) / 1000, Self.maximumMicroseconds)
+        let micros = latency("resume", from: reconnectedAt)
         resumeLatency.withLock { _ = $0.record(micros) }
-        rawSamples?.withLock { $0["resume", default: []].append(micros) }
     }
 
     func recordError(_ code: String) {
@@ -136,9 +140,8 @@ final class LoadStats: Sendable {
         let now = Self.now()
         lastDelivery.store(now, ordering: .relaxed)
         guard timed, ref.utf8.starts(with: ownMarker.utf8), let sentAt = Self.sendTime(in: ref) else { return }
-        let micros = min((now &- sentAt) / 1000, Self.maximumMicroseconds)
+        let micros = latency("delivery", from: sentAt, to: now)
         shards[subscriber % shards.count].latencies.withLock { $0.record(micros) }
-        rawSamples?.withLock { $0["delivery", default: []].append(micros) }
     }
 
     /// The number after a ref's last dot, read from its UTF-8 bytes: this runs for every delivery, and Character
