@@ -196,19 +196,29 @@ private struct RowIntentReader {
         }
     }
 
-    /// A key of plain letters that the reader knows.
-    mutating func readKey() throws -> Keys {
+    /// The bytes of a string at the cursor up to its closing quote, which the cursor moves past; any escape makes
+    /// it a word no name matches.
+    @inline(__always)
+    mutating func readWord() throws -> Slice<UnsafeBufferPointer<UInt8>> {
         guard next == UInt8(ascii: "\"") else { throw GiveUp() }
         let start = parser.index + 1
         var end = start
         while end < bytes.count, bytes[end] != UInt8(ascii: "\"") { end += 1 }
         guard end < bytes.count else { throw GiveUp() }
         parser.index = end + 1
-        let key = bytes[start..<end]
-        func equals(_ name: StaticString) -> Bool {
-            for index in 0..<key.count where name.utf8Start[index] != key[start + index] { return false }
-            return true
-        }
+        return bytes[start..<end]
+    }
+
+    /// Whether `word` is `name`, whose length the caller already matched.
+    func word(_ word: Slice<UnsafeBufferPointer<UInt8>>, is name: StaticString) -> Bool {
+        for index in 0..<word.count where name.utf8Start[index] != word[word.startIndex + index] { return false }
+        return true
+    }
+
+    /// A key of plain letters that the reader knows.
+    mutating func readKey() throws -> Keys {
+        let key = try readWord()
+        let start = key.startIndex
         // By length, then by the bytes that tell the names of that length apart; the whole name is compared last.
         let candidate: (StaticString, Keys)
         switch (key.count, key.first ?? 0) {
@@ -231,7 +241,7 @@ private struct RowIntentReader {
         case (12, _): candidate = ("editingStyle", .editingStyle)
         default: throw GiveUp()
         }
-        guard equals(candidate.0) else { throw GiveUp() }
+        guard word(key, is: candidate.0) else { throw GiveUp() }
         return candidate.1
     }
 
@@ -318,13 +328,7 @@ private struct RowIntentReader {
 
     /// The type, when it is one of the row intents.
     mutating func readKind() throws -> Intent.Kind {
-        guard next == UInt8(ascii: "\"") else { throw GiveUp() }
-        let start = parser.index + 1
-        var end = start
-        while end < bytes.count, bytes[end] >= UInt8(ascii: "a"), bytes[end] <= UInt8(ascii: "z") { end += 1 }
-        guard end < bytes.count, bytes[end] == UInt8(ascii: "\"") else { throw GiveUp() }
-        parser.index = end + 1
-        let name = bytes[start..<end]
+        let name = try readWord()
         let candidate: (StaticString, Intent.Kind)
         switch (name.count, name.first ?? 0) {
         case (4, UInt8(ascii: "e")): candidate = ("edit", .edit)
@@ -335,7 +339,7 @@ private struct RowIntentReader {
         case (6, UInt8(ascii: "d")): candidate = ("delete", .delete)
         default: throw GiveUp()
         }
-        for index in 0..<name.count where candidate.0.utf8Start[index] != name[start + index] { throw GiveUp() }
+        guard word(name, is: candidate.0) else { throw GiveUp() }
         return candidate.1
     }
 
