@@ -114,13 +114,12 @@ final class RawWriters: Sendable {
         if text.contains("\"type\":\"ack\"") {
             let noop = text.contains("\"noop\":true")
             stats.recordAck(sentAt: sentAt, noop: noop)
-            // A no-op commits nothing, so no update of it will come: it leaves the window with its ack.
-            if let deliveries, noop, deliveries.refused(ref) == nil { return }
             if let deliveries, !noop { return deliveries.answered(ref) }
         } else {
             stats.recordError(Self.code(in: text) ?? "unknown")
-            if let deliveries, deliveries.refused(ref) == nil { return }
         }
+        // Refused, or a no-op (which commits nothing): no update of it will come, so it leaves the window now.
+        if let deliveries, deliveries.refused(ref) == nil { return }
         released(id)
     }
 
