@@ -52,8 +52,9 @@ extension ClientMessage {
         return .object(members)
     }
 
-    /// The message's text as UTF-8 bytes, ready to send.
-    public var encoded: [UInt8] { json.jsonBytes }
+    /// The message's text as UTF-8 bytes, ready to send: `json.jsonBytes`, written straight from the message for
+    /// row intents (see ``directlyEncoded()``).
+    public var encoded: [UInt8] { directlyEncoded() ?? json.jsonBytes }
 
     /// A single-change intent's members are those of the one entry of its batch list (as in decoding); a batch
     /// has its non-empty lists.
