@@ -12,6 +12,10 @@ Each figure is a difference of two runs, so that start-up and set-up cancel out:
   the server's instructions for a run of K2 edits minus those of a run of K1, divided by (K2 - K1) × subscribers.
   The counters are zeroed before and dumped after each load run (callgrind_control). Counts are user space only:
   the kernel's part of a send is not in them.
+- durable: `tablecast serve --sync full` under callgrind, 16 raw writers with 64 edits in flight each on one table
+  and no subscriber; the server's instructions for a run of K2 intents minus those of K1, divided by the intents
+  acknowledged in between. Every ack follows the fsync of its group; how intents fall into groups (one transaction
+  each) varies a little from run to run, and so does this figure (±2 %).
 
 Two things make valgrind 3.19 work on this toolchain's binaries: copies without debug information (it cannot read
 the DWARF 5 that Swift 6 writes), and a preloaded `sigsuspend` that passes a writable copy of its mask (valgrind
@@ -63,49 +67,82 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def fan_out(tablecast, server_binary, shim, folder, subscribers, small, large):
-    """Server instructions per delivery of one update to each of `subscribers` connections."""
-    port = free_port()
-    dumps = os.path.join(folder, "serve.out")
-    server = subprocess.Popen(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={dumps}", server_binary, "serve", "--port", str(port),
-         "--db", os.path.join(folder, "fan-out.sqlite"), "--sync", "normal", "--intents-per-second", "1000000",
-         "--max-handshakes-per-address", "100000", "--log-level", "warning"],
-        env=dict(ENVIRONMENT, LD_PRELOAD=shim), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+class ServerUnderCallgrind:
+    """`tablecast serve` under callgrind on a free port; `measure` counts its instructions over one load run."""
+
+    def __init__(self, server_binary, shim, folder, name, arguments):
+        self.folder, self.port = folder, free_port()
+        self.dumps = os.path.join(folder, f"{name}.out")
+        self.process = subprocess.Popen(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={self.dumps}", server_binary, "serve", "--port",
+             str(self.port), "--db", os.path.join(folder, f"{name}.sqlite"), "--intents-per-second", "1000000",
+             "--log-level", "warning"] + arguments,
+            env=dict(ENVIRONMENT, LD_PRELOAD=shim), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
         while True:
             try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read()
-                break
+                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=5).read()
+                return
             except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    self.stop()
                     raise SystemExit("the server under callgrind did not start")
                 time.sleep(0.5)
 
+    def measure(self, load):
+        """The server's instructions while `load` (a `tablecast load` command without --url) ran, and its report.
+        The counters are zeroed before and dumped after (callgrind_control)."""
+        subprocess.run(["callgrind_control", "-z", str(self.process.pid)], check=True, capture_output=True)
+        run = subprocess.run(load + ["--url", f"ws://127.0.0.1:{self.port}/", "--timeout", "300", "--quiet", "--json"],
+                             capture_output=True, text=True, timeout=900)
+        if run.returncode != 0:
+            raise SystemExit(f"tablecast load failed: {run.stderr}")
+        before = set(os.listdir(self.folder))
+        subprocess.run(["callgrind_control", "-d", str(self.process.pid)], check=True, capture_output=True)
+        (dump,) = [name for name in set(os.listdir(self.folder)) - before if name.startswith(os.path.basename(self.dumps))]
+        with open(os.path.join(self.folder, dump)) as file:
+            return int(re.search(r"^summary: (\d+)", file.read(), re.M).group(1)), json.loads(run.stdout)
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=120)
+
+
+def fan_out(tablecast, server_binary, shim, folder, subscribers, small, large):
+    """Server instructions per delivery of one update to each of `subscribers` connections."""
+    server = ServerUnderCallgrind(server_binary, shim, folder, "fan-out", ["--sync", "normal",
+                                  "--max-handshakes-per-address", "100000"])
+    try:
         def run(edits):
-            subprocess.run(["callgrind_control", "-z", str(server.pid)], check=True, capture_output=True)
-            load = subprocess.run(
-                [tablecast, "load", "--url", f"ws://127.0.0.1:{port}/", "--create", "--subscribers", str(subscribers),
-                 "--replicas", "0", "--raw-writers", "--writers", "1", "--in-flight", "1", "--mix", "edit=1",
-                 "--window-until", "delivery", "--count", str(edits), "--timeout", "300", "--quiet", "--json"],
-                capture_output=True, text=True, timeout=900)
-            if load.returncode != 0:
-                raise SystemExit(f"tablecast load failed: {load.stderr}")
-            delivered = json.loads(load.stdout)["deliveries"]["count"]
-            if delivered != edits * subscribers:
-                raise SystemExit(f"{delivered} deliveries, expected {edits * subscribers}")
-            before = set(os.listdir(folder))
-            subprocess.run(["callgrind_control", "-d", str(server.pid)], check=True, capture_output=True)
-            (dump,) = [name for name in set(os.listdir(folder)) - before if name.startswith("serve.out")]
-            with open(os.path.join(folder, dump)) as file:
-                return int(re.search(r"^summary: (\d+)", file.read(), re.M).group(1))
+            count, report = server.measure(
+                [tablecast, "load", "--create", "--subscribers", str(subscribers), "--replicas", "0", "--raw-writers",
+                 "--writers", "1", "--in-flight", "1", "--mix", "edit=1", "--window-until", "delivery", "--count",
+                 str(edits)])
+            if report["deliveries"]["count"] != edits * subscribers:
+                raise SystemExit(f"{report['deliveries']['count']} deliveries, expected {edits * subscribers}")
+            return count
 
         first, second = run(small), run(large)
         return (second - first) / ((large - small) * subscribers)
     finally:
-        server.terminate()
-        server.wait(timeout=120)
+        server.stop()
+
+
+def durable(tablecast, server_binary, shim, folder, small, large):
+    """Server instructions per acknowledged intent with every ack after fsync (`--sync full`): 16 raw writers with
+    64 edits in flight each on one table, nobody subscribed."""
+    server = ServerUnderCallgrind(server_binary, shim, folder, "durable", ["--sync", "full"])
+    try:
+        def run(intents):
+            count, report = server.measure(
+                [tablecast, "load", "--create", "--table", "durable", "--subscribers", "0", "--raw-writers",
+                 "--writers", "16", "--in-flight", "64", "--mix", "edit=1", "--count", str(intents)])
+            return count, report["intents"]["acked"]
+
+        (first, acked_first), (second, acked_second) = run(small), run(large)
+        return (second - first) / (acked_second - acked_first)
+    finally:
+        server.stop()
 
 
 def main():
@@ -114,7 +151,8 @@ def main():
     parser.add_argument("--iterations", type=int, default=2000, help="N of the micro paths")
     parser.add_argument("--subscribers", type=int, default=1000)
     parser.add_argument("--edits", default="10,60", help="K1,K2 of the fan-out runs")
-    parser.add_argument("--only", help="one path: decode-edit, resolve-edit, encode-update or fan-out")
+    parser.add_argument("--intents", default="1000,6000", help="K1,K2 of the durable runs")
+    parser.add_argument("--only", help="one path: decode-edit, resolve-edit, encode-update, fan-out or durable")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="instruction-counts-") as folder:
         shim = os.path.join(folder, "sigsuspend.so")
@@ -122,10 +160,10 @@ def main():
         with open(source, "w") as file:
             file.write(SHIM)
         subprocess.run(["clang", "-shared", "-fPIC", "-O2", "-o", shim, source], check=True)
-        bench = stripped(os.path.join(arguments.build, "table-model-bench"), folder)
         n = arguments.iterations
         for path in ["decode-edit", "resolve-edit", "encode-update"]:
             if arguments.only in (None, path):
+                bench = stripped(os.path.join(arguments.build, "table-model-bench"), folder)
                 per = (collected([bench, "count", path, str(2 * n)]) - collected([bench, "count", path, str(n)])) / n
                 print(f"{path}: {per:,.0f} instructions", flush=True)
         if arguments.only in (None, "fan-out"):
@@ -133,6 +171,11 @@ def main():
             tablecast = os.path.join(arguments.build, "tablecast")
             per = fan_out(tablecast, stripped(tablecast, folder), shim, folder, arguments.subscribers, small, large)
             print(f"fan-out to {arguments.subscribers} connections: {per:,.0f} server instructions per delivery")
+        if arguments.only in (None, "durable"):
+            small, large = (int(part) for part in arguments.intents.split(","))
+            tablecast = os.path.join(arguments.build, "tablecast")
+            per = durable(tablecast, stripped(tablecast, folder), shim, folder, small, large)
+            print(f"durable intents: {per:,.0f} server instructions per acknowledged intent", flush=True)
 
 
 if __name__ == "__main__":
