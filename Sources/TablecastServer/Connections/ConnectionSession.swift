@@ -58,11 +58,24 @@ extension ClientMessage {
 extension Intent {
     /// Whether the intent sets a row's `editable`, `movable` or `editingStyle` flag, which only admins may do.
     var setsRowFlags: Bool {
+        // Row intents (most of them) are answered without building their batch.
+        switch self {
+        case .delete, .move, .patch, .deleteSection, .moveSection: return false
+        case .insert(_, let row): return row.setsFlags
+        case .edit(_, _, let editable, let movable, let editingStyle):
+            return editable != nil || movable != nil || editingStyle != nil
+        case .insertSection, .editSection, .batch: break
+        }
         let batch = clientBatch
         let inserted =
             batch.insertRows.map(\.row) + batch.insertSections.flatMap(\.section.rows)
             + batch.reloadSections.flatMap { $0.rows ?? [] }
-        return inserted.contains { !$0.editable || !$0.movable || $0.editingStyle != .delete }
+        return inserted.contains(where: \.setsFlags)
             || batch.reloadRows.contains { $0.editable != nil || $0.movable != nil || $0.editingStyle != nil }
     }
+}
+
+extension RowContent {
+    /// Whether a new row has a flag other than its default.
+    fileprivate var setsFlags: Bool { !editable || !movable || editingStyle != .delete }
 }
