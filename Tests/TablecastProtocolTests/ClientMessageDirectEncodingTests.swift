@@ -1,7 +1,8 @@
-@testable import TablecastProtocol
 import TableModel
 import TablecastTesting
 import XCTest
+
+@testable import TablecastProtocol
 
 /// Row intents are written straight into bytes (`directlyEncoded()`); their text must be exactly what the general
 /// encoder (`json.jsonBytes`) writes, since the server fingerprints intents by these bytes and stores the
@@ -10,7 +11,8 @@ final class ClientMessageDirectEncodingTests: XCTestCase {
     private static let strings = ["", "a", "r17", "t\"q", "back\\slash", "line\nbreak", "\u{1}ctl", "é✓", "😀x"]
 
     private func string(_ g: inout SeededGenerator) -> String {
-        Self.strings.randomElement(using: &g)! + (Bool.random(using: &g) ? String(Int.random(in: 0...999, using: &g)) : "")
+        Self.strings.randomElement(using: &g)!
+            + (Bool.random(using: &g) ? String(Int.random(in: 0...999, using: &g)) : "")
     }
 
     private func value(_ depth: Int, _ g: inout SeededGenerator) -> JSONValue {

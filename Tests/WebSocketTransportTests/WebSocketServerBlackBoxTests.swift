@@ -18,11 +18,16 @@ final class WebSocketServerBlackBoxTests: XCTestCase {
         }
         box.server = server
 
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("BlackBox/websocket_client_check.py")
+        let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let script = tests.appendingPathComponent("BlackBox/websocket_client_check.py")
+        // The tests' Python packages (websockets) are in the checkout's .venv, which .ci/install makes.
+        let venv = tests.deletingLastPathComponent().appendingPathComponent(".venv/bin/python")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path, String(server.port)]
+        process.arguments = [
+            FileManager.default.isExecutableFile(atPath: venv.path) ? venv.path : "python3", script.path,
+            String(server.port),
+        ]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output

@@ -41,14 +41,14 @@ final class ConnectionRouter {
     /// Messages of connections whose previous request is still running as a task, in arrival order.
     private var held: [WebSocketConnectionID: Deque<WebSocketInboundMessage>] = [:]
     /// Where request tasks report back.
-    private let events: AsyncStream<RouterEvent>.Continuation
+    private let events: RouterEvents
     private let anonymousPrefix = "anon-" + String(UInt32.random(in: 0...UInt32.max), radix: 16) + "-"
     /// Once set, new requests are refused: the server is shutting down.
     private var stopping = false
 
     init(
         context: ServerContext, directory: TableDirectory, settings: Settings,
-        events: AsyncStream<RouterEvent>.Continuation
+        events: RouterEvents
     ) {
         self.context = context
         self.directory = directory
@@ -56,41 +56,45 @@ final class ConnectionRouter {
         self.events = events
     }
 
-    /// Handles events until the stream ends.
-    func run(_ events: AsyncStream<RouterEvent>) async {
+    /// Handles events until ``RouterEvents/finish()`` was called and every event queued before it is handled.
+    func run() async {
         await withTaskGroup(of: Void.self) { group in
             // Tokens expire only where there are tokens: only then is the time worth watching.
             if settings.policy.requiresToken {
                 let ticks = self.events
                 group.addTask {
                     while (try? await Task.sleep(for: Self.expiryCheckInterval)) != nil {
-                        if case .terminated = ticks.yield(.tick) { return }
+                        if !ticks.yield(.tick) { return }
                     }
                 }
             }
-            await handle(events)
+            await handle()
             group.cancelAll()
         }
     }
 
-    private func handle(_ events: AsyncStream<RouterEvent>) async {
-        for await event in events {
-            switch event {
-            case .transport(.opened(let info)): opened(info)
-            case .transport(.message(let id, let message)):
-                if held[id] != nil {
-                    held[id]!.append(message)
-                } else {
-                    received(message, on: id)
-                }
-            case .transport(.closed(let id, _)): closed(id)
-            case .finished(let id, let outcome): finished(outcome, on: id)
-            case .stop(let done):
-                stopping = true
-                done.resume()
-            case .tick: closeExpired(now: Self.wallClock())
-            case .policy(let policy, let done): done.resume(returning: replace(policy))
+    private func handle() async {
+        while let batch = await events.next() {
+            for event in batch { handle(event) }
+        }
+    }
+
+    private func handle(_ event: RouterEvent) {
+        switch event {
+        case .transport(.opened(let info)): opened(info)
+        case .transport(.message(let id, let message)):
+            if held[id] != nil {
+                held[id]!.append(message)
+            } else {
+                received(message, on: id)
             }
+        case .transport(.closed(let id, _)): closed(id)
+        case .finished(let id, let outcome): finished(outcome, on: id)
+        case .stop(let done):
+            stopping = true
+            done.resume()
+        case .tick: closeExpired(now: Self.wallClock())
+        case .policy(let policy, let done): done.resume(returning: replace(policy))
         }
     }
 

@@ -31,7 +31,7 @@ final class HTTPGateway: Sendable {
         var refetching = false
     }
 
-    private let router: AsyncStream<RouterEvent>.Continuation
+    private let router: RouterEvents
     /// Nil until the server listens (its own origins name its port): until then, browsers are refused.
     private let origins: @Sendable () -> OriginPolicy?
     private let openAPIDocument: [UInt8]
@@ -49,7 +49,7 @@ final class HTTPGateway: Sendable {
     static let maxCallersPaced = 10_000
 
     init(
-        router: AsyncStream<RouterEvent>.Continuation, origins: @escaping @Sendable () -> OriginPolicy?,
+        router: RouterEvents, origins: @escaping @Sendable () -> OriginPolicy?,
         openAPIDocument: [UInt8], openAPISchemas: [String: [UInt8]], requestsPerSecond: Int,
         factory: any MetricsFactory
     ) {

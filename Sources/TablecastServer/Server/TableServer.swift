@@ -32,7 +32,7 @@ public final class TableServer: Service {
     private let directory: TableDirectory
     /// Follows the other nodes on a shared store; nil with SQLite.
     private let follower: ClusterFollower?
-    private let events: AsyncStream<RouterEvent>.Continuation
+    private let events: RouterEvents
     private let router: Task<Void, Never>
     /// Keeps a second server (or `compact`) off the database file while this one runs; nil with PostgreSQL.
     private let lock: DatabaseLock?
@@ -49,7 +49,7 @@ public final class TableServer: Service {
 
     private init(
         port: Int, context: ServerContext, directory: TableDirectory, follower: ClusterFollower?,
-        events: AsyncStream<RouterEvent>.Continuation, router: Task<Void, Never>, lock: DatabaseLock?
+        events: RouterEvents, router: Task<Void, Never>, lock: DatabaseLock?
     ) {
         self.lock = lock
         self.port = port
@@ -113,11 +113,11 @@ public final class TableServer: Service {
             let (seconds, attoseconds) = turn.duration.components
             metrics.commitSeconds.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         }
-        let (stream, continuation) = AsyncStream.makeStream(of: RouterEvent.self)
+        let events = RouterEvents()
         // The port is known once the transport listens: the gateway reads the origins through it.
         let origins = Mutex<OriginPolicy?>(nil)
         let gateway = HTTPGateway(
-            router: continuation, origins: { origins.withLock { $0 } }, openAPIDocument: configuration.openAPIDocument,
+            router: events, origins: { origins.withLock { $0 } }, openAPIDocument: configuration.openAPIDocument,
             openAPISchemas: configuration.openAPISchemas, requestsPerSecond: configuration.intentsPerSecond,
             factory: configuration.metricsFactory)
         let transport: WebSocketServer
@@ -140,7 +140,7 @@ public final class TableServer: Service {
                 heartbeat: configuration.eventStreamHeartbeat, onEvent: gateway.handle)
             transport = try WebSocketServer(
                 configuration: transportConfiguration, logger: logger,
-                onEvent: { continuation.yield(.transport($0)) })
+                onEvent: { events.yield(.transport($0)) })
             gateway.attach(transport)
         } catch {
             await committer.stop()
@@ -185,8 +185,7 @@ public final class TableServer: Service {
             maxConsecutiveBadMessages: configuration.maxConsecutiveBadMessages,
             maxMessageBytes: configuration.maxMessageBytes, serverVersion: version)
         let router = Task {
-            await ConnectionRouter(context: context, directory: directory, settings: settings, events: continuation)
-                .run(stream)
+            await ConnectionRouter(context: context, directory: directory, settings: settings, events: events).run()
         }
         var serving: Logger.Metadata = [
             "url": "\(configuration.tls == nil ? "ws" : "wss")://\(configuration.host):\(port)/",
@@ -197,7 +196,7 @@ public final class TableServer: Service {
         if !configuration.isPostgres { serving["synchronous"] = "\(configuration.synchronous.rawValue)" }
         logger.info("serving", metadata: serving)
         return TableServer(
-            port: port, context: context, directory: directory, follower: follower, events: continuation,
+            port: port, context: context, directory: directory, follower: follower, events: events,
             router: router,
             lock: lock)
     }
@@ -216,7 +215,7 @@ public final class TableServer: Service {
     public func replacePolicy(_ policy: AccessPolicy) async -> Int {
         await withCheckedContinuation { done in
             // After shutdown there is no connection left to check.
-            if case .terminated = events.yield(.policy(policy, done)) { done.resume(returning: 0) }
+            if !events.yield(.policy(policy, done)) { done.resume(returning: 0) }
         }
     }
 
