@@ -54,7 +54,7 @@ public final class WebSocketClient: Sendable {
 
     /// Queues `message` for each of `connections`.
     public func send(_ message: WebSocketMessage, to connections: [WebSocketConnectionID]) {
-        loop.submit(.sendMany(message, connections))
+        loop.submit(.sendMany([message], connections))
     }
 
     /// Closes a connection with `code` and `reason` after what is already queued for it is written.

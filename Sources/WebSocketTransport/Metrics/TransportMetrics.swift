@@ -14,6 +14,7 @@ final class TransportMetrics: Sendable {
     let bytesReceived: Counter
     let messagesSent: Counter
     let bytesSent: Counter
+    let writes: Counter
     let queueOverflows: Counter
     private let closedByReason: [UInt16: Counter]
     private let closedOther: Counter
@@ -30,6 +31,7 @@ final class TransportMetrics: Sendable {
         bytesReceived = counter("received_bytes")
         messagesSent = counter("messages_sent")
         bytesSent = counter("sent_bytes")
+        writes = counter("writes")
         queueOverflows = counter("queue_overflows")
         let reasons: [(WebSocketCloseCode, String)] = [
             (.normalClosure, "normal"), (.goingAway, "going_away"), (.abnormalClosure, "abnormal"),
@@ -64,6 +66,8 @@ extension WebSocketServer {
         "websocket_received_bytes_total": "WebSocket payload bytes received.",
         "websocket_messages_sent_total": "WebSocket messages written to connections.",
         "websocket_sent_bytes_total": "WebSocket payload bytes written to connections.",
+        "websocket_writes_total":
+            "Writes of WebSocket messages to connections (one send each): messages sent per write is how well queued messages are coalesced.",
         "websocket_queue_overflows_total":
             "Connections closed because their outbound queue passed its bound (slow readers).",
     ]

@@ -106,7 +106,15 @@ public final class WebSocketServer: Sendable {
 
     /// Queues the same `message` for each of `connections`: one buffer, one queue entry per connection.
     public func send(_ message: WebSocketMessage, to connections: [WebSocketConnectionID]) {
-        loop.submit(.sendMany(message, connections))
+        loop.submit(.sendMany([message], connections))
+    }
+
+    /// Queues `messages`, in order, for each of `connections`, in one command: each connection's queue has them all
+    /// before its next write, so they go out in one send rather than one each (as separate WebSocket messages,
+    /// whole and in order).
+    public func send(_ messages: [WebSocketMessage], to connections: [WebSocketConnectionID]) {
+        guard !messages.isEmpty else { return }
+        loop.submit(.sendMany(messages, connections))
     }
 
     /// Answers API exchange `id` (see ``HTTPAPI``); ignored when it is gone or was answered.

@@ -233,10 +233,12 @@ final class Connection {
         }
         var messages = 0
         var bytes = 0
+        var writes = 0
         defer {
-            if bytes > 0, let metrics = loop.metrics {
+            if writes > 0, let metrics = loop.metrics {
                 metrics.messagesSent.increment(by: Int64(messages))
                 metrics.bytesSent.increment(by: Int64(bytes))
+                metrics.writes.increment(by: Int64(writes))
             }
         }
         while let message = queue.first {
@@ -263,6 +265,7 @@ final class Connection {
                 messages += 1
                 bytes += message.count
             }
+            writes += 1
             if lws_partial_buffered(wsi) != 0 || bytes >= Self.writeBudget { break }
         }
         // Close only once lws has sent what it buffered of a partial write, or the close would cut it off.

@@ -1,7 +1,7 @@
 /// Work handed from any thread to the service thread through the loop's locked inbox.
 enum ServiceCommand: Sendable {
     case send(WebSocketMessage, WebSocketConnectionID)
-    case sendMany(WebSocketMessage, [WebSocketConnectionID])
+    case sendMany([WebSocketMessage], [WebSocketConnectionID])
     case broadcast(WebSocketMessage)
     case close(WebSocketConnectionID, WebSocketCloseFrame)
     /// Drop a connection without a close frame (its socket shut down), as a failing network would.

@@ -149,7 +149,7 @@ final class ServiceLoop: @unchecked Sendable {
     func submit(_ command: ServiceCommand) {
         switch command {
         case .send: outboundBacklog.add(1, ordering: .relaxed)
-        case .sendMany(_, let ids): outboundBacklog.add(ids.count, ordering: .relaxed)
+        case .sendMany(let messages, let ids): outboundBacklog.add(ids.count * messages.count, ordering: .relaxed)
         default: break
         }
         inbox.withLock { inbox in
@@ -226,13 +226,13 @@ final class ServiceLoop: @unchecked Sendable {
                 } else if let exchange = exchanges[id] {
                     deliver(message, to: exchange)
                 }
-            case .sendMany(let message, let ids):
-                outboundBacklog.subtract(ids.count, ordering: .relaxed)
+            case .sendMany(let messages, let ids):
+                outboundBacklog.subtract(ids.count * messages.count, ordering: .relaxed)
                 for id in ids {
                     if let connection = connections[id] {
-                        connection.enqueue(message)
+                        for message in messages { connection.enqueue(message) }
                     } else if !exchanges.isEmpty, let exchange = exchanges[id] {
-                        deliver(message, to: exchange)
+                        for message in messages { deliver(message, to: exchange) }
                     }
                 }
             case .broadcast(let message):

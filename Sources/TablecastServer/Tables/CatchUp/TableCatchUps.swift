@@ -42,16 +42,13 @@ final class TableCatchUps {
             account: context.budget[.updateHistory])
     }
 
-    /// A committed update: kept for catch-ups and history, sent to every subscriber.
-    func publish(
-        _ update: WebSocketMessage, version: UInt64, time: Int64, originName: String, originUser: String,
-        to audience: TableAudience
-    ) {
+    /// A committed update, kept for catch-ups and history. The caller sends it to the subscribers with the others
+    /// of its group (see ``TableAudience/deliver(_:)``).
+    func keep(_ update: WebSocketMessage, version: UInt64, time: Int64, originName: String, originUser: String) {
         history.append(update)
         context.recentChanges.append(
             table, epoch: epoch, version: version, time: time, originName: originName,
             originUser: originUser, update: update)
-        audience.deliver(update)
     }
 
     /// The table's state was replaced (a rebase or a failed group undone): the shared snapshot no longer holds.

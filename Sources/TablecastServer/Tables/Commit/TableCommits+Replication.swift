@@ -31,10 +31,11 @@ extension TableCommits {
             return broken == nil
         }
         for entry in followed.entries {
-            catchUps.publish(
+            catchUps.keep(
                 entry.update, version: entry.version, time: entry.time, originName: entry.originName,
-                originUser: entry.originUser, to: audience)
+                originUser: entry.originUser)
         }
+        audience.deliver(followed.entries.map(\.update))
         let version = engine.table.version
         actor.watermarks.withLock { $0.stored(upTo: version) }
         actor.listing.set(version: version, subscribers: audience.subscribers.count)

@@ -178,12 +178,15 @@ final class TableCommits {
         }
     }
 
-    /// Fans out a durable group's updates and sends its acks, each originator's after its own update.
+    /// Fans out a durable group's updates, all at once, then sends its acks: each originator's after its own update.
     private func publish(_ group: PendingGroup, _ audience: TableAudience, _ catchUps: TableCatchUps) {
         for (entry, record) in zip(group.entries, group.records) {
-            catchUps.publish(
+            catchUps.keep(
                 entry.update, version: UInt64(record.version), time: record.time, originName: record.originName,
-                originUser: record.originUser, to: audience)
+                originUser: record.originUser)
+        }
+        audience.deliver(group.entries.map(\.update))
+        for entry in group.entries {
             audience.clear(rows: entry.editedRowsDeleted)
             context.transport.send(WebSocketMessage(kind: .text, bytes: entry.ack), to: entry.requester.connection)
             // Claimed when resolved; claimed again in case the owner's last connection closed meanwhile.
