@@ -29,8 +29,9 @@ extension TablecastClient {
     /// Performs actions returned by the machine, outside the lock; their socket commands were queued under it.
     func perform(_ actions: [Machine.Action]) {
         if actions.contains(where: { if case .socket = $0 { true } else { false } }) { writeQueuedCommands() }
-        for action in actions {
-            switch action {
+        // By index, as queueCommands does: binding each action copied it.
+        for index in actions.indices {
+            switch actions[index] {
             case .socket:
                 break // written above, in the order queued
             case .schedule(let timer, let deadline):
