@@ -20,7 +20,7 @@ Each figure is a difference of two runs, so that start-up and set-up cancel out:
   keep replicas (the default) and one raw writer with one edit in flight until every subscriber has it; the load
   process's instructions for a run of K2 edits minus those of a run of K1 (20 and 120), divided by
   (K2 - K1) × subscribers: what the client library (with the load tool's own counting) spends per received update.
-  How the service loop's iterations fall moves it by about ±500.
+  How the service loop's iterations fall moves it by about ±1 %.
 
 Two things make valgrind 3.19 work on this toolchain's binaries: copies without debug information (it cannot read
 the DWARF 5 that Swift 6 writes), and a preloaded `sigsuspend` that passes a writable copy of its mask (valgrind
