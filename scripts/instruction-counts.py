@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Instruction counts of the server's hot paths, under valgrind's callgrind: figures that repeat whatever else the
-machine is doing, so that a regression shows in one run.
+"""Instruction counts of the hot paths, the server's and the client library's, under valgrind's callgrind: figures
+that repeat whatever else the machine is doing, so that a regression shows in one run.
 
     swift build -c release --product tablecast --product table-model-bench
-    python3 scripts/instruction-counts.py
+    python3 scripts/instruction-counts.py    # one path: --only decode-edit, resolve-edit, encode-update, fan-out, ...
 
 Each figure is a difference of two runs, so that start-up and set-up cancel out:
 - decode-edit, resolve-edit, encode-update: `table-model-bench count PATH N` and `... 2N`, divided by N.
@@ -16,6 +16,11 @@ Each figure is a difference of two runs, so that start-up and set-up cancel out:
   and no subscriber; the server's instructions for a run of K2 intents minus those of K1, divided by the intents
   acknowledged in between. Every ack follows the fsync of its group; how intents fall into groups (one transaction
   each) varies a little from run to run, and so does this figure (±2 %).
+- client: `tablecast load` itself under callgrind against a native `tablecast serve`: 100 library subscribers that
+  keep replicas (the default) and one raw writer with one edit in flight until every subscriber has it; the load
+  process's instructions for a run of K2 edits minus those of a run of K1 (20 and 120), divided by
+  (K2 - K1) × subscribers: what the client library (with the load tool's own counting) spends per received update.
+  How the service loop's iterations fall moves it by about ±1 %.
 
 Two things make valgrind 3.19 work on this toolchain's binaries: copies without debug information (it cannot read
 the DWARF 5 that Swift 6 writes), and a preloaded `sigsuspend` that passes a writable copy of its mask (valgrind
@@ -67,6 +72,19 @@ def free_port():
         return probe.getsockname()[1]
 
 
+def answers(port, process):
+    """Whether the server on `port` answers its health check within two minutes (false once `process` ended)."""
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).read()
+            return True
+        except OSError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                return False
+            time.sleep(0.5)
+
+
 class ServerUnderCallgrind:
     """`tablecast serve` under callgrind on a free port; `measure` counts its instructions over one load run."""
 
@@ -78,16 +96,9 @@ class ServerUnderCallgrind:
              str(self.port), "--db", os.path.join(folder, f"{name}.sqlite"), "--intents-per-second", "1000000",
              "--log-level", "warning"] + arguments,
             env=dict(ENVIRONMENT, LD_PRELOAD=shim), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=5).read()
-                return
-            except OSError:
-                if time.monotonic() > deadline or self.process.poll() is not None:
-                    self.stop()
-                    raise SystemExit("the server under callgrind did not start")
-                time.sleep(0.5)
+        if not answers(self.port, self.process):
+            self.stop()
+            raise SystemExit("the server under callgrind did not start")
 
     def measure(self, load):
         """The server's instructions while `load` (a `tablecast load` command without --url) ran, and its report.
@@ -145,6 +156,37 @@ def durable(tablecast, server_binary, shim, folder, small, large):
         server.stop()
 
 
+def client(tablecast, load_binary, shim, folder, subscribers, small, large):
+    """Instructions of `tablecast load` per update received by a library subscriber that keeps a replica."""
+    port = free_port()
+    server = subprocess.Popen(
+        [tablecast, "serve", "--port", str(port), "--db", os.path.join(folder, "client.sqlite"), "--sync", "normal",
+         "--intents-per-second", "1000000", "--max-handshakes-per-address", "100000", "--log-level", "warning"],
+        env=ENVIRONMENT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        if not answers(port, server):
+            raise SystemExit("the server did not start")
+
+        def run(edits):
+            command = [load_binary, "load", "--url", f"ws://127.0.0.1:{port}/", "--create", "--subscribers",
+                       str(subscribers), "--raw-writers", "--writers", "1", "--in-flight", "1", "--mix", "edit=1",
+                       "--window-until", "delivery", "--count", str(edits), "--timeout", "300", "--quiet", "--json"]
+            load = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + command,
+                                  capture_output=True, text=True, env=dict(ENVIRONMENT, LD_PRELOAD=shim), timeout=1800)
+            if load.returncode != 0:
+                raise SystemExit(f"tablecast load failed: {load.stderr[-2000:]}")
+            delivered = json.loads(load.stdout)["deliveries"]["count"]
+            if delivered != edits * subscribers:
+                raise SystemExit(f"{delivered} deliveries, expected {edits * subscribers}")
+            return int(re.search(r"Collected : (\d+)", load.stderr).group(1))
+
+        first, second = run(small), run(large)
+        return (second - first) / ((large - small) * subscribers)
+    finally:
+        server.terminate()
+        server.wait(timeout=120)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default=os.path.join(ROOT, ".build", "release"), help="folder of the binaries")
@@ -152,7 +194,9 @@ def main():
     parser.add_argument("--subscribers", type=int, default=1000)
     parser.add_argument("--edits", default="10,60", help="K1,K2 of the fan-out runs")
     parser.add_argument("--intents", default="1000,6000", help="K1,K2 of the durable runs")
-    parser.add_argument("--only", help="one path: decode-edit, resolve-edit, encode-update, fan-out or durable")
+    parser.add_argument("--client-subscribers", type=int, default=100)
+    parser.add_argument("--client-edits", default="20,120", help="K1,K2 of the client runs")
+    parser.add_argument("--only", help="one path: decode-edit, resolve-edit, encode-update, fan-out, durable or client")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="instruction-counts-") as folder:
         shim = os.path.join(folder, "sigsuspend.so")
@@ -176,6 +220,13 @@ def main():
             tablecast = os.path.join(arguments.build, "tablecast")
             per = durable(tablecast, stripped(tablecast, folder), shim, folder, small, large)
             print(f"durable intents: {per:,.0f} server instructions per acknowledged intent", flush=True)
+        if arguments.only in (None, "client"):
+            small, large = (int(part) for part in arguments.client_edits.split(","))
+            tablecast = os.path.join(arguments.build, "tablecast")
+            load = stripped(tablecast, folder)
+            per = client(tablecast, load, shim, folder, arguments.client_subscribers, small, large)
+            print(f"client, {arguments.client_subscribers} subscribers keeping replicas: {per:,.0f} instructions of "
+                  "`tablecast load` per received update")
 
 
 if __name__ == "__main__":

@@ -63,6 +63,42 @@ final class BatchTests: XCTestCase {
         }
     }
 
+    /// A batch of one reload (the edit, which replicas apply without a layout) changes the table as the reference
+    /// does; one whose row does not exist gets the error ``Table/validate(_:)`` gives it and changes nothing.
+    func testOneReloadAppliesLikeAnyBatch() {
+        withSeed { generator in
+            var applied = 0
+            for _ in 0..<400 {
+                let table = RandomTables.table(using: &generator)
+                let section = Int.random(in: -1...table.sections.count, using: &generator)
+                let rows = table.sections.indices.contains(section) ? table.sections[section].rows.count : 1
+                let at = RowPath(section: section, row: Int.random(in: -1...rows, using: &generator))
+                let batch = Batch(
+                    reloadRows: [
+                        .init(
+                            at: at, value: .number(Double(applied)), editable: Bool.random(using: &generator),
+                            movable: [nil, false].randomElement(using: &generator)!,
+                            editingStyle: [nil, EditingStyle.none].randomElement(using: &generator)!)
+                    ])
+                var result = table
+                do {
+                    try result.apply(batch)
+                    XCTAssertEqual(result.sections, RandomTables.reference(table, batch))
+                    XCTAssertEqual(result.version, table.version + 1)
+                    XCTAssertEqual(result.nextID, table.nextID)
+                    applied += 1
+                } catch {
+                    XCTAssertThrowsError(try table.validate(batch)) { expected in
+                        XCTAssertEqual(error as? TableError, expected as? TableError)
+                    }
+                    XCTAssertEqual(result, table)
+                }
+            }
+            XCTAssertGreaterThan(applied, 40, "both kinds are tried: rows that exist and rows that do not")
+            XCTAssertLessThan(applied, 360)
+        }
+    }
+
     /// One random defect that makes a valid batch invalid, or `nil` when the batch offers nothing to break.
     private func corrupt(_ valid: Batch, _ table: Table, using generator: inout SeededGenerator) -> Batch? {
         var batch = valid

@@ -127,6 +127,7 @@ enum RandomTables {
             sections[reload.at.section].rows[reload.at.row].value = reload.value
             if let editable = reload.editable { sections[reload.at.section].rows[reload.at.row].editable = editable }
             if let movable = reload.movable { sections[reload.at.section].rows[reload.at.row].movable = movable }
+            if let style = reload.editingStyle { sections[reload.at.section].rows[reload.at.row].editingStyle = style }
         }
         for reload in batch.reloadSections {
             sections[reload.at].header = reload.header

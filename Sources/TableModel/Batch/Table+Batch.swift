@@ -9,7 +9,28 @@ extension Table {
     /// them: a batch committed before a limit was lowered must still replay.
     /// An empty batch changes nothing and commits nothing: the version stays.
     public mutating func apply(_ batch: Batch) throws(TableError) {
+        if applyOneReload(batch) { return }
         _ = try applyReturningLayout(batch)
+    }
+
+    /// Applies a batch that only reloads one row, an edit (most of what replicas apply), when the row exists: the
+    /// checks ``apply(_:)`` makes of such a batch, without working out a layout. False for any other batch, or one
+    /// that does not fit, which the general path then refuses with its errors.
+    private mutating func applyOneReload(_ batch: Batch) -> Bool {
+        guard batch.reloadRows.count == 1, batch.deleteRows.isEmpty, batch.insertRows.isEmpty, batch.moveRows.isEmpty,
+            batch.deleteSections.isEmpty, batch.insertSections.isEmpty, batch.reloadSections.isEmpty,
+            batch.moveSections.isEmpty
+        else { return false }
+        let reload = batch.reloadRows[0]
+        let (section, row) = (reload.at.section, reload.at.row)
+        guard section >= 0, section < sections.count, row >= 0, row < sections[section].rows.count else { return false }
+        // In place, through the nested subscripts: the section's rows are not copied.
+        sections[section].rows[row].value = reload.value
+        if let editable = reload.editable { sections[section].rows[row].editable = editable }
+        if let movable = reload.movable { sections[section].rows[row].movable = movable }
+        if let editingStyle = reload.editingStyle { sections[section].rows[row].editingStyle = editingStyle }
+        version += 1
+        return true
     }
 
     /// Checks `batch` against this table exactly as ``apply(_:)`` would, without changing anything.

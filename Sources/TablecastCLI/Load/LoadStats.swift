@@ -135,13 +135,20 @@ final class LoadStats: Sendable {
     /// that came with a subscribe's catch-up (`timed` false) is counted but not timed: it waited for the
     /// subscribe, not the fan-out.
     func recordDelivery(originRef: String?, subscriber: Int, timed: Bool = true) {
-        guard let ref = originRef, ref.utf8.starts(with: refMarker.utf8) else { return }
+        guard let ref = originRef, Self.ref(ref, startsWith: refMarker) else { return }
         deliveries.add(1, ordering: .relaxed)
         let now = Self.now()
         lastDelivery.store(now, ordering: .relaxed)
-        guard timed, ref.utf8.starts(with: ownMarker.utf8), let sentAt = Self.sendTime(in: ref) else { return }
+        guard timed, Self.ref(ref, startsWith: ownMarker), let sentAt = Self.sendTime(in: ref) else { return }
         let micros = latency("delivery", from: sentAt, to: now)
         shards[subscriber % shards.count].latencies.withLock { $0.record(micros) }
+    }
+
+    /// Whether `ref` begins with `marker`, compared on their UTF-8 bytes in place: `starts(with:)` on two UTF-8
+    /// views walked them through their indices, ~650 instructions each time, twice for every delivery.
+    static func ref(_ ref: String, startsWith marker: String) -> Bool {
+        var (ref, marker) = (ref, marker)
+        return ref.withUTF8 { ref in marker.withUTF8 { ref.starts(with: $0) } }
     }
 
     /// The number after a ref's last dot, read from its UTF-8 bytes: this runs for every delivery, and Character

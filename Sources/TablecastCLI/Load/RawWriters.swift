@@ -101,7 +101,7 @@ final class RawWriters: Sendable {
             for _ in 0..<window { sendNext(on: id) }
             return
         }
-        guard let ref = Self.ref(in: text), ref.utf8.starts(with: stats.refMarker.utf8),
+        guard let ref = Self.ref(in: text), LoadStats.ref(ref, startsWith: stats.refMarker),
             let sentAt = LoadStats.sendTime(in: ref)
         else {
             // An error that answers no intent (a refused hello): this writer cannot go on.

@@ -19,7 +19,10 @@ struct ShellState {
 
     /// Queues the socket commands among `actions`, in their order.
     mutating func queueCommands(_ actions: [Machine.Action]) {
-        for case .socket(let command) in actions { commands.append(command) }
+        // By index: binding each action would copy it, an update's event with all its strings and arrays.
+        for index in actions.indices {
+            if case .socket(let command) = actions[index] { commands.append(command) }
+        }
     }
 
     /// The queued commands for the thread that is to perform them: `writer` is true for the one performing them

@@ -26,13 +26,15 @@ extension TablecastClient {
         withState { state in ((), event(&state.machine)) }
     }
 
-    /// Performs actions returned by the machine, outside the lock; their socket commands were queued under it.
+    /// Performs actions returned by the machine, outside the lock; their socket commands were queued under it and
+    /// are written last: an intent's prediction is reported before the intent leaves, so that its answer, handled
+    /// on another thread, cannot be reported first (a refused intent's prediction would otherwise stay shown).
     func perform(_ actions: [Machine.Action]) {
-        if actions.contains(where: { if case .socket = $0 { true } else { false } }) { writeQueuedCommands() }
-        for action in actions {
-            switch action {
+        // By index, as queueCommands does: binding each action copied it.
+        for index in actions.indices {
+            switch actions[index] {
             case .socket:
-                break // written above, in the order queued
+                break // written below, in the order queued
             case .schedule(let timer, let deadline):
                 schedule(timer, at: deadline)
             case .resume(let id, let result):
@@ -45,6 +47,7 @@ extension TablecastClient {
                 fetchToken(for: use)
             }
         }
+        if actions.contains(where: { if case .socket = $0 { true } else { false } }) { writeQueuedCommands() }
     }
 
     /// Performs the queued socket commands unless another thread is at it (it performs these too, in order).

@@ -82,30 +82,20 @@ extension ClientStateMachine {
 
     /// Applies an update to its replica and prediction; one that does not follow asks for a fresh snapshot.
     private mutating func apply(_ update: ServerMessage.Update) -> [Action] {
-        let table = update.table
-        // Fields are read one by one, so that no copy of the subscription keeps the replica's storage shared.
-        guard subscriptions[table]?.resyncing == false, let version = subscriptions[table]?.replica?.version,
-            update.version > version // not applied already (never expected)
-        else { return [] }
-        let inFlightRef = subscriptions[table]!.inFlightRef
-        do {
-            // In place: the replica's arrays are uniquely referenced here, so nothing is copied.
-            try subscriptions[table]!.replica!.apply(update)
-            if subscriptions[table]!.optimistic != nil {
-                let own =
-                    update.originClient == welcomedAs && update.originRef != nil && update.originRef == inFlightRef
-                try subscriptions[table]!.optimistic!.receive(update.batch, own: own)
-            }
-        } catch {
-            subscriptions[table]!.resyncing = true
+        // One lookup, and the subscription changed where it is: its replica's arrays are uniquely referenced there,
+        // so nothing is copied (reading its fields one by one cost six lookups and copies of the subscription).
+        let welcomedAs = welcomedAs
+        switch subscriptions[update.table]?.apply(update, welcomedAs: welcomedAs) {
+        case nil, .ignored?:
+            return []
+        case .applied(let replica, let predicted)?:
+            var actions: [Action] = [.emit(.update(update, replica))]
+            if let predicted { actions.append(.emit(.predicted(table: update.table, predicted))) }
+            return actions
+        case .outOfStep?:
             guard let socket = openSocket else { return [] }
-            return [.socket(.send(ClientMessage(.subscribe(table: table, since: nil, epoch: nil)), on: socket))]
+            return [.socket(.send(ClientMessage(.subscribe(table: update.table, since: nil, epoch: nil)), on: socket))]
         }
-        var actions: [Action] = [.emit(.update(update, subscriptions[table]!.replica!))]
-        if let predicted = subscriptions[table]!.optimistic?.predicted {
-            actions.append(.emit(.predicted(table: table, predicted)))
-        }
-        return actions
     }
 
     /// Takes a subscribed table's presence state from a catch-up's `subscribed` or `refreshed`.

@@ -31,3 +31,35 @@ extension ClientStateMachine {
 
     func canRedo(_ table: String) -> Bool { subscriptions[table]?.optimistic?.canRedo ?? false }
 }
+
+extension ClientStateMachine.Subscription {
+    /// What an update did to a subscription.
+    enum UpdateOutcome {
+        /// Not applied: a snapshot is awaited, there is no replica, or the replica has the version already.
+        case ignored
+        /// Applied: the replica after it, and the prediction when the client has one.
+        case applied(Replica, predicted: Table?)
+        /// It does not follow the replica or fit it: the subscription now awaits a fresh snapshot.
+        case outOfStep
+    }
+
+    /// Applies an update to the replica and the prediction, in place. `welcomedAs` is this client's id: its own
+    /// in-flight intent's update confirms the prediction's first pending intent.
+    mutating func apply(_ update: ServerMessage.Update, welcomedAs: String?) -> UpdateOutcome {
+        guard !resyncing, let version = replica?.version,
+            update.version > version // not applied already (never expected)
+        else { return .ignored }
+        do {
+            try replica!.apply(update)
+            if optimistic != nil {
+                let own =
+                    update.originClient == welcomedAs && update.originRef != nil && update.originRef == inFlightRef
+                try optimistic!.receive(update.batch, own: own)
+            }
+        } catch {
+            resyncing = true
+            return .outOfStep
+        }
+        return .applied(replica!, predicted: optimistic?.predicted)
+    }
+}

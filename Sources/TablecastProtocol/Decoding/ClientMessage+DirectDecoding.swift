@@ -53,9 +53,6 @@ private struct Keys: OptionSet {
     static let all = Keys(rawValue: (1 << 18) - 1)
 }
 
-/// Thrown to give up; the general decoder then reads the message.
-private struct GiveUp: Error {}
-
 /// The members of one object read so far: a message's or a batch entry's.
 private struct Fields {
     var seen: Keys = []
@@ -102,23 +99,12 @@ private struct RowIntentReader {
 
     init(parser: JSONParser) { self.parser = parser }
 
-    var bytes: UnsafeBufferPointer<UInt8> { parser.bytes }
-
-    /// The byte at the current index, or nil at the end.
-    var next: UInt8? { parser.index < bytes.count ? bytes[parser.index] : nil }
-
-    mutating func expect(_ byte: UInt8) throws {
-        skipWhitespace()
-        guard next == byte else { throw GiveUp() }
-        parser.index += 1
-    }
-
     mutating func message(limits: ProtocolLimits) throws -> ClientMessage {
-        skipWhitespace()
+        parser.skipBlanks()
         var fields = Fields()
         try readObject(into: &fields, allowing: .all)
-        skipWhitespace()
-        guard parser.index == bytes.count, let kind = fields.type, fields.seen.contains(.table),
+        parser.skipBlanks()
+        guard parser.index == parser.bytes.count, let kind = fields.type, fields.seen.contains(.table),
             fields.seen.isSubset(of: kind.keys), entries <= limits.maxBatchEntries
         else { throw GiveUp() }
         if let ref = fields.ref, ref.utf8.count > limits.maxRefLength, ref.count > limits.maxRefLength {
@@ -160,8 +146,8 @@ private struct RowIntentReader {
             let key = try reader.readKey()
             guard allowed.contains(key), !fields.seen.contains(key) else { throw GiveUp() }
             fields.seen.insert(key)
-            try reader.expect(UInt8(ascii: ":"))
-            reader.skipWhitespace()
+            try reader.parser.expect(UInt8(ascii: ":"))
+            reader.parser.skipBlanks()
             try reader.readValue(of: key, into: &fields)
         }
     }
@@ -171,22 +157,22 @@ private struct RowIntentReader {
     /// is too: otherwise the reader of an `edit` runs ~150 instructions more.
     @inline(__always)
     mutating func readElements(_ opening: UInt8, _ closing: UInt8, _ element: (inout Self) throws -> Void) throws {
-        guard next == opening else { throw GiveUp() }
+        guard parser.next == opening else { throw GiveUp() }
         try parser.enter()
         parser.index += 1
-        skipWhitespace()
-        if next == closing {
+        parser.skipBlanks()
+        if parser.next == closing {
             parser.index += 1
             parser.depth -= 1
             return
         }
         while true {
-            skipWhitespace()
+            parser.skipBlanks()
             try element(&self)
-            skipWhitespace()
-            if next == UInt8(ascii: ",") {
+            parser.skipBlanks()
+            if parser.next == UInt8(ascii: ",") {
                 parser.index += 1
-            } else if next == closing {
+            } else if parser.next == closing {
                 parser.index += 1
                 parser.depth -= 1
                 return
@@ -196,28 +182,9 @@ private struct RowIntentReader {
         }
     }
 
-    /// The bytes of a string at the cursor up to its closing quote, which the cursor moves past; any escape makes
-    /// it a word no name matches.
-    @inline(__always)
-    mutating func readWord() throws -> Slice<UnsafeBufferPointer<UInt8>> {
-        guard next == UInt8(ascii: "\"") else { throw GiveUp() }
-        let start = parser.index + 1
-        var end = start
-        while end < bytes.count, bytes[end] != UInt8(ascii: "\"") { end += 1 }
-        guard end < bytes.count else { throw GiveUp() }
-        parser.index = end + 1
-        return bytes[start..<end]
-    }
-
-    /// Whether `word` is `name`, whose length the caller already matched.
-    func word(_ word: Slice<UnsafeBufferPointer<UInt8>>, is name: StaticString) -> Bool {
-        for index in 0..<word.count where name.utf8Start[index] != word[word.startIndex + index] { return false }
-        return true
-    }
-
     /// A key of plain letters that the reader knows.
     mutating func readKey() throws -> Keys {
-        let key = try readWord()
+        let key = try parser.readWord()
         let start = key.startIndex
         // By length, then by the bytes that tell the names of that length apart; the whole name is compared last.
         let candidate: (StaticString, Keys)
@@ -241,94 +208,34 @@ private struct RowIntentReader {
         case (12, _): candidate = ("editingStyle", .editingStyle)
         default: throw GiveUp()
         }
-        guard word(key, is: candidate.0) else { throw GiveUp() }
+        guard parser.word(key, is: candidate.0) else { throw GiveUp() }
         return candidate.1
-    }
-
-    mutating func skipWhitespace() {
-        while parser.index < bytes.count {
-            switch bytes[parser.index] {
-            case 0x20, 0x09, 0x0A, 0x0D: parser.index += 1
-            default: return
-            }
-        }
     }
 
     mutating func readValue(of key: Keys, into fields: inout Fields) throws {
         switch key {
         case .type: fields.type = try readKind()
         case .table: fields.table = try readTableName()
-        case .base: fields.base = UInt64(try readCount())
-        case .ref: fields.ref = try readString()
-        case .at: fields.at = try readRowPath()
-        case .from: fields.from = try readRowPath()
-        case .to: fields.to = try readRowPath()
-        case .row: fields.row = try readString()
+        case .base: fields.base = UInt64(try parser.readCount())
+        case .ref: fields.ref = try parser.readString()
+        case .at: fields.at = try parser.readRowPath()
+        case .from: fields.from = try parser.readRowPath()
+        case .to: fields.to = try parser.readRowPath()
+        case .row: fields.row = try parser.readString()
         case .value: fields.value = try parser.parseValue()
         case .patch: fields.patch = try parser.parseValue()
-        case .editable: fields.editable = try readBool()
-        case .movable: fields.movable = try readBool()
+        case .editable: fields.editable = try parser.readBool()
+        case .movable: fields.movable = try parser.readBool()
         case .editingStyle:
-            guard let style = EditingStyle(rawValue: try readString()) else { throw GiveUp() }
+            guard let style = EditingStyle(rawValue: try parser.readString()) else { throw GiveUp() }
             fields.editingStyle = style
         default: try readList(key)
         }
     }
 
-    mutating func readString() throws -> String {
-        guard next == UInt8(ascii: "\"") else { throw GiveUp() }
-        return try parser.parseString()
-    }
-
-    mutating func readBool() throws -> Bool {
-        guard case .bool(let value) = try parser.parseValue() else { throw GiveUp() }
-        return value
-    }
-
-    /// A count: plain digits are read here, other numbers by the parser (with its rules), then checked as
-    /// ``JSONDecode/count(_:_:)`` does.
-    mutating func readCount() throws -> Int {
-        let start = parser.index
-        var value = 0
-        while parser.index < bytes.count, parser.index - start < 15 {
-            let digit = bytes[parser.index] &- UInt8(ascii: "0")
-            guard digit < 10 else { break }
-            value = value * 10 + Int(digit)
-            parser.index += 1
-        }
-        // Plain: some digits, no leading zero, and no fraction, exponent or sixteenth digit after them.
-        let plain: Bool
-        switch next ?? 0 {
-        case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            plain = false
-        default: plain = parser.index > start && (bytes[start] != UInt8(ascii: "0") || parser.index - start == 1)
-        }
-        if plain { return value }
-        parser.index = start
-        guard let byte = next, byte == UInt8(ascii: "-") || parser.isDigit(byte),
-            let count = JSONDecode.exactCount(try parser.parseNumber())
-        else { throw GiveUp() }
-        return count
-    }
-
-    /// `[section, row]`, nothing else.
-    mutating func readRowPath() throws -> RowPath {
-        guard next == UInt8(ascii: "[") else { throw GiveUp() }
-        try parser.enter()
-        parser.index += 1
-        skipWhitespace()
-        let section = try readCount()
-        try expect(UInt8(ascii: ","))
-        skipWhitespace()
-        let row = try readCount()
-        try expect(UInt8(ascii: "]"))
-        parser.depth -= 1
-        return RowPath(section: section, row: row)
-    }
-
     /// The type, when it is one of the row intents.
     mutating func readKind() throws -> Intent.Kind {
-        let name = try readWord()
+        let name = try parser.readWord()
         let candidate: (StaticString, Intent.Kind)
         switch (name.count, name.first ?? 0) {
         case (4, UInt8(ascii: "e")): candidate = ("edit", .edit)
@@ -339,17 +246,17 @@ private struct RowIntentReader {
         case (6, UInt8(ascii: "d")): candidate = ("delete", .delete)
         default: throw GiveUp()
         }
-        guard word(name, is: candidate.0) else { throw GiveUp() }
+        guard parser.word(name, is: candidate.0) else { throw GiveUp() }
         return candidate.1
     }
 
     /// A valid table name, written without escapes: `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`.
     mutating func readTableName() throws -> String {
-        guard next == UInt8(ascii: "\"") else { throw GiveUp() }
+        guard parser.next == UInt8(ascii: "\"") else { throw GiveUp() }
         let start = parser.index + 1
         var end = start
-        while end < bytes.count, end - start <= 64 {
-            let byte = bytes[end]
+        while end < parser.bytes.count, end - start <= 64 {
+            let byte = parser.bytes[end]
             let alphanumeric =
                 (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
                 || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
@@ -360,16 +267,16 @@ private struct RowIntentReader {
                 break
             }
         }
-        guard end > start, end - start <= 64, end < bytes.count, bytes[end] == UInt8(ascii: "\"") else {
+        guard end > start, end - start <= 64, end < parser.bytes.count, parser.bytes[end] == UInt8(ascii: "\"") else {
             throw GiveUp()
         }
         parser.index = end + 1
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        return String(decoding: UnsafeBufferPointer(rebasing: parser.bytes[start..<end]), as: UTF8.self)
     }
 
     /// A batch's row list: its entries go straight into ``batch``.
     mutating func readList(_ list: Keys) throws {
-        guard next == UInt8(ascii: "[") else { throw GiveUp() }
+        guard parser.next == UInt8(ascii: "[") else { throw GiveUp() }
         // Room for a few entries at once: growing from one through 2, 4 and 8 costs an allocation each time.
         switch list {
         case .deleteRows: batch.deleteRows.reserveCapacity(8)

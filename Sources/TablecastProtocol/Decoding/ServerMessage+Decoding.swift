@@ -4,6 +4,7 @@ extension ServerMessage {
     /// Decodes one server message (the client side; the inverse of ``encoded``). Unknown members are ignored, so a
     /// newer server may add fields; a missing or mistyped field is a `JSONDecodingError` naming it.
     public static func decode(_ bytes: [UInt8]) throws(JSONDecodingError) -> ServerMessage {
+        if let update = decodeUpdate(bytes) { return update }
         let json: JSONValue
         do {
             json = try JSONValue(parsing: bytes)
