@@ -54,7 +54,7 @@ private struct Keys: OptionSet {
 }
 
 /// The members of one object read so far: a message's or a batch entry's.
-private struct Fields {
+private struct Fields: DirectFields {
     var seen: Keys = []
     var at = RowPath(section: 0, row: 0)
     var from = RowPath(section: 0, row: 0)
@@ -92,7 +92,7 @@ extension Intent {
     }
 }
 
-private struct RowIntentReader {
+private struct RowIntentReader: DirectReader {
     var parser: JSONParser
     var batch = ClientBatch()
     var entries = 0
@@ -140,49 +140,6 @@ private struct RowIntentReader {
             editingStyle: fields.editingStyle ?? .delete)
     }
 
-    /// Reads an object starting at `{` into `fields`, refusing members outside `allowed` and repeated ones.
-    mutating func readObject(into fields: inout Fields, allowing allowed: Keys) throws {
-        try readElements(UInt8(ascii: "{"), UInt8(ascii: "}")) { reader in
-            let key = try reader.readKey()
-            guard allowed.contains(key), !fields.seen.contains(key) else { throw GiveUp() }
-            fields.seen.insert(key)
-            try reader.parser.expect(UInt8(ascii: ":"))
-            reader.parser.skipBlanks()
-            try reader.readValue(of: key, into: &fields)
-        }
-    }
-
-    /// Reads a container from its `opening` byte (at the cursor) through its `closing` one, calling `element` with
-    /// the cursor at each element's first byte; the elements are separated by commas. Inlined, so that the closure
-    /// is too: otherwise the reader of an `edit` runs ~150 instructions more.
-    @inline(__always)
-    mutating func readElements(_ opening: UInt8, _ closing: UInt8, _ element: (inout Self) throws -> Void) throws {
-        guard parser.next == opening else { throw GiveUp() }
-        try parser.enter()
-        parser.index += 1
-        parser.skipBlanks()
-        if parser.next == closing {
-            parser.index += 1
-            parser.depth -= 1
-            return
-        }
-        while true {
-            parser.skipBlanks()
-            try element(&self)
-            parser.skipBlanks()
-            if parser.next == UInt8(ascii: ",") {
-                parser.index += 1
-            } else if parser.next == closing {
-                parser.index += 1
-                parser.depth -= 1
-                return
-            } else {
-                throw GiveUp()
-            }
-        }
-    }
-
-    /// A key of plain letters that the reader knows.
     mutating func readKey() throws -> Keys {
         let key = try parser.readWord()
         let start = key.startIndex

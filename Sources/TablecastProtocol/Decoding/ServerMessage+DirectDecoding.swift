@@ -61,7 +61,7 @@ private struct UpdateKeys: OptionSet {
 }
 
 /// The members of one object read so far: the message's, its origin's, an entry's or a row's.
-private struct UpdateFields {
+private struct UpdateFields: DirectFields {
     var seen: UpdateKeys = []
     var table = ""
     var version: UInt64 = 0
@@ -78,7 +78,7 @@ private struct UpdateFields {
     var editingStyle: EditingStyle?
 }
 
-private struct UpdateReader {
+private struct UpdateReader: DirectReader {
     var parser: JSONParser
     var batch = Batch()
 
@@ -98,49 +98,6 @@ private struct UpdateReader {
                 batch: batch))
     }
 
-    /// Reads an object starting at `{` into `fields`, refusing members outside `allowed` and repeated ones.
-    mutating func readObject(into fields: inout UpdateFields, allowing allowed: UpdateKeys) throws {
-        try readElements(UInt8(ascii: "{"), UInt8(ascii: "}")) { reader in
-            let key = try reader.readKey()
-            guard allowed.contains(key), !fields.seen.contains(key) else { throw GiveUp() }
-            fields.seen.insert(key)
-            try reader.parser.expect(UInt8(ascii: ":"))
-            reader.parser.skipBlanks()
-            try reader.readValue(of: key, into: &fields)
-        }
-    }
-
-    /// Reads a container from its `opening` byte (at the cursor) through its `closing` one, calling `element` with
-    /// the cursor at each element's first byte; the elements are separated by commas. Inlined, so that the closure
-    /// is too.
-    @inline(__always)
-    mutating func readElements(_ opening: UInt8, _ closing: UInt8, _ element: (inout Self) throws -> Void) throws {
-        guard parser.next == opening else { throw GiveUp() }
-        try parser.enter()
-        parser.index += 1
-        parser.skipBlanks()
-        if parser.next == closing {
-            parser.index += 1
-            parser.depth -= 1
-            return
-        }
-        while true {
-            parser.skipBlanks()
-            try element(&self)
-            parser.skipBlanks()
-            if parser.next == UInt8(ascii: ",") {
-                parser.index += 1
-            } else if parser.next == closing {
-                parser.index += 1
-                parser.depth -= 1
-                return
-            } else {
-                throw GiveUp()
-            }
-        }
-    }
-
-    /// A key of plain letters that the reader knows.
     mutating func readKey() throws -> UpdateKeys {
         let key = try parser.readWord()
         let start = key.startIndex
