@@ -16,20 +16,7 @@ struct Requester: Sendable, Hashable {
     let principal: String
 
     /// Who owns the requester's refs.
-    let refOwner: RefOwner
-
-    init(
-        connection: WebSocketConnectionID, client: String, name: String?, user: String?, stable: Bool,
-        principal: String
-    ) {
-        self.connection = connection
-        self.client = client
-        self.name = name
-        self.user = user
-        self.stable = stable
-        self.principal = principal
-        refOwner = RefOwner(principal: principal, client: client)
-    }
+    var refOwner: RefOwner { RefOwner(principal: principal, client: client) }
 
     /// The connection's key in presence: unique for the server's life, the same on every table.
     var presenceKey: String { "c\(connection.rawValue)" }

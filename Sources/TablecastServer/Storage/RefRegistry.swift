@@ -4,26 +4,8 @@ import Synchronization
 /// Whose refs: a client id within its principal. Clients choose their ids, so refs are kept apart per principal
 /// (see ``Credential/principal``): one token's clients can neither see nor take another's refs.
 struct RefOwner: Hashable, Sendable {
-    let principal: String
-    let client: String
-    /// Both strings hashed once: an intent with a ref looks its owner up in several tables (the registry, the
-    /// pending group), and hashing two strings each time cost more than the lookups.
-    private let digest: Int
-
-    init(principal: String, client: String) {
-        self.principal = principal
-        self.client = client
-        var hasher = Hasher()
-        hasher.combine(principal)
-        hasher.combine(client)
-        digest = hasher.finalize()
-    }
-
-    static func == (a: RefOwner, b: RefOwner) -> Bool {
-        a.digest == b.digest && a.principal == b.principal && a.client == b.client
-    }
-
-    func hash(into hasher: inout Hasher) { hasher.combine(digest) }
+    var principal: String
+    var client: String
 }
 
 /// What a ref was used for. A ref is the retry key of one intent: a retry repeats the intent on its table, and
