@@ -11,7 +11,7 @@ extension ClientMessage {
         switch intent {
         case .insert(let at, let row):
             writer.beginObject(firstKey: "at")
-            writer.pair(at.section, at.row)
+            at.write(to: &writer)
             write(base: base, to: &writer)
             if !row.editable {
                 writer.key("editable")
@@ -30,22 +30,22 @@ extension ClientMessage {
             writer.value(row.value)
         case .delete(let row):
             writer.beginObject(firstKey: "at")
-            writer.pair(row.path.section, row.path.row)
+            row.path.write(to: &writer)
             write(base: base, to: &writer)
             write(ref: ref, row: row.id, table: table, type: "delete", to: &writer)
         case .move(let from, let to):
             writer.beginObject()
             write(base: base, to: &writer)
             writer.key("from")
-            writer.pair(from.path.section, from.path.row)
+            from.path.write(to: &writer)
             write(ref: ref, row: from.id, table: table, to: &writer)
             writer.key("to")
-            writer.pair(to.section, to.row)
+            to.write(to: &writer)
             writer.key("type")
             writer.string("move")
         case .edit(let row, let value, let editable, let movable, let editingStyle):
             writer.beginObject(firstKey: "at")
-            writer.pair(row.path.section, row.path.row)
+            row.path.write(to: &writer)
             write(base: base, to: &writer)
             if let editable {
                 writer.key("editable")
@@ -64,7 +64,7 @@ extension ClientMessage {
             writer.value(value)
         case .patch(let row, let patch):
             writer.beginObject(firstKey: "at")
-            writer.pair(row.path.section, row.path.row)
+            row.path.write(to: &writer)
             write(base: base, to: &writer)
             writer.key("patch")
             writer.value(patch)
