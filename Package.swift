@@ -87,7 +87,8 @@ let package = Package(
         .testTarget(
             name: "WebSocketTransportTests",
             dependencies: [
-                "WebSocketTransport", "TablecastTesting", .product(name: "Prometheus", package: "swift-prometheus"),
+                "WebSocketTransport", "TablecastTesting", "CLibCrypto",
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -4,7 +4,7 @@ import XCTest
 
 final class FrameParserTests: XCTestCase {
     private func parse(_ bytes: [UInt8], assembled: Int = 0, limit: Int = 1 << 20) -> [FrameParser.Output] {
-        var parser = FrameParser()
+        var parser = FrameParser(readsMaskedFrames: true)
         bytes.withUnsafeBytes { parser.append($0) }
         var outputs: [FrameParser.Output] = []
         while let output = parser.next(assembled: assembled, limit: limit) {
@@ -25,7 +25,7 @@ final class FrameParserTests: XCTestCase {
             RawSocket.frame(opcode: 0x1, fin: false, payload: Array("héllo".utf8))
             + RawSocket.frame(opcode: 0x9, fin: true, payload: [1, 2])
             + RawSocket.frame(opcode: 0x0, fin: true, payload: [UInt8](repeating: 7, count: 70_000))
-        var parser = FrameParser()
+        var parser = FrameParser(readsMaskedFrames: true)
         var frames: [FrameParser.Frame] = []
         for byte in bytes {
             [byte].withUnsafeBytes { parser.append($0) }
@@ -62,10 +62,42 @@ final class FrameParserTests: XCTestCase {
             nil)
     }
 
+    /// A client reads a server's frames, which must not be masked, by the same rules.
+    func testAClientReadsUnmaskedFramesAndRefusesMaskedOnes() {
+        var parser = FrameParser(readsMaskedFrames: false)
+        let bytes: [UInt8] =
+            [0x01, 0x03] + Array("hél".utf8).prefix(3) + [0x80, 0x01, 0x6C]
+            + [0x89, 0x00] + [0x82, 126, 0x01, 0x00] + [UInt8](repeating: 9, count: 256)
+        var frames: [FrameParser.Frame] = []
+        for byte in bytes {
+            [byte].withUnsafeBytes { parser.append($0) }
+            while case .frame(let frame)? = parser.next(assembled: 0, limit: 1 << 20) { frames.append(frame) }
+        }
+        XCTAssertEqual(frames.map(\.opcode), [.text, .continuation, .ping, .binary])
+        XCTAssertEqual(frames.map(\.fin), [false, true, true, true])
+        XCTAssertEqual(frames[0].payload + frames[1].payload, Array("hél".utf8))
+        XCTAssertEqual(frames[3].payload, [UInt8](repeating: 9, count: 256))
+        XCTAssertEqual(parser.bufferedBytes, 0)
+
+        func violation(_ bytes: [UInt8], limit: Int = 1 << 20) -> WebSocketCloseFrame? {
+            var parser = FrameParser(readsMaskedFrames: false)
+            bytes.withUnsafeBytes { parser.append($0) }
+            guard case .violation(let frame)? = parser.next(assembled: 0, limit: limit) else { return nil }
+            return frame
+        }
+        XCTAssertEqual(
+            violation(RawSocket.frame(opcode: 0x1, fin: true, payload: [0x61])),
+            WebSocketCloseFrame(code: .protocolError, reason: "a server frame must not be masked"))
+        XCTAssertEqual(violation([0x81, 126, 0x00, 0x05])?.code, .protocolError, "5 in 16 bits")
+        XCTAssertEqual(violation([0x89, 126, 0x00, 200])?.code, .protocolError, "a ping of 200 bytes")
+        XCTAssertEqual(violation([0xC1, 0x00])?.code, .protocolError, "RSV1 without an extension")
+        XCTAssertEqual(violation([0x82, 126, 0x01, 0x00], limit: 255)?.code, .messageTooBig)
+    }
+
     /// The budget is what the message in progress may still take.
     func testTheBudgetCountsWhatWasAssembled() {
         let frame = RawSocket.frame(opcode: 0x0, fin: true, payload: [UInt8](repeating: 1, count: 10))
-        var parser = FrameParser()
+        var parser = FrameParser(readsMaskedFrames: true)
         (RawSocket.frame(opcode: 0x2, fin: false, payload: []) + frame).withUnsafeBytes { parser.append($0) }
         _ = parser.next(assembled: 0, limit: 100)
         XCTAssertEqual(
@@ -76,7 +108,7 @@ final class FrameParserTests: XCTestCase {
     /// Closing: data frames of any size are skipped as their bytes arrive, never held whole, and the control frames
     /// behind them still come out, the peer's close frame among them.
     func testSkippedDataFramesAreNotBufferedAndControlFramesComeOut() {
-        var parser = FrameParser()
+        var parser = FrameParser(readsMaskedFrames: true)
         parser.skipsData = true
         let big = [UInt8](repeating: 7, count: 3 << 20)
         let bytes =

@@ -50,6 +50,7 @@ extension ServiceLoop {
     func clientEstablished(_ wsi: OpaquePointer) {
         guard let connection = connection(for: wsi) else { return }
         connection.didOpen(wsi)
+        connection.startReading(wsi)
         let request = connection.clientRequest?.request
         let target = request?.path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false) ?? ["/"]
         let info = WebSocketConnectionInfo(

@@ -49,21 +49,6 @@ extension ServiceLoop {
         handler(.opened(info))
     }
 
-    /// Where lws keeps the bytes it read from a connection and did not parse (see
-    /// `CLibWebSockets_inputBuflistOffset`): looked for on the first connection, the same for all of them.
-    func inputBuflistOffset(_ wsi: OpaquePointer) -> Int? {
-        if !buflistOffsetSought {
-            buflistOffsetSought = true
-            let offset = CLibWebSockets_inputBuflistOffset(wsi)
-            buflistOffset = offset > 0 ? offset : nil
-            if buflistOffset == nil {
-                logger.error(
-                    "this libwebsockets keeps its unread input elsewhere: frames sent with an upgrade request are lost")
-            }
-        }
-        return buflistOffset
-    }
-
     static func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
         let length = Int(lws_hdr_total_length(wsi, token))
         guard length > 0 else { return nil }

@@ -6,13 +6,12 @@ import Glibc
 /// Closing and reading: what a connection does with its peer's bytes and with its end. Like the rest of it, only
 /// the service thread runs this.
 extension Connection {
-    // MARK: Closing, server role
+    // MARK: Closing
 
     /// The connection will close: what the peer sends from now on is read and dropped, not delivered (a paused
     /// connection is read again), so that a peer still sending is not left blocked with our close frame unread
     /// behind what it sent. Its close frame is still found among what it sends (see `FrameParser.skipsData`).
     func beginClosing() {
-        guard loop.isServer else { return }
         parser.skipsData = true
         inbound = []
         assembling = false
@@ -55,13 +54,14 @@ extension Connection {
 
     static let writeBudget = 64 * 1024
 
-    // MARK: Inbound, server role
+    // MARK: Inbound
 
-    /// Takes reading over from lws once the connection is established: lws 4.1 acts on a frame header before any
-    /// callback sees it, accepting unmasked frames and non-minimal lengths and dropping the connection without a
-    /// close frame for an oversized control frame or a length with its top bit set. A libev watcher on the socket
-    /// reads it instead (through OpenSSL on a TLS connection), `FrameParser` applies RFC 6455 §5, and lws keeps the
-    /// handshake, the writing, its idle pings and closing the socket.
+    /// Takes reading over from lws once the connection is established. lws 4.1's server acts on a frame header
+    /// before any callback sees it, accepting unmasked frames and non-minimal lengths and dropping the connection
+    /// without a close frame for an oversized control frame or a length with its top bit set; its client parses
+    /// frames a byte at a time (~70 instructions a byte). A libev watcher on the socket reads it instead (through
+    /// OpenSSL on a TLS connection), `FrameParser` applies RFC 6455 §5, and lws keeps the handshake, the writing,
+    /// its idle pings and closing the socket.
     func startReading(_ wsi: OpaquePointer) {
         lws_rx_flow_control(wsi, 0)
         reader = CLibWebSockets_newReader(
@@ -72,14 +72,16 @@ extension Connection {
             }, Unmanaged.passUnretained(self).toOpaque())
         guard let reader else { return }
         CLibWebSockets_startReader(loop.eventLoop, reader)
-        // lws may hold bytes that came with the upgrade request, and OpenSSL decrypted ones: read them at once
-        // (from the next loop iteration: lws keeps the bytes once this ESTABLISHED callback has returned).
+        // lws may hold bytes that came with the upgrade request (or, client role, behind the server's 101 response),
+        // and OpenSSL decrypted ones: read them at once (from the next loop iteration: lws keeps the bytes once this
+        // ESTABLISHED callback has returned).
         mayHaveEarlyInput = true
         CLibWebSockets_feedReader(loop.eventLoop, reader)
     }
 
-    /// Hands the parser what lws read past the upgrade request: frames a client sent without waiting for the 101
-    /// (RFC 6455 has it wait, but they must not be lost), and half a frame just as well.
+    /// Hands the parser what lws read past the handshake: frames a client sent without waiting for the 101 (RFC 6455
+    /// has it wait, but they must not be lost), the first frames a server sent with its 101, and half a frame just as
+    /// well.
     private func takeEarlyInput(_ wsi: OpaquePointer) {
         mayHaveEarlyInput = false
         guard let offset = loop.inputBuflistOffset(wsi) else { return }
@@ -190,7 +192,7 @@ extension Connection {
             confirmAlive(wsi)
             switch output {
             case .violation(let frame):
-                if pendingClose == nil { _ = refuseInbound(wsi, frame) }
+                if pendingClose == nil { refuseInbound(wsi, frame) }
                 // After a bad header nothing more can be read from the stream, the peer's close frame included; an
                 // oversized frame is skipped like any data frame once the connection is closing.
                 if frame.code == .protocolError { droppingInbound = true }
@@ -199,9 +201,9 @@ extension Connection {
                 case .text, .binary:
                     assembling = true
                     inboundKind = frame.opcode == .text ? .text : .binary
-                    frame.payload.withUnsafeBytes { _ = take(wsi, $0, final: frame.fin) }
+                    take(wsi, frame.payload, final: frame.fin)
                 case .continuation:
-                    frame.payload.withUnsafeBytes { _ = take(wsi, $0, final: frame.fin) }
+                    take(wsi, frame.payload, final: frame.fin)
                 case .ping where pendingClose == nil:
                     pendingPong = frame.payload
                     lws_callback_on_writable(wsi)
@@ -229,33 +231,13 @@ extension Connection {
         lws_callback_on_writable(wsi)
     }
 
-    // MARK: Inbound
-
-    /// A RECEIVE callback (client role): one chunk of a frame. Reassembles fragments, enforces the size limit,
-    /// validates text.
-    func receive(_ wsi: OpaquePointer, _ data: UnsafeRawPointer?, _ length: Int) -> Int32 {
-        if droppingInbound { return 0 }
-        if !assembling {
-            assembling = true
-            inboundKind = lws_frame_is_binary(wsi) != 0 ? .binary : .text
-        }
-        let maxSize = loop.limits.maxMessageSize
-        // What the frame header announced counts at once: a frame claiming more than the limit is refused at its
-        // first bytes, not after the limit's worth of them.
-        if inbound.count + length + lws_remaining_packet_payload(wsi) > maxSize {
-            return refuseInbound(
-                wsi, WebSocketCloseFrame(code: .messageTooBig, reason: "message exceeds \(maxSize) bytes"))
-        }
-        defer { countAssembling() }
-        return take(wsi, UnsafeRawBufferPointer(start: data, count: length), final: lws_is_final_fragment(wsi) != 0)
-    }
-
     /// Adds a chunk of the message being assembled; once `final`, validates and delivers the message.
-    private func take(_ wsi: OpaquePointer, _ chunk: UnsafeRawBufferPointer, final: Bool) -> Int32 {
+    private func take(_ wsi: OpaquePointer, _ chunk: [UInt8], final: Bool) {
         let bytes: [UInt8]
         if final {
             if inbound.isEmpty {
-                bytes = Array(chunk)
+                // A whole message in one frame: the frame's payload is the message, not copied again.
+                bytes = chunk
             } else {
                 inbound.append(contentsOf: chunk)
                 bytes = inbound
@@ -264,7 +246,7 @@ extension Connection {
             assembling = false
         } else {
             inbound.append(contentsOf: chunk)
-            return 0
+            return
         }
         if inboundKind == .text, !UTF8Validation.isValid(bytes) {
             return refuseInbound(wsi, WebSocketCloseFrame(code: .invalidPayload, reason: "invalid UTF-8"))
@@ -275,21 +257,14 @@ extension Connection {
         }
         // What was assembled is now delivered: counted as delivered, not twice.
         countAssembling()
-        if loop.delivering(on: id, size: bytes.count), !receivingPaused {
-            receivingPaused = true
-            // The server's reader stops itself once the frames in hand are handled.
-            if reader == nil { lws_rx_flow_control(wsi, 0) }
-        }
+        // The reader stops itself once the frames in hand are handled.
+        if loop.delivering(on: id, size: bytes.count) { receivingPaused = true }
         loop.handler(.message(id, WebSocketInboundMessage(kind: inboundKind, bytes: bytes)))
-        return 0
     }
 
-    /// Closes with `frame` because of what the peer sent, from the next WRITEABLE callback rather than from this
-    /// RECEIVE one: lws 4.1's client freed its receive buffer twice when a RECEIVE callback closed the connection.
-    /// What is still queued for the peer is dropped, and so is what it sends meanwhile.
-    private func refuseInbound(_ wsi: OpaquePointer, _ frame: WebSocketCloseFrame) -> Int32 {
-        // The client role reads through lws, which cannot look for the peer's close frame among what is dropped.
-        if !loop.isServer { droppingInbound = true }
+    /// Closes with `frame` because of what the peer sent, from the next WRITEABLE callback: what is still queued for
+    /// the peer is dropped, and what it sends meanwhile is read only for its close frame.
+    private func refuseInbound(_ wsi: OpaquePointer, _ frame: WebSocketCloseFrame) {
         inbound = []
         assembling = false
         countAssembling()
@@ -298,36 +273,18 @@ extension Connection {
         closeFrame = frame
         beginClosing()
         lws_callback_on_writable(wsi)
-        return 0
     }
 
     /// Reads the connection again after a pause (see `ServiceLoop.consumed`), starting with the frames already
     /// read.
     func resumeReceiving() {
-        guard receivingPaused, let wsi else { return }
+        guard receivingPaused, let wsi, let reader else { return }
         receivingPaused = false
-        guard let reader else {
-            lws_rx_flow_control(wsi, 1)
-            return
-        }
         handleFrames(wsi)
         if !receivingPaused {
             CLibWebSockets_startReader(loop.eventLoop, reader)
             feedIfTLSPending(wsi, reader)
         }
-    }
-
-    /// The peer's close frame as lws hands it over (client role): lws echoes it; a frame the RFC forbids is
-    /// answered instead (see `Self.answer(toClose:)`). lws has already turned most reserved codes into 1002 by
-    /// then, but not codes of 5000 and above. Returns -1 so that lws sends our frame rather than the echo.
-    func peerClosed(_ wsi: OpaquePointer, _ data: UnsafeRawPointer?, _ length: Int) -> Int32 {
-        let (peer, reply) = Self.answer(toClose: UnsafeRawBufferPointer(start: data, count: length))
-        guard let peer, reply == peer else {
-            closeFrame = closeFrame ?? reply
-            return close(wsi, with: reply)
-        }
-        if closeFrame == nil { closeFrame = peer }
-        return 0
     }
 
     /// The peer's close frame (2 bytes of code in network order, then a UTF-8 reason), when it is valid, and the
@@ -353,5 +310,23 @@ extension Connection {
         let peer = WebSocketCloseFrame(
             code: WebSocketCloseCode(rawValue: code), reason: String(decoding: reason, as: UTF8.self))
         return (peer, peer)
+    }
+}
+
+extension ServiceLoop {
+    /// Where lws keeps the bytes it read from a connection and did not parse (see
+    /// `CLibWebSockets_inputBuflistOffset`): looked for on the first connection, the same for all of them.
+    func inputBuflistOffset(_ wsi: OpaquePointer) -> Int? {
+        if !buflistOffsetSought {
+            buflistOffsetSought = true
+            let offset = CLibWebSockets_inputBuflistOffset(wsi)
+            buflistOffset = offset > 0 ? offset : nil
+            if buflistOffset == nil {
+                logger.error(
+                    "this libwebsockets keeps its unread input elsewhere: frames sent right behind a handshake are lost"
+                )
+            }
+        }
+        return buflistOffset
     }
 }

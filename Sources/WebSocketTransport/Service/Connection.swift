@@ -43,30 +43,31 @@ final class Connection {
 
     /// Reading is paused: the application has a bound's worth of this connection's messages in hand.
     var receivingPaused = false
-    /// What the peer sends is dropped unread: it broke a rule that leaves its stream unreadable (a bad frame header;
-    /// client role: any rule), or its close frame was read.
+    /// What the peer sends is dropped unread: it broke a rule that leaves its stream unreadable (a bad frame header),
+    /// or its close frame was read.
     var droppingInbound = false
     var inbound: [UInt8] = []
     var inboundKind = WebSocketMessageKind.text
     var assembling = false
 
-    /// Server role: the libev watcher that reads the socket, and the frames read (see `startReading`).
+    /// The libev watcher that reads the socket once the connection is open, and the frames read (see
+    /// `startReading`).
     var reader: UnsafeMutableRawPointer?
-    var parser = FrameParser()
-    /// Server role: a ping's payload, to be answered with a pong from the next WRITEABLE callback.
+    var parser: FrameParser
+    /// A ping's payload, to be answered with a pong from the next WRITEABLE callback.
     var pendingPong: [UInt8]?
-    /// Server role: the answer to the peer's close frame; the connection closes once it is written.
+    /// The answer to the peer's close frame; the connection closes once it is written.
     var closeReply: WebSocketCloseFrame?
     var closeReplyWritten = false
-    /// Server role: the close frame of a close we started was handed to lws (it may still be buffering part of it).
+    /// The close frame of a close we started was handed to lws (it may still be buffering part of it).
     var closeWritten = false
-    /// Server role: that close frame is out, and the connection lingers (see ``linger(_:)``).
+    /// That close frame is out, and the connection lingers (see ``linger(_:)``).
     var lingering = false
     /// Bytes read while lingering.
     var lingeredBytes = 0
-    /// Server role: the peer sent its close frame or ended its stream after we started closing.
+    /// The peer sent its close frame or ended its stream after we started closing.
     var peerDone = false
-    /// Server role: lws may hold bytes the peer sent with its upgrade request (see `takeEarlyInput`).
+    /// lws may hold bytes the peer sent right behind the handshake (see `takeEarlyInput`).
     var mayHaveEarlyInput = false
     /// When the peer was last reported alive to lws (uptime, ns).
     var confirmedAliveAt: UInt64 = 0
@@ -79,6 +80,7 @@ final class Connection {
     init(id: WebSocketConnectionID, loop: ServiceLoop) {
         self.id = id
         self.loop = loop
+        parser = FrameParser(readsMaskedFrames: loop.isServer)
     }
 
     // MARK: Outbound
@@ -218,7 +220,7 @@ final class Connection {
         if let reply = closeReply {
             if !closeReplyWritten {
                 closeReplyWritten = true
-                guard loop.writeControlFrame(opcode: 0x8, payload: reply.payload, to: wsi) else { return -1 }
+                guard loop.writeControlFrame(.close, payload: reply.payload, to: wsi) else { return -1 }
             }
             // Closing without a reason of ours for lws: it sends nothing more and closes the socket.
             guard lws_partial_buffered(wsi) == 0 else {
@@ -229,7 +231,7 @@ final class Connection {
         }
         if let pong = pendingPong {
             pendingPong = nil
-            guard loop.writeControlFrame(opcode: 0xA, payload: pong, to: wsi) else { return -1 }
+            guard loop.writeControlFrame(.pong, payload: pong, to: wsi) else { return -1 }
         }
         var messages = 0
         var bytes = 0
@@ -277,18 +279,11 @@ final class Connection {
         return 0
     }
 
-    /// Records `frame` and sends it. The client role hands it to lws and returns -1: lws sends it and closes. The
-    /// server role writes it itself and then lingers (see ``linger(_:)``).
+    /// Records `frame`, writes it and then lingers (see ``linger(_:)``).
     func close(_ wsi: OpaquePointer, with frame: WebSocketCloseFrame) -> Int32 {
         if closeFrame == nil { closeFrame = frame }
-        guard loop.isServer else {
-            // A close frame's payload is at most 125 bytes: 2 for the code, the rest for the reason.
-            var reason = Array(frame.reason.utf8.prefix(123))
-            lws_close_reason(wsi, lws_close_status(rawValue: UInt32(frame.code.rawValue)), &reason, reason.count)
-            return -1
-        }
         closeWritten = true
-        guard loop.writeControlFrame(opcode: 0x8, payload: frame.payload, to: wsi) else { return -1 }
+        guard loop.writeControlFrame(.close, payload: frame.payload, to: wsi) else { return -1 }
         if lws_partial_buffered(wsi) != 0 {
             lws_callback_on_writable(wsi)
         } else {

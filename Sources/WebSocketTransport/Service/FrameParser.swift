@@ -1,9 +1,10 @@
-/// RFC 6455 §5 framing of what a client sends, as a value: bytes go in as they arrive, whole frames come out, or
-/// the first rule the next frame breaks, decided from its header before any of its payload is read.
+/// RFC 6455 §5 framing of what the peer sends, as a value: bytes go in as they arrive, whole frames come out, or
+/// the first rule the next frame breaks, decided from its header before any of its payload is read. A server reads
+/// masked frames (a client's), a client unmasked ones (a server's).
 ///
-/// The server reads its connections with this rather than through lws 4.1, which accepts unmasked frames and
+/// Both roles read their connections with this rather than through lws 4.1: its server accepts unmasked frames and
 /// non-minimal lengths and drops a connection without a close frame for an oversized control frame or a length
-/// with the top bit set (see `Connection`).
+/// with the top bit set, and its client parses a byte at a time (see `Connection`).
 struct FrameParser {
     struct Frame: Equatable {
         var fin: Bool
@@ -28,6 +29,8 @@ struct FrameParser {
         case violation(WebSocketCloseFrame)
     }
 
+    /// Server role: frames must be masked. Client role: they must not be.
+    let readsMaskedFrames: Bool
     private var buffer: [UInt8] = []
     /// Where the unparsed bytes of `buffer` start.
     private var start = 0
@@ -40,6 +43,10 @@ struct FrameParser {
     /// whatever their size) and only control frames come out, so that the peer's close frame is found behind any
     /// amount of data.
     var skipsData = false
+
+    init(readsMaskedFrames: Bool) {
+        self.readsMaskedFrames = readsMaskedFrames
+    }
 
     /// Bytes received and not yet returned as frames.
     var bufferedBytes: Int { buffer.count - start }
@@ -96,7 +103,14 @@ struct FrameParser {
         case _ where opcode.isControl && !fin: return protocolError("a control frame must not be fragmented")
         default: break
         }
-        guard second & 0x80 != 0 else { return protocolError("a client frame must be masked") }
+        let maskSize: Int
+        if readsMaskedFrames {
+            guard second & 0x80 != 0 else { return protocolError("a client frame must be masked") }
+            maskSize = 4
+        } else {
+            guard second & 0x80 == 0 else { return protocolError("a server frame must not be masked") }
+            maskSize = 0
+        }
         var length = UInt64(second & 0x7F)
         var headerSize = 2
         if length >= 126 {
@@ -111,8 +125,8 @@ struct FrameParser {
         }
         if skipsData, !opcode.isControl {
             guard length <= UInt64(Int.max) else { return protocolError("a length must have its top bit clear") }
-            guard available >= headerSize + 4 else { return .incomplete }
-            start += headerSize + 4
+            guard available >= headerSize + maskSize else { return .incomplete }
+            start += headerSize + maskSize
             skipping = Int(length)
             fragmenting = !fin
             return .skipped
@@ -121,13 +135,15 @@ struct FrameParser {
             return .output(
                 .violation(WebSocketCloseFrame(code: .messageTooBig, reason: "message exceeds \(limit) bytes")))
         }
-        let total = headerSize + 4 + Int(length)
+        let total = headerSize + maskSize + Int(length)
         guard available >= total else { return .incomplete }
-        let mask = buffer[(start + headerSize)..<(start + headerSize + 4)].map { $0 }
-        let payloadStart = start + headerSize + 4
+        let payloadStart = start + headerSize + maskSize
         var payload = Array(buffer[payloadStart..<(start + total)])
-        payload.withUnsafeMutableBufferPointer { bytes in
-            for index in bytes.indices { bytes[index] ^= mask[index & 3] }
+        if maskSize > 0 {
+            let mask = buffer[(start + headerSize)..<payloadStart].map { $0 }
+            payload.withUnsafeMutableBufferPointer { bytes in
+                for index in bytes.indices { bytes[index] ^= mask[index & 3] }
+            }
         }
         start += total
         if !opcode.isControl { fragmenting = !fin }

@@ -24,12 +24,7 @@ extension ServiceLoop {
         case LWS_CALLBACK_SERVER_WRITEABLE, LWS_CALLBACK_CLIENT_WRITEABLE:
             return connection(for: wsi)?.writeable(wsi) ?? 0
 
-        // In effect the client role: the server reads its connections itself (see `Connection.startReading`).
-        case LWS_CALLBACK_RECEIVE, LWS_CALLBACK_CLIENT_RECEIVE:
-            return connection(for: wsi)?.receive(wsi, input, length) ?? 0
-
-        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-            return connection(for: wsi)?.peerClosed(wsi, input, length) ?? 0
+        // Never LWS_CALLBACK_RECEIVE: both roles read their connections themselves (see `Connection.startReading`).
 
         case LWS_CALLBACK_CLOSED, LWS_CALLBACK_CLIENT_CLOSED:
             if let connection = connection(for: wsi) { finish(connection) }

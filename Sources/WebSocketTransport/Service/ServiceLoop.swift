@@ -37,7 +37,7 @@ final class ServiceLoop: @unchecked Sendable {
     private(set) var context: OpaquePointer!
     /// The libev loop lws runs on (the server's readers too); destroyed by the service thread after the context.
     let eventLoop: UnsafeMutableRawPointer
-    /// Server role: what a connection's reader receives into (service thread only).
+    /// What a connection's reader receives into (service thread only).
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     /// The listening port (server role), read back from lws so that port 0 reports the ephemeral port.
     private(set) var port = 0
@@ -76,7 +76,7 @@ final class ServiceLoop: @unchecked Sendable {
     var exchanges: [WebSocketConnectionID: HTTPExchange] = [:]
     /// Server role: stalled handshakes per peer address.
     var handshakeGate: HandshakeGate
-    /// Server role: the offset of a connection's input buflist in lws' connection struct (see
+    /// The offset of a connection's input buflist in lws' connection struct (see
     /// `inputBuflistOffset(_:)`), once looked for; nil when it was not found.
     var buflistOffset: Int?
     var buflistOffsetSought = false
@@ -403,14 +403,29 @@ final class ServiceLoop: @unchecked Sendable {
         return lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), total, LWS_WRITE_HTTP) >= 0
     }
 
-    /// Server role, from within a WRITEABLE callback: writes a control frame (a pong, a close) as is, the way
-    /// ``writeFrames(_:count:to:)`` does. Returns false on failure.
-    func writeControlFrame(opcode: UInt8, payload: [UInt8], to wsi: OpaquePointer) -> Bool {
-        let frame = [0x80 | opcode, UInt8(payload.count)] + payload
+    /// From within a WRITEABLE callback: writes a control frame (a pong, a close) as is, the way
+    /// ``writeFrames(_:count:to:)`` does; a client's is masked (RFC 6455 §5.3) with a fresh random key. Returns false
+    /// on failure.
+    func writeControlFrame(_ opcode: ControlOpcode, payload: [UInt8], to wsi: OpaquePointer) -> Bool {
+        var frame = [0x80 | opcode.rawValue, UInt8(payload.count)]
+        if isServer {
+            frame += payload
+        } else {
+            frame[1] |= 0x80
+            let mask = withUnsafeBytes(of: UInt32.random(in: .min ... .max)) { Array($0) }
+            frame += mask
+            frame += payload.enumerated().map { $1 ^ mask[$0 & 3] }
+        }
         let headroom = WebSocketMessage.headroom
         let buffer = scratchBuffer(headroom + frame.count) + headroom
         frame.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: frame.count) }
         return lws_write(wsi, buffer.assumingMemoryBound(to: UInt8.self), frame.count, LWS_WRITE_HTTP) >= 0
+    }
+
+    /// The control frames a connection writes itself.
+    enum ControlOpcode: UInt8 {
+        case close = 0x8
+        case pong = 0xA
     }
 
     /// Server role, from within a WRITEABLE callback: writes `count` bytes of `message` from `offset` as one frame

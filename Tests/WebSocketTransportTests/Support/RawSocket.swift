@@ -27,6 +27,13 @@ final class RawSocket {
         }
     }
 
+    /// Wraps a connected socket (see `RawListener.acceptWebSocket`).
+    init(descriptor: Int32) {
+        fd = descriptor
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
     deinit { close(fd) }
 
     func write(_ bytes: [UInt8]) {
@@ -108,6 +115,33 @@ final class RawSocket {
             length = read(exactly: 8).reduce(0) { $0 << 8 | Int($1) }
         }
         return (head[0] & 0x0F, read(exactly: length))
+    }
+
+    /// A server frame: unmasked.
+    static func serverFrame(opcode: UInt8, fin: Bool = true, payload: [UInt8]) -> [UInt8] {
+        var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
+        switch payload.count {
+        case ..<126: frame.append(UInt8(payload.count))
+        case ..<65_536: frame += [126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        default: frame += [127] + (0..<8).reversed().map { UInt8((payload.count >> ($0 * 8)) & 0xFF) }
+        }
+        return frame + payload
+    }
+
+    /// Reads one client frame: its opcode and unmasked payload, nil if it was not masked or the stream ended.
+    func readMaskedFrame() -> (opcode: UInt8, payload: [UInt8])? {
+        let head = read(exactly: 2)
+        guard head.count == 2, head[1] & 0x80 != 0 else { return nil }
+        var length = Int(head[1] & 0x7F)
+        if length == 126 {
+            length = read(exactly: 2).reduce(0) { $0 << 8 | Int($1) }
+        } else if length == 127 {
+            length = read(exactly: 8).reduce(0) { $0 << 8 | Int($1) }
+        }
+        let mask = read(exactly: 4)
+        let payload = read(exactly: length)
+        guard mask.count == 4, payload.count == length else { return nil }
+        return (head[0] & 0x0F, payload.enumerated().map { $1 ^ mask[$0 & 3] })
     }
 
     /// Reads frames until a close frame and returns its code and reason.
