@@ -51,6 +51,6 @@ def test_x_ticks_an_item_with_a_patch_and_others_changes_stay(setup):  # noqa: F
     assert values(admin, table) == [{"title": "Yogurt", "done": False, "qty": 6},
                                     {"title": "Oat milk", "done": False, "note": "oat"}]
     tmux.keys("alice", "q")
-    tmux.wait_for("alice", "READY$")
+    tmux.wait("alice", lambda s: s.rstrip().endswith("READY$") and "Oat milk" not in s, "the shell prompt")
     assert_cooked(tmux, "alice")
     admin.close()
