@@ -60,8 +60,14 @@ final class TablecastClientTests: XCTestCase {
         // The welcome named the server's software and version.
         XCTAssertEqual(admin.server?.name, "tablecast")
         XCTAssertEqual(admin.server?.version, TableServer.version)
+        // Two of them handle what arrives right on the transport's thread (as `tablecast load`'s subscribers do),
+        // sharing one transport.
+        let transport = try TablecastTransport()
         let clients = try (0..<4).map { i in
-            try TablecastClient(configuration: .init(url: server.url, clientID: "editor-\(i)", name: "Editor \(i)"))
+            var configuration = TablecastClient.Configuration(
+                url: server.url, clientID: "editor-\(i)", name: "Editor \(i)")
+            configuration.handlesOnTransportThread = i % 2 == 1
+            return try TablecastClient(configuration: configuration, transport: i % 2 == 1 ? transport : nil)
         }
         for client in clients { client.connect() }
         for client in clients { try await client.subscribe("shared") }
@@ -100,6 +106,7 @@ final class TablecastClientTests: XCTestCase {
                 client.replica(of: "shared")!.hasSameContents(as: truth), "replica of \(client.configuration.clientID)")
         }
         for client in clients { await client.close() }
+        await transport.shutdown()
         await admin.close()
         await server.tearDown()
     }

@@ -21,6 +21,8 @@ extension LoadCommand {
         var settings = clientConfiguration("s\(index)", index + 1, run: run)
         // Joiners take ever higher indices (--stage, --churn): the first K of every --subscribers keep replicas.
         settings.keepsReplicas = replicas.map { index % max(1, subscribers) < $0 } ?? true
+        // Thousands of subscribers: a hop to each one's queue per update cost more than decoding it.
+        settings.handlesOnTransportThread = true
         if let addresses = drive.addressCount(subscribers: subscribers) {
             settings.localAddress = LoadDriveOptions.loopbackAddress(index % addresses)
         }

@@ -151,20 +151,23 @@ final class LoadStats: Sendable {
         return ref.withUTF8 { ref in marker.withUTF8 { ref.starts(with: $0) } }
     }
 
-    /// The number after a ref's last dot, read from its UTF-8 bytes: this runs for every delivery, and Character
-    /// based searching was a tenth of the load generator's time.
+    /// The number after a ref's last dot, read from its UTF-8 bytes in place: this runs for every delivery, and
+    /// Character based searching was a tenth of the load generator's time (walking the UTF-8 view's indices
+    /// backwards, ~700 instructions a ref).
     static func sendTime(in ref: String) -> UInt64? {
-        var value: UInt64 = 0
-        var multiplier: UInt64 = 1
-        for byte in ref.utf8.reversed() {
-            if byte == UInt8(ascii: ".") { return multiplier > 1 ? value : nil }
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), multiplier <= 1_000_000_000_000_000_000 else {
-                return nil
+        var ref = ref
+        return ref.withUTF8 { bytes in
+            var value: UInt64 = 0
+            var multiplier: UInt64 = 1
+            for byte in bytes.reversed() {
+                if byte == UInt8(ascii: ".") { return multiplier > 1 ? value : nil }
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), multiplier <= 1_000_000_000_000_000_000
+                else { return nil }
+                value += UInt64(byte - UInt8(ascii: "0")) * multiplier
+                multiplier = multiplier &* 10
             }
-            value += UInt64(byte - UInt8(ascii: "0")) * multiplier
-            multiplier = multiplier &* 10
+            return nil
         }
-        return nil
     }
 
     var errorsByCode: [String: Int] { errors.withLock { $0 } }

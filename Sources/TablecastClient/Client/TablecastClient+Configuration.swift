@@ -36,6 +36,13 @@ extension TablecastClient {
         /// which costs a fraction of decoding, and is reported at once on the transport's thread (the handler must
         /// return quickly); snapshots still arrive. For load generators counting deliveries.
         public var keepsReplicas: Bool
+        /// Whether inbound messages are handled right on the transport's thread instead of on the client's queue
+        /// (default off). No dispatch, and no thread woken, per message; but that one thread then decodes and
+        /// applies every client's updates, and the event handler runs there too for inbound events, possibly at the
+        /// same time as on the client's queue for timers (it must be thread-safe and return quickly). For load
+        /// generators with thousands of subscribers keeping replicas, where the hop cost more than the rest of the
+        /// client's work.
+        public var handlesOnTransportThread: Bool
         /// How a `wss://` server's certificate is verified (default: against the system's CA store). Used when
         /// the client makes its own transport; a shared ``TablecastTransport`` has its own.
         public var tls: ClientTLS
@@ -63,6 +70,7 @@ extension TablecastClient {
             self.refPrefix = String(random.prefix(6)) + "-"
             self.observesPresence = true
             self.keepsReplicas = true
+            self.handlesOnTransportThread = false
             self.tls = ClientTLS()
         }
     }

@@ -4,7 +4,8 @@ import WebSocketTransport
 
 /// Transport events, turned into the machine's events on the client's queue.
 extension TablecastClient {
-    /// Called on the transport's thread: hands the event to the client's queue.
+    /// Called on the transport's thread: hands the event to the client's queue (or handles it right here, see
+    /// ``Configuration/handlesOnTransportThread``).
     func receive(_ event: WebSocketEvent, on socket: Machine.SocketID) {
         // A client without replicas scans updates right here (a cheap walk of the top level, no allocation) rather
         // than hopping to its queue: thousands of counting connections would otherwise cost a dispatch each.
@@ -14,6 +15,7 @@ extension TablecastClient {
             if let seen = state.withLock({ $0.machine.updateSeen(update, on: socket) }) { emit(seen) }
             return
         }
+        if configuration.handlesOnTransportThread { return handle(event, on: socket) }
         queue.async { self.handle(event, on: socket) }
     }
 
