@@ -21,7 +21,8 @@ import WebSocketTransport
 /// ```
 ///
 /// Inbound messages are handled on the client's own serial queue (no task per message); the `onEvent` handler
-/// runs there too, in order, and should return quickly.
+/// runs there too, in order, and should return quickly. A load generator can have them handled on the transport's
+/// thread instead (``Configuration/handlesOnTransportThread``, ``Configuration/keepsReplicas`` off).
 public final class TablecastClient: Sendable {
     /// The configuration it was made with.
     public let configuration: Configuration
@@ -43,7 +44,8 @@ public final class TablecastClient: Sendable {
     /// - Parameters:
     ///   - configuration: the server's URL and the client's identity.
     ///   - transport: a shared transport for processes with many clients; by default the client makes its own.
-    ///   - onEvent: called on the client's queue for each ``Event``, in order (besides ``events()`` streams).
+    ///   - onEvent: called on the client's queue for each ``Event``, in order (besides ``events()`` streams); see
+    ///     ``Configuration/handlesOnTransportThread`` for the exception.
     public init(
         configuration: Configuration, transport: TablecastTransport? = nil,
         onEvent: (@Sendable (Event) -> Void)? = nil
