@@ -116,8 +116,9 @@ static inline void CLibWebSockets_freeReader(void *loop, void *reader) {
     free(reader);
 }
 
-// What lws 4.1 read past the end of an upgrade request (frames a client sent without waiting for the 101) it keeps
-// on the connection's input buflist for its own frame parser, which the server does not run. struct lws is
+// What lws 4.1 read past the end of a handshake (frames a client sent without waiting for the 101, or a server's
+// first frames behind its 101) it keeps on the connection's input buflist for its own frame parser, which neither
+// role runs. struct lws is
 // private, but its `buflist` member follows `user_space` and `opaque_parent_data`, which public calls read and
 // write: with a marker in opaque_parent_data, that pair is looked for within the allocation (malloc_usable_size
 // bounds the search), and the member after it is the list. Returns its offset, or 0 when the pair is not found.
