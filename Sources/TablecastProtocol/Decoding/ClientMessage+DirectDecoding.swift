@@ -183,9 +183,7 @@ private struct RowIntentReader: DirectReader {
         case .patch: fields.patch = try parser.parseValue()
         case .editable: fields.editable = try parser.readBool()
         case .movable: fields.movable = try parser.readBool()
-        case .editingStyle:
-            guard let style = EditingStyle(rawValue: try parser.readString()) else { throw GiveUp() }
-            fields.editingStyle = style
+        case .editingStyle: fields.editingStyle = try parser.readEditingStyle()
         default: try readList(key)
         }
     }

@@ -118,6 +118,12 @@ extension JSONParser {
         return value
     }
 
+    /// A row's editing style, by its name.
+    mutating func readEditingStyle() throws -> EditingStyle {
+        guard let style = EditingStyle(rawValue: try readString()) else { throw GiveUp() }
+        return style
+    }
+
     /// A count: plain digits are read here, other numbers by the parser (with its rules), then checked as
     /// ``JSONDecode/count(_:_:)`` does.
     mutating func readCount() throws -> Int {
