@@ -130,30 +130,11 @@ final class ClientMessageFuzzTests: XCTestCase {
     /// on every prefix and on random mutations of the row intents, whatever it takes equals the result of decoding
     /// the parsed tree (a refusal from it is left to the general decoder, whose errors the other tests compare).
     func testTheDirectRowIntentReaderAgreesWithTheTreeDecoder() {
-        let seed = UInt64.random(in: 0...UInt64.max)
-        var g = SeededGenerator(seed: seed)
-        let alphabet =
-            Array(#"{}[]":,\ 0123456789-.etrufalsn"#.utf8) + Array("refatvaluerowmove".utf8) + [0x0A, 0xC3, 0xA9]
         let limits = ProtocolLimits(maxBatchEntries: 5, maxRefLength: 5)
-        var taken = 0
-        func check(_ bytes: [UInt8]) {
-            guard let direct = ClientMessage.decodeRowIntent(bytes, limits: limits) else { return }
-            taken += 1
-            let viaTree = Result { try ClientMessage.decode(JSONValue(parsing: bytes), limits: limits) }
-            XCTAssertEqual(
-                try? viaTree.get(), direct, "seed \(seed): \(String(decoding: bytes, as: UTF8.self)) \(viaTree)")
-        }
-        for text in ClientMessageFuzzTests.rowIntents {
-            let bytes = Array(text.utf8)
-            for length in 0...bytes.count { check(Array(bytes[..<length])) }
-        }
-        XCTAssertEqual(taken, 10, "the complete row intents the reader takes, and nothing truncated")
-        for _ in 0..<30_000 {
-            var bytes = Array(ClientMessageFuzzTests.rowIntents.randomElement(using: &g)!.utf8)
-            bytes.mutateRandomly(edits: 1...2, alphabet: alphabet, using: &g)
-            check(bytes)
-        }
-        XCTAssertGreaterThan(taken, 10 + 300, "seed \(seed): the reader took too few mutated messages to compare")
+        assertDirectReaderAgrees(
+            samples: Self.rowIntents, taking: 10, of: "row intents", keyLetters: "refatvaluerowmove",
+            direct: { ClientMessage.decodeRowIntent($0, limits: limits) },
+            viaTree: { try ClientMessage.decode(JSONValue(parsing: $0), limits: limits) })
     }
 
     /// A limit the direct reader meets is left to the general decoder, which names it.

@@ -25,29 +25,9 @@ final class UpdateDirectDecodingTests: XCTestCase {
     /// and on random mutations of the updates, whatever it takes equals the result of decoding the parsed tree (a
     /// refusal from it is left to the general decoder, whose errors the other tests compare).
     func testTheDirectUpdateReaderAgreesWithTheTreeDecoder() {
-        let seed = UInt64.random(in: 0...UInt64.max)
-        var g = SeededGenerator(seed: seed)
-        let alphabet =
-            Array(#"{}[]":,\ 0123456789-.etrufalsn"#.utf8) + Array("refatvaluerowmoveid".utf8) + [0x0A, 0xC3, 0xA9]
-        var taken = 0
-        func check(_ bytes: [UInt8]) {
-            guard let direct = ServerMessage.decodeUpdate(bytes) else { return }
-            taken += 1
-            let viaTree = Result { try ServerMessage.decode(JSONValue(parsing: bytes)) }
-            XCTAssertEqual(
-                try? viaTree.get(), direct, "seed \(seed): \(String(decoding: bytes, as: UTF8.self)) \(viaTree)")
-        }
-        for text in Self.updates {
-            let bytes = Array(text.utf8)
-            for length in 0...bytes.count { check(Array(bytes[..<length])) }
-        }
-        XCTAssertEqual(taken, 6, "the complete updates the reader takes, and nothing truncated")
-        for _ in 0..<30_000 {
-            var bytes = Array(Self.updates.randomElement(using: &g)!.utf8)
-            bytes.mutateRandomly(edits: 1...2, alphabet: alphabet, using: &g)
-            check(bytes)
-        }
-        XCTAssertGreaterThan(taken, 6 + 300, "seed \(seed): the reader took too few mutated messages to compare")
+        assertDirectReaderAgrees(
+            samples: Self.updates, taking: 6, of: "updates", keyLetters: "refatvaluerowmoveid",
+            direct: { ServerMessage.decodeUpdate($0) }, viaTree: { try ServerMessage.decode(JSONValue(parsing: $0)) })
     }
 
     /// What the server writes for every committed batch is read directly, and decodes to the update written.
