@@ -20,20 +20,8 @@ final class FrameParserFuzzTests: XCTestCase {
         func add(_ opcode: FrameParser.Opcode, fin: Bool, length: Int) {
             let payload = (0..<length).map { _ in UInt8.random(in: .min ... .max, using: &random) }
             generated.frames.append(FrameParser.Frame(fin: fin, opcode: opcode, payload: payload))
-            var header: [UInt8] = [(fin ? 0x80 : 0) | opcode.rawValue]
-            let maskBit: UInt8 = masked ? 0x80 : 0
-            switch length {
-            case ..<126: header.append(maskBit | UInt8(length))
-            case ..<65_536: header += [maskBit | 126, UInt8(length >> 8), UInt8(length & 0xFF)]
-            default: header += [maskBit | 127] + (0..<8).reversed().map { UInt8((length >> ($0 * 8)) & 0xFF) }
-            }
-            var body = payload
-            if masked {
-                let mask = (0..<4).map { _ in UInt8.random(in: .min ... .max, using: &random) }
-                header += mask
-                body = payload.enumerated().map { $1 ^ mask[$0 & 3] }
-            }
-            generated.bytes += header + body
+            let mask = masked ? (0..<4).map { _ in UInt8.random(in: .min ... .max, using: &random) } : nil
+            generated.bytes += RawSocket.frame(opcode: opcode.rawValue, fin: fin, payload: payload, mask: mask)
         }
         func dataLength() -> Int {
             switch Int.random(in: 0..<10, using: &random) {

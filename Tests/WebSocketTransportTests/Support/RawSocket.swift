@@ -92,56 +92,53 @@ final class RawSocket {
 
     /// A client frame as the RFC requires: masked (with a fixed key, which is allowed).
     static func frame(opcode: UInt8, fin: Bool, payload: [UInt8]) -> [UInt8] {
+        frame(opcode: opcode, fin: fin, payload: payload, mask: [0x12, 0x34, 0x56, 0x78])
+    }
+
+    /// A frame with the shortest length encoding, masked with `mask` when one is given.
+    static func frame(opcode: UInt8, fin: Bool, payload: [UInt8], mask: [UInt8]?) -> [UInt8] {
         var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
-        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+        let maskBit: UInt8 = mask == nil ? 0 : 0x80
         switch payload.count {
-        case ..<126: frame.append(0x80 | UInt8(payload.count))
-        case ..<65_536: frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
-        default: frame += [0x80 | 127] + (0..<8).reversed().map { UInt8((payload.count >> ($0 * 8)) & 0xFF) }
+        case ..<126: frame.append(maskBit | UInt8(payload.count))
+        case ..<65_536: frame += [maskBit | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        default: frame += [maskBit | 127] + (0..<8).reversed().map { UInt8((payload.count >> ($0 * 8)) & 0xFF) }
         }
-        frame += mask
-        frame += payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
-        return frame
+        guard let mask else { return frame + payload }
+        return frame + mask + payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
     }
 
     /// Reads one unmasked server frame: (opcode, payload).
     func readFrame() -> (opcode: UInt8, payload: [UInt8])? {
+        readFrame(masked: false)
+    }
+
+    /// Reads one frame, and unmasks its payload when `masked`: nil if the stream ended, or if a frame that should be
+    /// masked was not.
+    private func readFrame(masked: Bool) -> (opcode: UInt8, payload: [UInt8])? {
         let head = read(exactly: 2)
-        guard head.count == 2 else { return nil }
+        guard head.count == 2, !masked || head[1] & 0x80 != 0 else { return nil }
         var length = Int(head[1] & 0x7F)
         if length == 126 {
             length = read(exactly: 2).reduce(0) { $0 << 8 | Int($1) }
         } else if length == 127 {
             length = read(exactly: 8).reduce(0) { $0 << 8 | Int($1) }
         }
-        return (head[0] & 0x0F, read(exactly: length))
-    }
-
-    /// A server frame: unmasked.
-    static func serverFrame(opcode: UInt8, fin: Bool = true, payload: [UInt8]) -> [UInt8] {
-        var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
-        switch payload.count {
-        case ..<126: frame.append(UInt8(payload.count))
-        case ..<65_536: frame += [126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
-        default: frame += [127] + (0..<8).reversed().map { UInt8((payload.count >> ($0 * 8)) & 0xFF) }
-        }
-        return frame + payload
-    }
-
-    /// Reads one client frame: its opcode and unmasked payload, nil if it was not masked or the stream ended.
-    func readMaskedFrame() -> (opcode: UInt8, payload: [UInt8])? {
-        let head = read(exactly: 2)
-        guard head.count == 2, head[1] & 0x80 != 0 else { return nil }
-        var length = Int(head[1] & 0x7F)
-        if length == 126 {
-            length = read(exactly: 2).reduce(0) { $0 << 8 | Int($1) }
-        } else if length == 127 {
-            length = read(exactly: 8).reduce(0) { $0 << 8 | Int($1) }
-        }
+        guard masked else { return (head[0] & 0x0F, read(exactly: length)) }
         let mask = read(exactly: 4)
         let payload = read(exactly: length)
         guard mask.count == 4, payload.count == length else { return nil }
         return (head[0] & 0x0F, payload.enumerated().map { $1 ^ mask[$0 & 3] })
+    }
+
+    /// A server frame: unmasked.
+    static func serverFrame(opcode: UInt8, fin: Bool = true, payload: [UInt8]) -> [UInt8] {
+        frame(opcode: opcode, fin: fin, payload: payload, mask: nil)
+    }
+
+    /// Reads one client frame: its opcode and unmasked payload, nil if it was not masked or the stream ended.
+    func readMaskedFrame() -> (opcode: UInt8, payload: [UInt8])? {
+        readFrame(masked: true)
     }
 
     /// Reads frames until a close frame and returns its code and reason.
