@@ -3,10 +3,11 @@
 that repeat whatever else the machine is doing, so that a regression shows in one run.
 
     swift build -c release --product tablecast --product table-model-bench
-    python3 scripts/instruction-counts.py    # one path: --only decode-edit, resolve-edit, encode-update, fan-out, ...
+    python3 scripts/instruction-counts.py    # one path: --only decode-edit, encode-update-100, fan-out, ...
 
 Each figure is a difference of two runs, so that start-up and set-up cancel out:
-- decode-edit, resolve-edit, encode-update: `table-model-bench count PATH N` and `... 2N`, divided by N.
+- decode-edit, resolve-edit, encode-update, encode-update-100 (the JSON benchmark's 100-entry update):
+  `table-model-bench count PATH N` and `... 2N`, divided by N.
 - fan-out: `tablecast serve` under callgrind with 1,000 subscribers (`tablecast load`, run natively beside it, one
   raw writer with one edit in flight until every subscriber has it, so that every update is written on its own);
   the server's instructions for a run of K2 edits minus those of a run of K1, divided by (K2 - K1) × subscribers.
@@ -196,7 +197,9 @@ def main():
     parser.add_argument("--intents", default="1000,6000", help="K1,K2 of the durable runs")
     parser.add_argument("--client-subscribers", type=int, default=100)
     parser.add_argument("--client-edits", default="20,120", help="K1,K2 of the client runs")
-    parser.add_argument("--only", help="one path: decode-edit, resolve-edit, encode-update, fan-out, durable or client")
+    parser.add_argument(
+        "--only",
+        help="one path: decode-edit, resolve-edit, encode-update, encode-update-100, fan-out, durable or client")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="instruction-counts-") as folder:
         shim = os.path.join(folder, "sigsuspend.so")
@@ -205,7 +208,7 @@ def main():
             file.write(SHIM)
         subprocess.run(["clang", "-shared", "-fPIC", "-O2", "-o", shim, source], check=True)
         n = arguments.iterations
-        for path in ["decode-edit", "resolve-edit", "encode-update"]:
+        for path in ["decode-edit", "resolve-edit", "encode-update", "encode-update-100"]:
             if arguments.only in (None, path):
                 bench = stripped(os.path.join(arguments.build, "table-model-bench"), folder)
                 per = (collected([bench, "count", path, str(2 * n)]) - collected([bench, "count", path, str(n)])) / n

@@ -9,6 +9,7 @@ enum InstructionCounts {
     /// The hot paths, by name.
     static let paths: [String: @Sendable (Int) throws -> Void] = [
         "decode-edit": decodeEdit, "resolve-edit": resolveEdit, "encode-update": encodeUpdate,
+        "encode-update-100": encodeLargeUpdate,
     ]
 
     static func run(_ arguments: [String]) throws {
@@ -64,6 +65,25 @@ enum InstructionCounts {
                     ])))
             bytes &+= update.encoded.count
         }
+        precondition(bytes > count)
+    }
+
+    /// The JSON benchmark's 100-entry `update` (50 rows deleted, 50 inserted with two-member values), encoded.
+    static func encodeLargeUpdate(_ count: Int) throws {
+        let update = ServerMessage.update(
+            .init(
+                table: "groceries", version: 42, originClient: "laptop-7f3a", originRef: "w3.17",
+                batch: Batch(
+                    deleteRows: (0..<50).map { RowPath(section: 0, row: $0 * 2) },
+                    insertRows: (0..<50).map {
+                        .init(
+                            at: RowPath(section: 1, row: $0),
+                            row: Row(
+                                id: "r\(1000 + $0)",
+                                value: ["item": .string("item \($0)"), "qty": .number(Double($0))]))
+                    })))
+        var bytes = 0
+        for _ in 0..<count { bytes &+= update.encoded.count }
         precondition(bytes > count)
     }
 }
