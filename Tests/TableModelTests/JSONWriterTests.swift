@@ -67,7 +67,7 @@ final class JSONWriterTests: XCTestCase {
     }
 
     func testIntegersAtTheEdges() {
-        for value: Int64 in [0, 7, 9, 10, -1, -10, 1_234_567_890, .max, .min + 1, .min] {
+        for value: Int64 in [0, 7, 9, 10, 42, 99, 100, -1, -10, -99, -100, 1_234_567_890, .max, .min + 1, .min] {
             var writer = JSONWriter()
             writer.integer(value)
             XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), String(value))
@@ -133,6 +133,37 @@ final class JSONWriterReferenceTests: XCTestCase {
                 ReferenceSerializer.write(.array([value, .string(controls)]), to: &array)
                 XCTAssertEqual(writer.bytes, array)
             }
+        }
+    }
+
+    /// Strings are tested for escapes a word at a time, and copied in overlapping pieces by length: every byte
+    /// that needs an escape, and its neighbours that do not, at every position of every length up to 40.
+    func testEscapesAtEveryPositionAndLength() {
+        let plain = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN".utf8)
+        let probes: [UInt8] = Array(0..<0x20) + [0x22, 0x5C] + [0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7E, 0x7F]
+        for length in 0...plain.count {
+            var writer = JSONWriter(capacity: 1)
+            writer.string(String(decoding: plain[0..<length], as: UTF8.self))
+            XCTAssertEqual(writer.bytes, [0x22] + plain[0..<length] + [0x22])
+            for position in 0..<length {
+                for probe in probes {
+                    var bytes = Array(plain[0..<length])
+                    bytes[position] = probe
+                    let text = String(decoding: bytes, as: UTF8.self)
+                    var writer = JSONWriter(capacity: 1)
+                    writer.string(text)
+                    var expected: [UInt8] = []
+                    ReferenceSerializer.write(.string(text), to: &expected)
+                    XCTAssertEqual(writer.bytes, expected, "byte \(probe) at \(position) of \(length)")
+                }
+            }
+        }
+        // Bytes of multi-byte characters (0x80 and above) never need an escape, in any position of a word.
+        for prefix in 0..<9 {
+            let text = String(repeating: "a", count: prefix) + "é😀\u{7FF}"
+            var writer = JSONWriter()
+            writer.string(text)
+            XCTAssertEqual(writer.bytes, [0x22] + Array(text.utf8) + [0x22])
         }
     }
 

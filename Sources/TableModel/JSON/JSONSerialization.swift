@@ -35,14 +35,20 @@ extension JSONValue {
     /// Whether `a`'s UTF-8 bytes sort before `b`'s: the order of object keys. Compared through buffer pointers,
     /// which the generic `utf8.lexicographicallyPrecedes` is many times slower than.
     static func utf8Precedes(_ a: String, _ b: String) -> Bool {
+        // Native strings lend their bytes; only others are copied (a copy up front would cost a retain of each).
+        if let precedes = a.utf8.withContiguousStorageIfAvailable({ a in
+            b.utf8.withContiguousStorageIfAvailable { b in utf8Precedes(a, b) }
+        }), let precedes {
+            return precedes
+        }
         var a = a
         var b = b
-        return a.withUTF8 { a in
-            b.withUTF8 { b in
-                for index in 0..<min(a.count, b.count) where a[index] != b[index] { return a[index] < b[index] }
-                return a.count < b.count
-            }
-        }
+        return a.withUTF8 { a in b.withUTF8 { b in utf8Precedes(a, b) } }
+    }
+
+    private static func utf8Precedes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        for index in 0..<min(a.count, b.count) where a[index] != b[index] { return a[index] < b[index] }
+        return a.count < b.count
     }
 
     /// Integral values print as integers so that `1` does not come back as `1.0`; 2^53 is where doubles stop

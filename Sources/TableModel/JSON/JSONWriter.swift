@@ -45,20 +45,39 @@ public struct JSONWriter: ~Copyable {
     @inline(__always)
     private mutating func put(_ byte: UInt8) {
         base[count] = byte
-        count += 1
+        count &+= 1
     }
 
     /// Stores `source`; room was reserved.
     @inline(__always)
     private mutating func put(_ source: UnsafeBufferPointer<UInt8>) {
         guard let start = source.baseAddress else { return }
-        if source.count <= 16 {
-            // Names and small strings: a call to memmove costs more than the copy.
-            for index in 0..<source.count { base[count &+ index] = start[index] }
-        } else {
-            (base + count).initialize(from: start, count: source.count)
+        let length = source.count
+        let from = UnsafeRawPointer(start)
+        let to = UnsafeMutableRawPointer(base + count)
+        // Names and small strings: overlapping copies of the first and last bytes cost less than a loop (which
+        // becomes a call to memmove) or memmove itself.
+        switch length {
+        case 0: break
+        case 1..<4:
+            let middle = length &>> 1
+            to.storeBytes(of: start[0], as: UInt8.self)
+            to.storeBytes(of: start[middle], toByteOffset: middle, as: UInt8.self)
+            to.storeBytes(of: start[length &- 1], toByteOffset: length &- 1, as: UInt8.self)
+        case 4..<8:
+            to.storeBytes(of: from.loadUnaligned(as: UInt32.self), as: UInt32.self)
+            to.storeBytes(
+                of: from.loadUnaligned(fromByteOffset: length &- 4, as: UInt32.self), toByteOffset: length &- 4,
+                as: UInt32.self)
+        case 8...16:
+            to.storeBytes(of: from.loadUnaligned(as: UInt64.self), as: UInt64.self)
+            to.storeBytes(
+                of: from.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self), toByteOffset: length &- 8,
+                as: UInt64.self)
+        default:
+            (base + count).initialize(from: start, count: length)
         }
-        count += source.count
+        count &+= length
     }
 
     /// Reserves `needed` bytes and one for the comma a value after a value needs, and writes that comma.
@@ -69,6 +88,7 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Opens an object (as a value or element).
+    @inline(__always)
     public mutating func beginObject() {
         separate(reserving: 1)
         put(UInt8(ascii: "{"))
@@ -76,6 +96,7 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Closes the innermost object.
+    @inline(__always)
     public mutating func endObject() {
         reserve(1)
         put(UInt8(ascii: "}"))
@@ -90,6 +111,7 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Closes the innermost array.
+    @inline(__always)
     public mutating func endArray() {
         reserve(1)
         put(UInt8(ascii: "]"))
@@ -104,6 +126,7 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Opens an object and writes its first member's key, `{"name":`, in one write; its value comes next.
+    @inline(__always)
     public mutating func beginObject(firstKey name: StaticString) {
         separate(reserving: name.utf8CodeUnitCount + 4)
         put(UInt8(ascii: "{"))
@@ -112,6 +135,7 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Writes a member's key; its value comes next. Keys are plain ASCII names, written without escaping.
+    @inline(__always)
     public mutating func key(_ name: StaticString) {
         key(name, then: nil)
         afterValue = false
@@ -148,6 +172,7 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Writes `[first, second]`, an index path, as one array value.
+    @inline(__always)
     public mutating func pair(_ first: Int, _ second: Int) {
         separate(reserving: 43)
         put(UInt8(ascii: "["))
@@ -253,8 +278,8 @@ public struct JSONWriter: ~Copyable {
         write(member.value)
     }
 
-    /// Writes `value` quoted and escaped: copied as it is up to the first byte that needs an escape (most strings
-    /// have none), then byte by byte.
+    /// Writes `value` quoted and escaped: copied whole when no byte needs an escape (most strings), otherwise as it
+    /// is up to the first byte that does, then byte by byte.
     private mutating func writeString(_ value: String) {
         // Native strings lend their bytes without a copy (a mutable copy of the string would cost a retain).
         if value.utf8.withContiguousStorageIfAvailable({ writeString(utf8: $0) }) == nil {
@@ -266,6 +291,10 @@ public struct JSONWriter: ~Copyable {
     private mutating func writeString(utf8: UnsafeBufferPointer<UInt8>) {
         reserve(utf8.count + 2)
         put(UInt8(ascii: "\""))
+        guard Self.needsEscaping(utf8) else {
+            put(utf8)
+            return put(UInt8(ascii: "\""))
+        }
         var index = 0
         while index < utf8.count {
             let byte = utf8[index]
@@ -281,6 +310,46 @@ public struct JSONWriter: ~Copyable {
             index += 1
         }
         put(UInt8(ascii: "\""))
+    }
+
+    /// Whether any byte of `text` is a control byte, a quote or a backslash, tested eight bytes at a time (the last
+    /// word overlaps the one before it; four to seven bytes are tested as two overlapping halves of one word).
+    @inline(__always)
+    private static func needsEscaping(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let start = text.baseAddress else { return false }
+        let length = text.count
+        let bytes = UnsafeRawPointer(start)
+        if length >= 8 {
+            var offset = 0
+            while offset &+ 8 <= length {
+                if flagsEscape(bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) { return true }
+                offset &+= 8
+            }
+            return offset < length
+                && flagsEscape(bytes.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self))
+        }
+        if length >= 4 {
+            let low = UInt64(bytes.loadUnaligned(as: UInt32.self))
+            let high = UInt64(bytes.loadUnaligned(fromByteOffset: length &- 4, as: UInt32.self))
+            return flagsEscape(low | high << 32)
+        }
+        for byte in text where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            return true
+        }
+        return false
+    }
+
+    /// Whether one of the eight bytes of `word` is below 0x20, a quote or a backslash: the bit tricks that find a
+    /// zero byte (`(x - 0x01…) & ~x & 0x80…`) answer "is any byte below n" exactly for n ≤ 0x80.
+    @inline(__always)
+    private static func flagsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let quotes = word ^ (ones &* 0x22)
+        let backslashes = word ^ (ones &* 0x5C)
+        let control = (word &- ones &* 0x20) & ~word
+        let quote = (quotes &- ones) & ~quotes
+        let backslash = (backslashes &- ones) & ~backslashes
+        return (control | quote | backslash) & (ones &* 0x80) != 0
     }
 
     private mutating func writeEscaped(_ byte: UInt8) {
@@ -316,6 +385,11 @@ public struct JSONWriter: ~Copyable {
         var magnitude = value.magnitude
         if value < 0 { put(UInt8(ascii: "-")) }
         if magnitude < 10 { return put(UInt8(ascii: "0") + UInt8(magnitude)) }
+        if magnitude < 100 {
+            // Row and section numbers are mostly this size: no loop to count the digits.
+            put(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude / 10))
+            return put(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10))
+        }
         var digits = 1
         var power: UInt64 = 10
         while digits < 20, magnitude >= power {
