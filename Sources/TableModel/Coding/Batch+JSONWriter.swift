@@ -15,7 +15,8 @@ extension Batch {
     /// About the length of the text when rows are small, so that writing it seldom grows the buffer (each growth
     /// copies all written so far) and the kept text seldom has much unused room.
     package var estimatedByteCount: Int {
-        160 + 12 * deleteRows.count + 28 * moveRows.count + 48 * (insertRows.count + reloadRows.count)
+        // An inserted row carries its id besides the value: `{"at":[1,0],"row":{"id":"r1000","value":…}}`.
+        160 + 12 * deleteRows.count + 28 * moveRows.count + 68 * insertRows.count + 48 * reloadRows.count
             + 24 * (deleteSections.count + insertSections.count + reloadSections.count + moveSections.count)
     }
 
@@ -28,12 +29,11 @@ extension Batch {
         for section in deleteSections { writer.integer(section) }
         writer.endArray()
         writer.beginArray(member: "insertRows")
-        // By index: binding each element would copy it, a retain and release of each of its strings and values.
-        for index in insertRows.indices {
+        insertRows.forEachInPlace { insert in
             writer.beginObject(firstKey: "at")
-            insertRows[index].at.write(to: &writer)
+            insert.at.write(to: &writer)
             writer.key("row")
-            insertRows[index].row.write(to: &writer)
+            insert.row.write(to: &writer)
             writer.endObject()
         }
         writer.endArray()
@@ -65,7 +65,7 @@ extension Batch {
         }
         writer.endArray()
         writer.beginArray(member: "reloadRows")
-        for reload in reloadRows {
+        reloadRows.forEachInPlace { reload in
             writer.beginObject(firstKey: "at")
             reload.at.write(to: &writer)
             if let editable = reload.editable {
@@ -96,6 +96,20 @@ extension Batch {
             writer.endObject()
         }
         writer.endArray()
+    }
+}
+
+extension Array {
+    /// Calls `body` with each element where it is stored. The element is passed `inout` only so that the optimizer
+    /// reads it in place: an `inout` argument cannot change during the call, while an element read from the array
+    /// is copied first (a retain and release of each reference it holds) whenever the call might write memory, as
+    /// every writer call does. `body` must not modify the element: the storage may be shared with other arrays.
+    @inline(__always)
+    fileprivate func forEachInPlace(_ body: (inout Element) -> Void) {
+        withUnsafeBufferPointer { elements in
+            let elements = UnsafeMutableBufferPointer(mutating: elements)
+            for index in elements.indices { body(&elements[index]) }
+        }
     }
 }
 
