@@ -196,7 +196,7 @@ public final class SQLiteTableStore {
     }
 
     private func pragmaInteger(_ name: String) throws -> Int64 {
-        try connection.firstRow("PRAGMA \(name)") { $0.int64(at: 0) } ?? 0
+        try connection.prepare("PRAGMA \(name)").firstRow { $0.int64(at: 0) } ?? 0
     }
 
     // MARK: Helpers shared by the operations
