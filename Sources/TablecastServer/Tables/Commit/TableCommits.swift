@@ -109,9 +109,8 @@ final class TableCommits {
         if try pipeline.takeRetry(key, use, from: requester.connection, source: source) { return true }
         // Anonymous clients' refs are never stored, so neither the registry nor the store knows them.
         guard requester.stable else { return false }
-        let lookup = try IntentRef.lookup(
-            key, use, known: context.refs.use(key.owner, key.ref), ownerLoaded: context.refs.isLoaded(key.owner),
-            checkStore: checkStore)
+        let (known, ownerLoaded) = context.refs.lookup(key.owner, key.ref)
+        let lookup = try IntentRef.lookup(key, use, known: known, ownerLoaded: ownerLoaded, checkStore: checkStore)
         guard lookup == .store, let stored = try await stored.ack(for: key),
             try IntentRef.answer(stored: stored, for: key, use)
         else { return false }
