@@ -86,7 +86,8 @@ struct CommitPipeline {
     mutating func submit() -> Action? {
         guard inFlight == nil, !pending.isEmpty else { return nil }
         let group = pending
-        pending = PendingGroup(recording: recording)
+        // A busy table's groups are alike in size: the next one is likely as large as this.
+        pending = PendingGroup(recording: recording, capacity: group.entries.count)
         guard !group.records.isEmpty else { return .publish(group) }
         inFlight = group
         return .write(group.records)
