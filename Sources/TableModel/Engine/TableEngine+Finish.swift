@@ -1,9 +1,8 @@
 extension TableEngine {
     /// Turns a draft in current coordinates into a resolution: validates it, enforces the rules, retargets moves
     /// and insertions, checks the limits where everything landed, drops what changes nothing, assigns ids and
-    /// puts the batch in canonical order.
-    func finish(_ draft: Draft, intent: Intent) throws(TableError) -> Resolution {
-        var draft = draft
+    /// puts the batch in canonical order. `draft` is consumed: a copy of it would retain each of its lists.
+    func finish(_ draft: consuming Draft, intent: Intent) throws(TableError) -> Resolution {
         mergePatches(&draft)
         try replaceReloadedRows(&draft, intent: intent)
         let label = { (list: BatchList, index: Int) in draft.label(list, index, in: intent) }
