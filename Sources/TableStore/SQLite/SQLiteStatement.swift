@@ -146,7 +146,8 @@ package final class SQLiteStatement {
         }
         var text: [UInt8] = []
         text.reserveCapacity(values.reduce(0) { $0 + $1.textByteCount })
-        for case .text(let string) in values { text.append(contentsOf: string.utf8) }
+        // From each string's contiguous bytes at once (its `utf8` view was appended byte by byte).
+        for case .text(var string) in values { string.withUTF8 { text.append(contentsOf: $0) } }
         return try text.withUnsafeBufferPointer { text in
             var offset = 0
             for (index, value) in values.enumerated() {
