@@ -67,8 +67,8 @@ struct CommitPipeline {
     }
 
     /// The table's engine is about to apply the next intent of the pending group.
-    mutating func willChange(_ engine: TableEngine) {
-        pending.replay.willChange(engine)
+    mutating func willChange(_ engine: @autoclosure () -> TableEngine) {
+        pending.replay.willChange(engine())
     }
 
     /// An intent applied in memory, with what is stored for it.
