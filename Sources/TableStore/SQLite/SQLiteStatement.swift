@@ -133,7 +133,8 @@ package final class SQLiteStatement {
         try withBindings(values) { try step() ? transform(self) : nil }
     }
 
-    /// Binds `values` as ``bind(_:)`` does, runs `body`, then resets the statement and clears its bindings.
+    /// Resets the statement, binds `values` to parameters 1, 2, … and runs `body`, then resets the statement and
+    /// clears its bindings (parameters after `values` are NULL: every run leaves them cleared).
     ///
     /// Text is copied into one buffer and bound there (`SQLITE_STATIC`), not copied by SQLite, which cost an
     /// allocation, a copy and a free per value (a durable intent binds a dozen); the bindings are cleared before
