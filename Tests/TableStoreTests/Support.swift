@@ -63,10 +63,10 @@ extension SQLiteTableStore {
 
     /// The first value a pragma returns, as text, read on the store's own connection.
     func pragma(_ name: String) throws -> String {
-        try connection.firstRow("PRAGMA \(name)") { $0.text(at: 0) } ?? ""
+        try connection.prepare("PRAGMA \(name)").firstRow { $0.text(at: 0) } ?? ""
     }
 
     func count(_ table: String) throws -> Int64 {
-        try connection.firstRow("SELECT count(*) FROM \(table)") { $0.int64(at: 0) } ?? 0
+        try connection.prepare("SELECT count(*) FROM \(table)").firstRow { $0.int64(at: 0) } ?? 0
     }
 }

@@ -15,11 +15,11 @@ final class RefRegistryTests: XCTestCase {
         registry.forget(alice)
         XCTAssertNil(registry.claim(alice, "b", for: use))
         XCTAssertFalse(registry.isLoaded(alice))
-        XCTAssertEqual(registry.use(alice, "b"), use)
+        XCTAssertEqual(registry.lookup(alice, "b").use, use)
         registry.load(alice, refs: ["a": use, "b": use])
         XCTAssertTrue(registry.isLoaded(alice))
-        XCTAssertEqual(registry.use(alice, "a"), use)
-        XCTAssertEqual(registry.use(alice, "b"), use)
+        XCTAssertEqual(registry.lookup(alice, "a").use, use)
+        XCTAssertEqual(registry.lookup(alice, "b").use, use)
     }
 
     func testKeepsTheLatestRefsUpToTheLimit() {
@@ -27,7 +27,7 @@ final class RefRegistryTests: XCTestCase {
         registry.load(alice, refs: [:])
         for ref in ["1", "2", "3", "4", "5"] { _ = registry.claim(alice, ref, for: use) }
         XCTAssertEqual(
-            ["1", "2", "3", "4", "5"].map { registry.use(alice, $0) != nil }, [false, false, true, true, true])
+            ["1", "2", "3", "4", "5"].map { registry.lookup(alice, $0).use != nil }, [false, false, true, true, true])
     }
 
     /// A ref names one use: a second claim returns the first use, whoever makes it; other owners (another principal
@@ -39,7 +39,7 @@ final class RefRegistryTests: XCTestCase {
         XCTAssertEqual(registry.claim(alice, "r", for: other), use)
         XCTAssertNil(registry.claim(RefOwner(principal: "p2", client: "c"), "r", for: other))
         registry.release(alice, "r", use: other)
-        XCTAssertEqual(registry.use(alice, "r"), use, "only the use that claimed it releases a ref")
+        XCTAssertEqual(registry.lookup(alice, "r").use, use, "only the use that claimed it releases a ref")
         registry.release(alice, "r", use: use)
         XCTAssertNil(registry.claim(alice, "r", for: other))
         XCTAssertTrue(use.admits(use) && !use.admits(other) && RefUse(table: "t", epoch: 0, intent: "").admits(use))
@@ -62,8 +62,8 @@ final class RefRegistryTests: XCTestCase {
         let start = ContinuousClock.now
         for n in 0..<100_000 { _ = registry.claim(alice, String(n), for: use) }
         XCTAssertLessThan(ContinuousClock.now - start, .seconds(5))
-        XCTAssertNotNil(registry.use(alice, "99999"))
-        XCTAssertNil(registry.use(alice, "89999"))
+        XCTAssertNotNil(registry.lookup(alice, "99999").use)
+        XCTAssertNil(registry.lookup(alice, "89999").use)
     }
 
     func testTokenDigestMatchesTheStandardSHA256Vectors() {

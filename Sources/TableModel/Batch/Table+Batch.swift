@@ -153,6 +153,9 @@ extension Table {
 
         // Rows, old space: deletions, reloads, move sources, in sections that exist and that the batch keeps.
         var rowRole: [RowPath: (verb: String, label: String)] = [:]
+        // Only a second claim can collide with another: most batches claim one row, and filling the dictionary
+        // for it (an allocation and a hash) cost more than the rest of this check.
+        let severalRowClaims = batch.deleteRows.count + batch.reloadRows.count + batch.moveRows.count > 1
         func claimRow(_ path: RowPath, _ verb: String, _ entry: String) throws(TableError) {
             guard path.section >= 0, path.section < oldSectionCount else {
                 throw .outOfRange(
@@ -166,6 +169,7 @@ extension Table {
             if deletedSections.contains(path.section), let deleter = sectionRole[path.section]?.label {
                 throw .invalidBatch(entry, "row \(path) is in section \(path.section), which \(deleter) deletes")
             }
+            guard severalRowClaims else { return }
             if let other = rowRole[path] {
                 throw .invalidBatch(entry, "row \(path) is also \(other.verb) by \(other.label)")
             }

@@ -1,12 +1,13 @@
 extension TableEngine {
     /// Turns a draft in current coordinates into a resolution: validates it, enforces the rules, retargets moves
     /// and insertions, checks the limits where everything landed, drops what changes nothing, assigns ids and
-    /// puts the batch in canonical order.
-    func finish(_ draft: Draft, intent: Intent) throws(TableError) -> Resolution {
-        var draft = draft
+    /// puts the batch in canonical order. `draft` is consumed: a copy of it would retain each of its lists.
+    func finish(_ draft: consuming Draft, intent: Intent) throws(TableError) -> Resolution {
         mergePatches(&draft)
         try replaceReloadedRows(&draft, intent: intent)
-        let label = { (list: BatchList, index: Int) in draft.label(list, index, in: intent) }
+        // A local function, passed only where it cannot escape, borrows `draft` and `intent`; a closure value kept
+        // the draft in a box and copied the intent at every call it was passed to.
+        func label(_ list: BatchList, _ index: Int) -> String { draft.label(list, index, in: intent) }
         var layout = try table.layout(of: draft.batch(on: table), checkIDs: false, label: label)
         try checkRules(draft, label: label)
         if table.rules.moves == .withinSection, retargetIntoSourceSection(&draft, layout: layout) {

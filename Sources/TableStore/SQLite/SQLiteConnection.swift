@@ -22,8 +22,10 @@ package final class SQLiteConnection {
     package let path: String
     private let handle: OpaquePointer
     private var isClosed = false
-    /// Prepared once, reused by SQL text: the store runs the same few statements for every commit.
-    private var cache: [String: SQLiteStatement] = [:]
+    /// Prepared once, reused by the address of their SQL literal (equal text at two addresses is prepared twice):
+    /// the store runs the same few statements for every commit, and hashing the text cost about a thousand
+    /// instructions a lookup.
+    private var cache: [UInt: SQLiteStatement] = [:]
     /// The closure `sqlite3_wal_hook` calls, kept alive here because SQLite holds only an unretained pointer to it.
     private var walHook: WALHook?
     /// The connection is opened with `SQLITE_OPEN_NOMUTEX`: one thread at a time, checked in debug builds.
@@ -132,41 +134,44 @@ package final class SQLiteConnection {
         try prepare(sql, flags: 0)
     }
 
-    /// Returns the connection's prepared statement for `sql`, preparing it on first use.
-    package func cachedStatement(_ sql: String) throws -> SQLiteStatement {
+    /// Returns the connection's prepared statement for `sql`, preparing it on first use. SQL built at run time is
+    /// not cached (it could fill the cache without bound): ``prepare(_:)`` it.
+    package func cachedStatement(_ sql: StaticString) throws -> SQLiteStatement {
         try use.checked("a SQLite connection") {
-            if let statement = cache[sql] { return statement }
-            let statement = try prepare(sql, flags: UInt32(SQLITE_PREPARE_PERSISTENT))
-            cache[sql] = statement
+            // `utf8Start` traps only for a literal of one Unicode scalar, which is no statement.
+            let key = UInt(bitPattern: sql.utf8Start)
+            if let statement = cache[key] { return statement }
+            let statement = try prepare(sql.description, flags: UInt32(SQLITE_PREPARE_PERSISTENT))
+            cache[key] = statement
             return statement
         }
     }
 
     /// Runs one cached statement with `values`, ignoring any result rows.
-    package func run(_ sql: String, _ values: [SQLiteValue] = []) throws {
+    package func run(_ sql: StaticString, _ values: [SQLiteValue] = []) throws {
         try use.checked("a SQLite connection") { try cachedStatement(sql).run(values) }
     }
 
     /// Runs one cached statement with `values` and maps its rows.
-    package func rows<T>(_ sql: String, _ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws
-        -> [T]
-    {
+    package func rows<T>(
+        _ sql: StaticString, _ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T
+    ) throws -> [T] {
         try use.checked("a SQLite connection") { try cachedStatement(sql).rows(values, transform) }
     }
 
     /// Runs one cached statement with `values` and maps its rows while `more` says so (see
     /// ``SQLiteStatement/rows(_:while:_:)``).
     package func rows<T>(
-        _ sql: String, _ values: [SQLiteValue] = [], while more: ([T]) -> Bool,
+        _ sql: StaticString, _ values: [SQLiteValue] = [], while more: ([T]) -> Bool,
         _ transform: (SQLiteStatement) throws -> T
     ) throws -> [T] {
         try use.checked("a SQLite connection") { try cachedStatement(sql).rows(values, while: more, transform) }
     }
 
     /// Runs one cached statement with `values` and maps its first row, if any.
-    package func firstRow<T>(_ sql: String, _ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T)
-        throws -> T?
-    {
+    package func firstRow<T>(
+        _ sql: StaticString, _ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T
+    ) throws -> T? {
         try use.checked("a SQLite connection") { try cachedStatement(sql).firstRow(values, transform) }
     }
 

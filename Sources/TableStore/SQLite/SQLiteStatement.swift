@@ -100,20 +100,18 @@ package final class SQLiteStatement {
 
     /// Binds `values`, runs the statement to completion and resets it.
     package func run(_ values: [SQLiteValue] = []) throws {
-        try bind(values)
-        defer { reset() }
-        while try step() {}
+        try withBindings(values) { while try step() {} }
     }
 
     /// Binds `values`, maps every result row through `transform` and resets the statement.
     package func rows<T>(_ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> [T] {
-        try bind(values)
-        defer { reset() }
-        var rows: [T] = []
-        while try step() {
-            rows.append(try transform(self))
+        try withBindings(values) {
+            var rows: [T] = []
+            while try step() {
+                rows.append(try transform(self))
+            }
+            return rows
         }
-        return rows
     }
 
     /// Binds `values`, maps result rows through `transform` while `more` says so of the rows taken so far (it is
@@ -121,20 +119,54 @@ package final class SQLiteStatement {
     package func rows<T>(
         _ values: [SQLiteValue] = [], while more: ([T]) -> Bool, _ transform: (SQLiteStatement) throws -> T
     ) throws -> [T] {
-        try bind(values)
-        defer { reset() }
-        var rows: [T] = []
-        while rows.isEmpty || more(rows), try step() {
-            rows.append(try transform(self))
+        try withBindings(values) {
+            var rows: [T] = []
+            while rows.isEmpty || more(rows), try step() {
+                rows.append(try transform(self))
+            }
+            return rows
         }
-        return rows
     }
 
     /// Binds `values`, maps the first result row through `transform` (nil when there is none) and resets.
     package func firstRow<T>(_ values: [SQLiteValue] = [], _ transform: (SQLiteStatement) throws -> T) throws -> T? {
-        try bind(values)
-        defer { reset() }
-        return try step() ? transform(self) : nil
+        try withBindings(values) { try step() ? transform(self) : nil }
+    }
+
+    /// Resets the statement, binds `values` to parameters 1, 2, … and runs `body`, then resets the statement and
+    /// clears its bindings (parameters after `values` are NULL: every run leaves them cleared).
+    ///
+    /// Text is copied into one buffer and bound there (`SQLITE_STATIC`), not copied by SQLite, which cost an
+    /// allocation, a copy and a free per value (a durable intent binds a dozen); the bindings are cleared before
+    /// the buffer goes.
+    private func withBindings<T>(_ values: [SQLiteValue], _ body: () throws -> T) throws -> T {
+        reset()
+        defer {
+            reset()
+            sqlite3_clear_bindings(handle)
+        }
+        var text: [UInt8] = []
+        text.reserveCapacity(values.reduce(0) { $0 + $1.textByteCount })
+        // From each string's contiguous bytes at once (its `utf8` view was appended byte by byte).
+        for case .text(var string) in values { string.withUTF8 { text.append(contentsOf: $0) } }
+        return try text.withUnsafeBufferPointer { text in
+            var offset = 0
+            for (index, value) in values.enumerated() {
+                let parameter = Int32(index + 1)
+                // Empty text is bound as a copy: an empty buffer has no address, and SQLite reads none as NULL.
+                guard case .text(let string) = value, !string.isEmpty, let start = text.baseAddress else {
+                    try bind(value, at: parameter)
+                    continue
+                }
+                let count = string.utf8.count
+                let rc = UnsafeRawPointer(start + offset).withMemoryRebound(to: CChar.self, capacity: count) {
+                    sqlite3_bind_text(handle, parameter, $0, Int32(count), CSQLite_SQLITE_STATIC())
+                }
+                try check(rc)
+                offset += count
+            }
+            return try body()
+        }
     }
 
     // MARK: Columns of the current row (indices start at 0, as in SQLite)

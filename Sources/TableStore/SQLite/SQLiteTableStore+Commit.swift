@@ -105,7 +105,7 @@ extension SQLiteTableStore {
     /// delete.
     private func storeRef(_ ref: String, of record: CommitRecord) throws {
         let (principal, client) = (record.principal, record.originClient)
-        let key = "\(principal)\u{0}\(client)"
+        let key = RefClient(principal: principal, client: client)
         let last =
             try refSequences[key]
             ?? connection.firstRow(

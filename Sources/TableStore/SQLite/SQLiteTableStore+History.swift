@@ -31,13 +31,21 @@ extension SQLiteTableStore {
     ) throws -> HistoryPage {
         try read("reading the history of table \(name) in \(path)") {
             let (info, oldest) = try historyBounds(name)
-            let order = newestFirst ? "DESC" : "ASC"
-            let entries = try connection.rows(
-                """
+            // One literal per order: the connection caches statements by their literal.
+            let sql: StaticString =
+                newestFirst
+                ? """
                 SELECT version, batch, origin_client, origin_ref, time, origin_name, origin_user FROM log
                 WHERE table_name = ?1 AND version > ?2 AND version >= ?3 AND version <= ?4
-                ORDER BY version \(order) LIMIT ?5
-                """,
+                ORDER BY version DESC LIMIT ?5
+                """
+                : """
+                SELECT version, batch, origin_client, origin_ref, time, origin_name, origin_user FROM log
+                WHERE table_name = ?1 AND version > ?2 AND version >= ?3 AND version <= ?4
+                ORDER BY version ASC LIMIT ?5
+                """
+            let entries = try connection.rows(
+                sql,
                 [.text(name), .integer(oldest), .integer(from), .integer(to), .integer(Int64(max(0, limit)))],
                 while: { $0.dropLast().reduce(0) { $0 + $1.batch.utf8.count } < byteLimit }, { logEntry(name, $0) })
             return HistoryPage(info: info, oldest: oldest, entries: entries)

@@ -17,8 +17,13 @@ public final class SQLiteTableStore {
     private var isClosed = false
     /// Each client's latest ref sequence number, as committed: saves a lookup per ref in the commit path.
     /// Emptied when a commit rolls back and when it grows past `refSequenceCacheLimit` clients.
-    var refSequences: [String: Int64] = [:]
+    var refSequences: [RefClient: Int64] = [:]
     static let refSequenceCacheLimit = 65_536
+    /// A client within its principal, whose refs are numbered in sequence.
+    struct RefClient: Hashable {
+        var principal: String
+        var client: String
+    }
     /// Runs checkpoints beside commits when `options.backgroundCheckpoint` is on.
     private(set) var checkpointer: Checkpointer?
     /// Pages in the WAL after the latest commit, as SQLite's WAL hook reports them.
@@ -196,7 +201,7 @@ public final class SQLiteTableStore {
     }
 
     private func pragmaInteger(_ name: String) throws -> Int64 {
-        try connection.firstRow("PRAGMA \(name)") { $0.int64(at: 0) } ?? 0
+        try connection.prepare("PRAGMA \(name)").firstRow { $0.int64(at: 0) } ?? 0
     }
 
     // MARK: Helpers shared by the operations

@@ -10,6 +10,12 @@ package enum SQLiteValue: Sendable, Hashable {
     package init(_ text: String?) {
         self = text.map(SQLiteValue.text) ?? .null
     }
+
+    /// The UTF-8 length of text, 0 for any other value.
+    var textByteCount: Int {
+        guard case .text(let text) = self else { return 0 }
+        return text.utf8.count
+    }
 }
 
 extension SQLiteValue: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral,

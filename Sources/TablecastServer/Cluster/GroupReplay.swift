@@ -23,9 +23,10 @@ struct GroupReplay<Source> {
         if isRecording { sources.append(source()) }
     }
 
-    /// The group is about to change `engine`; the first such engine is where a rebase starts from.
-    mutating func willChange(_ engine: TableEngine) {
-        if isRecording && engineBefore == nil { engineBefore = engine }
+    /// The group is about to change `engine`; the first such engine is where a rebase starts from. An autoclosure,
+    /// as `took`'s source: the table's engine is copied out of it only when recording.
+    mutating func willChange(_ engine: @autoclosure () -> TableEngine) {
+        if isRecording && engineBefore == nil { engineBefore = engine() }
     }
 
     /// This group followed by `next`, a group resolved on top of it: one replay of both, from this one's start.

@@ -52,25 +52,27 @@ final class RecentChanges: Sendable {
         _ name: String, epoch: Int64, version: UInt64, time: Int64, originName: String, originUser: String,
         update: WebSocketMessage
     ) {
-        tables.withLock { tables in
-            var table = tables.removeValue(forKey: name) ?? Table(epoch: epoch)
-            if table.epoch != epoch || table.changes.last.map({ $0.version + 1 != version }) == true {
-                account.release(table.bytes)
-                table = Table(epoch: epoch)
-            }
-            table.changes.append(
-                Change(version: version, time: time, originName: originName, originUser: originUser, update: update))
-            table.bytes += update.count
-            account.charge(update.count)
-            while !table.changes.isEmpty
-                && (table.changes.count > limit || (table.bytes > byteLimit && table.changes.count > 1)
-                    || account.isOver)
-            {
-                let size = table.changes.removeFirst().update.count
-                table.bytes -= size
-                account.release(size)
-            }
-            tables[name] = table
+        let change = Change(
+            version: version, time: time, originName: originName, originUser: originUser, update: update)
+        // In place (`default:` subscript): one lookup of the name, where taking the table out and putting it back
+        // hashed it twice.
+        tables.withLock { append(change, epoch: epoch, to: &$0[name, default: Table(epoch: epoch)]) }
+    }
+
+    private func append(_ change: Change, epoch: Int64, to table: inout Table) {
+        if table.epoch != epoch || table.changes.last.map({ $0.version + 1 != change.version }) == true {
+            account.release(table.bytes)
+            table = Table(epoch: epoch)
+        }
+        table.changes.append(change)
+        table.bytes += change.update.count
+        account.charge(change.update.count)
+        while !table.changes.isEmpty
+            && (table.changes.count > limit || (table.bytes > byteLimit && table.changes.count > 1) || account.isOver)
+        {
+            let size = table.changes.removeFirst().update.count
+            table.bytes -= size
+            account.release(size)
         }
     }
 

@@ -181,7 +181,8 @@ final class Committer: Sendable {
         }
         let start = ContinuousClock.now
         do {
-            try store.commit(groups.flatMap(\.0))
+            // One group (one table's, the usual case) is passed as it is, not copied record by record.
+            try store.commit(groups.count == 1 ? groups[0].0 : groups.flatMap(\.0))
             health?.record(nil)
             for (_, completion) in groups { completion(.success(())) }
         } catch let error as StoreError where !error.kind.isStorageFailure && groups.count > 1 {

@@ -70,9 +70,13 @@ final class RefRegistry: Sendable {
         }
     }
 
-    /// What `ref` of `owner` was used for, if the registry knows it.
-    func use(_ owner: RefOwner, _ ref: String) -> RefUse? {
-        owners.withLock { $0[owner]?.uses[ref] }
+    /// What `ref` of `owner` was used for, if the registry knows it, and whether the owner's stored refs are loaded
+    /// (see ``isLoaded(_:)``): one lookup of the owner for both, as every intent with a ref asks.
+    func lookup(_ owner: RefOwner, _ ref: String) -> (use: RefUse?, ownerLoaded: Bool) {
+        owners.withLock { owners in
+            guard let refs = owners[owner] else { return (nil, false) }
+            return (refs.uses[ref], refs.loaded)
+        }
     }
 
     /// Claims `ref` for `use` before the intent is applied; returns the use the ref already names instead, if any

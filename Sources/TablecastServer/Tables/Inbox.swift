@@ -1,10 +1,11 @@
+import DequeModule
 import Synchronization
 
 /// A lock-protected queue with one consumer that is started only when work arrives at an idle queue, so that a
 /// busy table costs one task per burst of messages rather than one per message.
 final class Inbox<Item: Sendable>: Sendable {
     private struct State {
-        var items: [Item] = []
+        var items: Deque<Item> = []
         var consuming = false
     }
 
@@ -20,7 +21,8 @@ final class Inbox<Item: Sendable>: Sendable {
     }
 
     /// Takes everything queued; when nothing is, marks the queue idle and returns nil (the consumer then ends).
-    func takeAll() -> [Item]? {
+    /// A deque, so that the consumer can move the items out of it (`popFirst`) rather than copy each one.
+    func takeAll() -> Deque<Item>? {
         state.withLock { state in
             guard !state.items.isEmpty else {
                 state.consuming = false

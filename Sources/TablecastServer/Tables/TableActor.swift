@@ -121,8 +121,8 @@ actor TableActor {
     // MARK: The drain
 
     private func drain() async {
-        while let items = inbox.takeAll() {
-            for item in items {
+        while var items = inbox.takeAll() {
+            while let item = items.popFirst() {
                 switch item {
                 case .committed: await finishCommitIfDone()
                 case .presenceDue: audience.presenceDue()
@@ -139,7 +139,8 @@ actor TableActor {
     private func work() async {
         while let item = backlog.first {
             await finishCommitIfDone()
-            if case .intent(let requester, let ref, let base, let intent) = item {
+            // Consumed: the intent's parts move into its source rather than being copied out of the item.
+            if case .intent(let requester, let ref, let base, let intent) = consume item {
                 await context.waitForFanOutRoom()
                 // Other nodes' commits not followed yet (nobody here subscribes): resolving on top of them spares
                 // a conflict.
@@ -153,8 +154,7 @@ actor TableActor {
             }
             commits.submitPending(for: self, publishingTo: audience, catchUps)
             if commits.pipeline.isWriting { return }
-            backlog.removeFirst()
-            await handle(item)
+            await handle(backlog.removeFirst())
         }
         commits.submitPending(for: self, publishingTo: audience, catchUps)
     }

@@ -67,8 +67,8 @@ struct CommitPipeline {
     }
 
     /// The table's engine is about to apply the next intent of the pending group.
-    mutating func willChange(_ engine: TableEngine) {
-        pending.replay.willChange(engine)
+    mutating func willChange(_ engine: @autoclosure () -> TableEngine) {
+        pending.replay.willChange(engine())
     }
 
     /// An intent applied in memory, with what is stored for it.
@@ -86,7 +86,8 @@ struct CommitPipeline {
     mutating func submit() -> Action? {
         guard inFlight == nil, !pending.isEmpty else { return nil }
         let group = pending
-        pending = PendingGroup(recording: recording)
+        // A busy table's groups are alike in size: the next one is likely as large as this.
+        pending = PendingGroup(recording: recording, capacity: group.entries.count)
         guard !group.records.isEmpty else { return .publish(group) }
         inFlight = group
         return .write(group.records)

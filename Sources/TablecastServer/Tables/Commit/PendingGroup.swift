@@ -46,8 +46,12 @@ struct PendingGroup {
     /// Nothing to store and nobody to answer.
     var isEmpty: Bool { entries.isEmpty && deferred.isEmpty }
 
-    init(recording: Bool) {
+    /// `capacity`: room for that many entries, so that they need not grow one by one (rehashing `refs` each time).
+    init(recording: Bool, capacity: Int = 0) {
         replay = GroupReplay(recording: recording)
+        records.reserveCapacity(capacity)
+        entries.reserveCapacity(capacity)
+        refs.reserveCapacity(capacity)
     }
 
     /// The entry `key` names, when it is a retry of it: nil when no entry has the ref; `ref_reused` when one has it

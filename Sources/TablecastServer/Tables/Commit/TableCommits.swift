@@ -109,9 +109,8 @@ final class TableCommits {
         if try pipeline.takeRetry(key, use, from: requester.connection, source: source) { return true }
         // Anonymous clients' refs are never stored, so neither the registry nor the store knows them.
         guard requester.stable else { return false }
-        let lookup = try IntentRef.lookup(
-            key, use, known: context.refs.use(key.owner, key.ref), ownerLoaded: context.refs.isLoaded(key.owner),
-            checkStore: checkStore)
+        let (known, ownerLoaded) = context.refs.lookup(key.owner, key.ref)
+        let lookup = try IntentRef.lookup(key, use, known: known, ownerLoaded: ownerLoaded, checkStore: checkStore)
         guard lookup == .store, let stored = try await stored.ack(for: key),
             try IntentRef.answer(stored: stored, for: key, use)
         else { return false }
@@ -180,13 +179,16 @@ final class TableCommits {
 
     /// Fans out a durable group's updates, all at once, then sends its acks: each originator's after its own update.
     private func publish(_ group: PendingGroup, _ audience: TableAudience, _ catchUps: TableCatchUps) {
-        for (entry, record) in zip(group.entries, group.records) {
+        // By index, here and below: iterating the arrays copied each entry and record whole.
+        for index in group.entries.indices {
+            let record = group.records[index]
             catchUps.keep(
-                entry.update, version: UInt64(record.version), time: record.time, originName: record.originName,
-                originUser: record.originUser)
+                group.entries[index].update, version: UInt64(record.version), time: record.time,
+                originName: record.originName, originUser: record.originUser)
         }
         audience.deliver(group.entries.map(\.update))
-        for entry in group.entries {
+        for index in group.entries.indices {
+            let entry = group.entries[index]
             audience.clear(rows: entry.editedRowsDeleted)
             context.transport.send(WebSocketMessage(kind: .text, bytes: entry.ack), to: entry.requester.connection)
             // Claimed when resolved; claimed again in case the owner's last connection closed meanwhile.

@@ -26,8 +26,15 @@ enum IntentRef {
         for byte in ClientMessage(.intent(table: table, base: nil, intent)).encoded {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
         }
-        let digits = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
+        // Sixteen lowercase hex digits, written in place: formatting with a radix and padding cost as much as the
+        // hashing.
+        return String(unsafeUninitializedCapacity: 16) { digits in
+            for index in 0..<16 {
+                let digit = UInt8(truncatingIfNeeded: hash >> (60 - 4 * index)) & 0xf
+                digits[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") - 10 + digit
+            }
+            return 16
+        }
     }
 
     /// Decides from the registry whether `key` is new. `known`: what the registry has for it; `ownerLoaded`:
