@@ -56,6 +56,35 @@ final class WebSocketClientFramingTests: XCTestCase {
         await client.shutdown()
     }
 
+    /// Messages sent in a burst are written together (several frames in one send, masked with keys drawn in bulk)
+    /// and, past the write budget, by lws: either way each arrives as its own frame, whole, in order, with the
+    /// mask bit and a key of its own (RFC 6455 §5.3), across refills of the keys.
+    func testMessagesSentTogetherArriveAsSeparateMaskedFramesInOrder() async throws {
+        let listener = try RawListener()
+        let events = EventRecorder()
+        let client = try WebSocketClient(onEvent: events.handler)
+        let id = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: listener.port))
+        let peer = try XCTUnwrap(listener.acceptWebSocket())
+        let sizes = [0, 1, 3, 4, 7, 8, 9, 125, 126, 300, 65_535, 65_536, 70_000, 2] + Array(repeating: 12, count: 300)
+        let payloads: [(kind: WebSocketMessageKind, bytes: [UInt8])] = sizes.enumerated().map { index, size in
+            index.isMultiple(of: 2)
+                ? (.text, (0..<size).map { UInt8(ascii: "a") + UInt8(($0 + index) % 26) })
+                : (.binary, (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) })
+        }
+        for payload in payloads { client.send(WebSocketMessage(kind: payload.kind, bytes: payload.bytes), to: id) }
+        var keys: [[UInt8]] = []
+        for (index, payload) in payloads.enumerated() {
+            let frame = try XCTUnwrap(peer.readMaskedFrame(), "message \(index), masked")
+            XCTAssertEqual(frame.opcode, payload.kind == .text ? 0x1 : 0x2, "message \(index)")
+            XCTAssertEqual(frame.payload, payload.bytes, "message \(index) of \(payload.bytes.count) bytes")
+            keys.append(frame.key)
+        }
+        // 314 random 32-bit keys: two alike has a chance of about 1 in 100,000.
+        XCTAssertGreaterThanOrEqual(Set(keys).count, keys.count - 1, "each frame has a key of its own")
+        XCTAssertEqual(events.messageCount(on: id), 0)
+        await client.shutdown()
+    }
+
     /// RFC 6455 §5.1: a client closes the connection with 1002 when a server masks a frame; text that is not UTF-8 is
     /// 1007. The close frame names the problem, and nothing of the bad message is delivered.
     func testAMaskedFrameOrTextThatIsNotUTF8ClosesTheConnection() async throws {

@@ -202,8 +202,9 @@ final class Connection {
     }
 
     /// The WRITEABLE callback: writes queued messages until lws had to buffer part of one (the socket is full)
-    /// or `writeBudget` bytes went out, then asks for another callback if messages remain. On the server, when
-    /// several small ones are queued they go out as one send (see ``ServiceLoop/writeFrames(_:count:to:)``), and a
+    /// or `writeBudget` bytes went out, then asks for another callback if messages remain. When several small ones
+    /// are queued they go out as one send (see ``ServiceLoop/writeFrames(_:count:to:)``; a client's every message
+    /// that fits goes that way, masked with keys drawn in bulk, where lws draws one per frame). On the server a
     /// message bigger than the budget goes out as fragments of at most the budget, one per callback: lws copies
     /// what the socket does not take of a write, so a whole big message (a snapshot shared by a thousand
     /// subscribers) would otherwise be copied once per connection.
@@ -247,7 +248,7 @@ final class Connection {
             }
         }
         while let message = queue.first {
-            let fitting = loop.isServer ? ServiceLoop.framesFitting(queue, budget: Self.writeBudget - bytes) : 0
+            let fitting = ServiceLoop.framesFitting(queue, budget: Self.writeBudget - bytes, masked: !loop.isServer)
             if loop.isServer, message.count > Self.writeBudget {
                 let count = min(Self.writeBudget, message.count - headWritten)
                 guard loop.writeFragment(of: message, offset: headWritten, count: count, to: wsi) else { return -1 }
@@ -258,7 +259,7 @@ final class Connection {
                     headWritten = 0
                     messages += 1
                 }
-            } else if fitting > 1 {
+            } else if fitting > 1 || (fitting == 1 && !loop.isServer) {
                 guard loop.writeFrames(queue, count: fitting, to: wsi) else { return -1 }
                 for _ in 0..<fitting {
                     bytes += dequeue().count

@@ -86,6 +86,8 @@ final class ServiceLoop: @unchecked Sendable {
     private var draining = false
     /// Client role: a copy of each outbound message, because lws masks client payloads in place. Server role:
     /// several queued messages framed into one write.
+    /// Client role: the keys its frames are masked with.
+    private var maskingKeys = MaskingKeys()
     private var scratch = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 16)
     private var scratchCapacity = 4096
 
@@ -368,36 +370,46 @@ final class ServiceLoop: @unchecked Sendable {
         return lws_write(wsi, buffer.assumingMemoryBound(to: UInt8.self), message.count, type)
     }
 
-    /// How many of the first messages of `queue` fit, framed, in `budget` bytes.
-    static func framesFitting(_ queue: Deque<WebSocketMessage>, budget: Int) -> Int {
+    /// How many of the first messages of `queue` fit, framed (with a masking key when `masked`), in `budget` bytes.
+    static func framesFitting(_ queue: Deque<WebSocketMessage>, budget: Int, masked: Bool) -> Int {
         var count = 0
         var total = 0
         for message in queue {
-            total += frameHeaderSize(message.count) + message.count
+            total += frameHeaderSize(message.count, masked: masked) + message.count
             if total > budget { break }
             count += 1
         }
         return count
     }
 
-    /// Server role, from within a WRITEABLE callback: writes the first `count` messages of `queue` as complete
-    /// frames in one send. Returns false on failure.
+    /// From within a WRITEABLE callback: writes the first `count` messages of `queue` as complete frames in one
+    /// send. Returns false on failure.
     ///
-    /// A busy connection (a subscriber of a hot table, a writer getting a group's acks) often has several small
-    /// messages queued, and one send per message was most of the server's time at fan-out. lws sends
-    /// `LWS_WRITE_HTTP` data on a WebSocket connection as is (no framing, partial sends buffered as usual), so the
-    /// frames are built here: unmasked server frames are a 2, 4 or 10 byte header and the payload. Only what fits
-    /// the write budget is copied (see ``framesFitting(_:budget:)``); a bigger message goes out without a copy.
+    /// A busy connection (a subscriber of a hot table, a writer getting a group's acks, a writer sending the next
+    /// intents as acks come) often has several small messages queued, and one send per message was most of the
+    /// server's time at fan-out. lws sends `LWS_WRITE_HTTP` data on a WebSocket connection as is (no framing,
+    /// partial sends buffered as usual), so the frames are built here: a 2, 4 or 10 byte header and the payload,
+    /// and for a client a masking key between them and the payload masked with it. Only what fits the write budget
+    /// is copied (see ``framesFitting(_:budget:masked:)``); a server's bigger message goes out without a copy.
     func writeFrames(_ queue: Deque<WebSocketMessage>, count: Int, to wsi: OpaquePointer) -> Bool {
-        let total = queue.prefix(count).reduce(0) { $0 + Self.frameHeaderSize($1.count) + $1.count }
+        let masked = !isServer
+        let total = queue.prefix(count).reduce(0) { $0 + Self.frameHeaderSize($1.count, masked: masked) + $1.count }
         let headroom = WebSocketMessage.headroom
         var cursor = scratchBuffer(headroom + total) + headroom
         let start = cursor
         for message in queue.prefix(count) {
             let length = message.count
-            Self.writeFrameHeader(message.kind == .text ? 0x81 : 0x82, length: length, at: cursor)
-            cursor += Self.frameHeaderSize(length)
-            message.copyPayload(from: 0, count: length, to: cursor)
+            Self.writeFrameHeader(message.kind == .text ? 0x81 : 0x82, length: length, masked: masked, at: cursor)
+            cursor += Self.frameHeaderSize(length, masked: false)
+            if masked {
+                let key = maskingKeys.take()
+                cursor.storeBytes(of: key, as: UInt32.self)
+                cursor += 4
+                message.copyPayload(from: 0, count: length, to: cursor)
+                MaskingKeys.mask(cursor, count: length, with: key)
+            } else {
+                message.copyPayload(from: 0, count: length, to: cursor)
+            }
             cursor += length
         }
         return lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), total, LWS_WRITE_HTTP) >= 0
@@ -407,19 +419,20 @@ final class ServiceLoop: @unchecked Sendable {
     /// ``writeFrames(_:count:to:)`` does; a client's is masked (RFC 6455 §5.3) with a fresh random key. Returns false
     /// on failure.
     func writeControlFrame(_ opcode: ControlOpcode, payload: [UInt8], to wsi: OpaquePointer) -> Bool {
-        var frame = [0x80 | opcode.rawValue, UInt8(payload.count)]
-        if isServer {
-            frame += payload
-        } else {
-            frame[1] |= 0x80
-            let mask = withUnsafeBytes(of: UInt32.random(in: .min ... .max)) { Array($0) }
-            frame += mask
-            frame += payload.enumerated().map { $1 ^ mask[$0 & 3] }
-        }
+        let masked = !isServer
+        let header = Self.frameHeaderSize(payload.count, masked: masked)
         let headroom = WebSocketMessage.headroom
-        let buffer = scratchBuffer(headroom + frame.count) + headroom
-        frame.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: frame.count) }
-        return lws_write(wsi, buffer.assumingMemoryBound(to: UInt8.self), frame.count, LWS_WRITE_HTTP) >= 0
+        let buffer = scratchBuffer(headroom + header + payload.count) + headroom
+        Self.writeFrameHeader(0x80 | opcode.rawValue, length: payload.count, masked: masked, at: buffer)
+        let body = buffer + header
+        payload.withUnsafeBytes { body.copyMemory(from: $0.baseAddress!, byteCount: payload.count) }
+        if masked {
+            let key = maskingKeys.take()
+            (body - 4).storeBytes(of: key, as: UInt32.self)
+            MaskingKeys.mask(body, count: payload.count, with: key)
+        }
+        let total = header + payload.count
+        return lws_write(wsi, buffer.assumingMemoryBound(to: UInt8.self), total, LWS_WRITE_HTTP) >= 0
     }
 
     /// The control frames a connection writes itself.
@@ -442,22 +455,26 @@ final class ServiceLoop: @unchecked Sendable {
         return lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), total, LWS_WRITE_HTTP) >= 0
     }
 
-    /// Writes an unmasked frame header: `first` (FIN and opcode), then the payload length.
-    static func writeFrameHeader(_ first: UInt8, length: Int, at cursor: UnsafeMutableRawPointer) {
+    /// Writes a frame header: `first` (FIN and opcode), then the payload length, with the mask bit when `masked`
+    /// (the masking key, which comes next, is the caller's to write).
+    static func writeFrameHeader(_ first: UInt8, length: Int, masked: Bool = false, at cursor: UnsafeMutableRawPointer)
+    {
         cursor.storeBytes(of: first, as: UInt8.self)
+        let maskBit: UInt8 = masked ? 0x80 : 0
         if length < 126 {
-            cursor.storeBytes(of: UInt8(length), toByteOffset: 1, as: UInt8.self)
+            cursor.storeBytes(of: maskBit | UInt8(length), toByteOffset: 1, as: UInt8.self)
         } else if length < 65_536 {
-            cursor.storeBytes(of: 126, toByteOffset: 1, as: UInt8.self)
+            cursor.storeBytes(of: maskBit | 126, toByteOffset: 1, as: UInt8.self)
             cursor.storeBytes(of: UInt16(length).bigEndian, toByteOffset: 2, as: UInt16.self)
         } else {
-            cursor.storeBytes(of: 127, toByteOffset: 1, as: UInt8.self)
+            cursor.storeBytes(of: maskBit | 127, toByteOffset: 1, as: UInt8.self)
             cursor.storeBytes(of: UInt64(length).bigEndian, toByteOffset: 2, as: UInt64.self)
         }
     }
 
-    static func frameHeaderSize(_ length: Int) -> Int {
-        length < 126 ? 2 : length < 65_536 ? 4 : 10
+    /// The size of a frame's header, with its masking key when `masked`.
+    static func frameHeaderSize(_ length: Int, masked: Bool = false) -> Int {
+        (length < 126 ? 2 : length < 65_536 ? 4 : 10) + (masked ? 4 : 0)
     }
 
     private func scratchBuffer(_ capacity: Int) -> UnsafeMutableRawPointer {

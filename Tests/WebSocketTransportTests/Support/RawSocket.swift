@@ -110,12 +110,12 @@ final class RawSocket {
 
     /// Reads one unmasked server frame: (opcode, payload).
     func readFrame() -> (opcode: UInt8, payload: [UInt8])? {
-        readFrame(masked: false)
+        readFrame(masked: false).map { ($0.opcode, $0.payload) }
     }
 
     /// Reads one frame, and unmasks its payload when `masked`: nil if the stream ended, or if a frame that should be
-    /// masked was not.
-    private func readFrame(masked: Bool) -> (opcode: UInt8, payload: [UInt8])? {
+    /// masked was not. `key` is the masking key (empty when not masked).
+    private func readFrame(masked: Bool) -> (opcode: UInt8, payload: [UInt8], key: [UInt8])? {
         let head = read(exactly: 2)
         guard head.count == 2, !masked || head[1] & 0x80 != 0 else { return nil }
         var length = Int(head[1] & 0x7F)
@@ -124,11 +124,11 @@ final class RawSocket {
         } else if length == 127 {
             length = read(exactly: 8).reduce(0) { $0 << 8 | Int($1) }
         }
-        guard masked else { return (head[0] & 0x0F, read(exactly: length)) }
+        guard masked else { return (head[0] & 0x0F, read(exactly: length), []) }
         let mask = read(exactly: 4)
         let payload = read(exactly: length)
         guard mask.count == 4, payload.count == length else { return nil }
-        return (head[0] & 0x0F, payload.enumerated().map { $1 ^ mask[$0 & 3] })
+        return (head[0] & 0x0F, payload.enumerated().map { $1 ^ mask[$0 & 3] }, mask)
     }
 
     /// A server frame: unmasked.
@@ -136,8 +136,9 @@ final class RawSocket {
         frame(opcode: opcode, fin: fin, payload: payload, mask: nil)
     }
 
-    /// Reads one client frame: its opcode and unmasked payload, nil if it was not masked or the stream ended.
-    func readMaskedFrame() -> (opcode: UInt8, payload: [UInt8])? {
+    /// Reads one client frame: its opcode, unmasked payload and masking key, nil if it was not masked or the stream
+    /// ended.
+    func readMaskedFrame() -> (opcode: UInt8, payload: [UInt8], key: [UInt8])? {
         readFrame(masked: true)
     }
 
