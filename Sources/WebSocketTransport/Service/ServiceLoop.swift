@@ -84,10 +84,10 @@ final class ServiceLoop: @unchecked Sendable {
     /// `shedOutbound`); none is made again until this loop's queues give bytes back.
     var outboundSheddingStuck = false
     private var draining = false
-    /// Client role: a copy of each outbound message, because lws masks client payloads in place. Server role:
-    /// several queued messages framed into one write.
     /// Client role: the keys its frames are masked with.
     private var maskingKeys = MaskingKeys()
+    /// Several queued messages framed into one write (both roles); client role: a copy of a message lws writes,
+    /// because lws masks client payloads in place.
     private var scratch = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 16)
     private var scratchCapacity = 4096
 
