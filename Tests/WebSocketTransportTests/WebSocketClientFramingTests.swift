@@ -17,16 +17,24 @@ final class WebSocketClientFramingTests: XCTestCase {
         [UInt8(code >> 8), UInt8(code & 0xFF)] + Array(reason.utf8)
     }
 
-    /// A frame the server wrote behind its 101 in the same send, half of the next one, a fragmented message with a
-    /// ping between its fragments: the messages come out whole and in order, the ping is answered with a masked
-    /// pong, and the server's close is echoed masked and reported with its code and reason.
-    func testFramesBehindThe101FragmentsPingsAndTheServersClose() async throws {
+    /// A client connected to a hand-written server, which wrote `bytes` right behind its 101: the client, its
+    /// events, the connection and the server's end of it.
+    private static func connect(then bytes: [UInt8] = []) throws -> (
+        client: WebSocketClient, events: EventRecorder, id: WebSocketConnectionID, peer: RawSocket
+    ) {
         let listener = try RawListener()
         let events = EventRecorder()
         let client = try WebSocketClient(onEvent: events.handler)
         let id = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: listener.port))
+        return (client, events, id, try XCTUnwrap(listener.acceptWebSocket(then: bytes)))
+    }
+
+    /// A frame the server wrote behind its 101 in the same send, half of the next one, a fragmented message with a
+    /// ping between its fragments: the messages come out whole and in order, the ping is answered with a masked
+    /// pong, and the server's close is echoed masked and reported with its code and reason.
+    func testFramesBehindThe101FragmentsPingsAndTheServersClose() async throws {
         let fragment = Self.text("hel", fin: false)
-        let peer = try XCTUnwrap(listener.acceptWebSocket(then: Self.text("first") + fragment.prefix(3)))
+        let (client, events, id, peer) = try Self.connect(then: Self.text("first") + fragment.prefix(3))
         try await events.wait("the first message") { $0.messageCount(on: id) == 1 }
 
         peer.write(
@@ -60,11 +68,7 @@ final class WebSocketClientFramingTests: XCTestCase {
     /// and, past the write budget, by lws: either way each arrives as its own frame, whole, in order, with the
     /// mask bit and a key of its own (RFC 6455 §5.3), across refills of the keys.
     func testMessagesSentTogetherArriveAsSeparateMaskedFramesInOrder() async throws {
-        let listener = try RawListener()
-        let events = EventRecorder()
-        let client = try WebSocketClient(onEvent: events.handler)
-        let id = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: listener.port))
-        let peer = try XCTUnwrap(listener.acceptWebSocket())
+        let (client, events, id, peer) = try Self.connect()
         let sizes = [0, 1, 3, 4, 7, 8, 9, 125, 126, 300, 65_535, 65_536, 70_000, 2] + Array(repeating: 12, count: 300)
         let payloads: [(kind: WebSocketMessageKind, bytes: [UInt8])] = sizes.enumerated().map { index, size in
             index.isMultiple(of: 2)
@@ -103,11 +107,7 @@ final class WebSocketClientFramingTests: XCTestCase {
             ),
         ]
         for (bytes, expected) in cases {
-            let listener = try RawListener()
-            let events = EventRecorder()
-            let client = try WebSocketClient(onEvent: events.handler)
-            let id = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: listener.port))
-            let peer = try XCTUnwrap(listener.acceptWebSocket(then: Self.text("before")))
+            let (client, events, id, peer) = try Self.connect(then: Self.text("before"))
             peer.write(bytes)
             let close = try XCTUnwrap(peer.readMaskedFrame(), "a masked close frame for \(expected.reason)")
             XCTAssertEqual(close.opcode, 0x8)
@@ -123,11 +123,7 @@ final class WebSocketClientFramingTests: XCTestCase {
     /// A close the client starts: its frame is masked, the client waits for the server's answer (lingering, as the
     /// server does), reports its own frame, and then closes its socket.
     func testAClientsCloseIsMaskedAndWaitsForTheServersAnswer() async throws {
-        let listener = try RawListener()
-        let events = EventRecorder()
-        let client = try WebSocketClient(onEvent: events.handler)
-        let id = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: listener.port))
-        let peer = try XCTUnwrap(listener.acceptWebSocket())
+        let (client, events, id, peer) = try Self.connect()
         try await events.wait("open") { $0.opened.count == 1 }
         client.close(id, code: .normalClosure, reason: "done")
         let close = try XCTUnwrap(peer.readMaskedFrame(), "a masked close frame")
