@@ -186,7 +186,8 @@ final class RawWriters: Sendable {
         return String(decoding: bytes[start..<end], as: UTF8.self)
     }
 
-    /// The index just after the first occurrence of `needle` in `bytes`.
+    /// The index just after the first occurrence of `needle` in `bytes`. By hand: the standard library's generic
+    /// `firstRange(of:)` took about 10 µs to find `"type":"ack"` in an ack, 150 times as long.
     private static func find(_ needle: StaticString, in bytes: [UInt8]) -> Int? {
         let pattern = UnsafeBufferPointer(start: needle.utf8Start, count: needle.utf8CodeUnitCount)
         guard let first = pattern.first else { return 0 }
