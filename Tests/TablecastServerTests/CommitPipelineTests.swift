@@ -17,7 +17,7 @@ final class CommitPipelineTests: XCTestCase {
             principal: "")
     }
 
-    private func use(_ fingerprint: String) -> RefUse { RefUse(table: "t", epoch: 1, intent: fingerprint) }
+    private func use(_ fingerprint: String) -> RefUse { RefUse(table: "t", epoch: 1, intent: .text(fingerprint)) }
 
     /// Resolves an insert of `value` into `pipeline` as the table actor does: applied to the engine, recorded.
     private func insert(_ value: String, ref: String?, from connection: UInt64 = 1, into pipeline: inout CommitPipeline)

@@ -4,7 +4,7 @@ import XCTest
 
 final class RefRegistryTests: XCTestCase {
     private let alice = RefOwner(principal: "", client: "c")
-    private let use = RefUse(table: "t", epoch: 7, intent: "0123456789abcdef")
+    private let use = RefUse(table: "t", epoch: 7, intent: .hash(0x0123_4567_89ab_cdef))
 
     /// A claim made after the owner's last connection closed must not make the owner look loaded, or its older
     /// stored refs would never be loaded and their retries applied again.
@@ -42,7 +42,8 @@ final class RefRegistryTests: XCTestCase {
         XCTAssertEqual(registry.lookup(alice, "r").use, use, "only the use that claimed it releases a ref")
         registry.release(alice, "r", use: use)
         XCTAssertNil(registry.claim(alice, "r", for: other))
-        XCTAssertTrue(use.admits(use) && !use.admits(other) && RefUse(table: "t", epoch: 0, intent: "").admits(use))
+        XCTAssertTrue(
+            use.admits(use) && !use.admits(other) && RefUse(table: "t", epoch: 0, intent: .unknown).admits(use))
     }
 
     /// A table dropped and created again under its name is another table: a ref used on its older life is not
@@ -52,6 +53,24 @@ final class RefRegistryTests: XCTestCase {
         recreated.epoch = 8
         XCTAssertFalse(use.admits(recreated))
         XCTAssertTrue(RefUse(table: "t", epoch: 0, intent: use.intent).admits(recreated))
+    }
+
+    /// Fingerprints are held as numbers and stored as sixteen lowercase hex digits, as they always were: stored
+    /// text reads back as the fingerprint that wrote it, and any other stored text still equals only itself.
+    func testAFingerprintIsStoredAsSixteenHexDigits() {
+        XCTAssertEqual(use.intent.stored, "0123456789abcdef")
+        XCTAssertEqual(IntentFingerprint.hash(.max).stored, "ffffffffffffffff")
+        XCTAssertEqual(IntentFingerprint.hash(0xa).stored, "000000000000000a")
+        for hash: UInt64 in [0, 1, 0xf, 0xdead_beef, .max, 0x8000_0000_0000_0000] {
+            XCTAssertEqual(IntentFingerprint(stored: IntentFingerprint.hash(hash).stored), .hash(hash))
+        }
+        XCTAssertEqual(IntentFingerprint(stored: ""), .unknown)
+        XCTAssertEqual(IntentFingerprint.unknown.stored, "")
+        for text in ["0123456789ABCDEF", "0123456789abcde", "0123456789abcdef0", "0123456789abcdeg", "f"] {
+            XCTAssertEqual(IntentFingerprint(stored: text), .text(text))
+            XCTAssertEqual(IntentFingerprint(stored: text).stored, text)
+            XCTAssertFalse(RefUse(table: "t", epoch: 7, intent: .text(text)).admits(use))
+        }
     }
 
     /// Claiming is in place: 100,000 claims against a full registry take well under a second (a copy of the set

@@ -18,35 +18,37 @@ final class TableDecisionTests: XCTestCase {
         XCTAssertEqual(IntentRef.fingerprint(insert, on: "t"), IntentRef.fingerprint(insert, on: "t"))
         XCTAssertNotEqual(IntentRef.fingerprint(insert, on: "t"), IntentRef.fingerprint(other, on: "t"))
         XCTAssertNotEqual(IntentRef.fingerprint(insert, on: "t"), IntentRef.fingerprint(insert, on: "u"))
-        XCTAssertEqual(IntentRef.fingerprint(insert, on: "t").count, 16)
+        XCTAssertEqual(IntentRef.fingerprint(insert, on: "t").stored.count, 16)
     }
 
     func testTheRegistryDecidesWhenItIsCompleteAndTheStoreOtherwise() throws {
-        let use = RefUse(table: "t", epoch: 1, intent: "f")
+        let use = RefUse(table: "t", epoch: 1, intent: .hash(0xf))
         XCTAssertEqual(try IntentRef.lookup(key, use, known: nil, ownerLoaded: true, checkStore: false), .new)
         XCTAssertEqual(try IntentRef.lookup(key, use, known: nil, ownerLoaded: false, checkStore: false), .store)
         XCTAssertEqual(try IntentRef.lookup(key, use, known: nil, ownerLoaded: true, checkStore: true), .store)
         XCTAssertEqual(try IntentRef.lookup(key, use, known: use, ownerLoaded: true, checkStore: false), .store)
         XCTAssertThrowsError(
             try IntentRef.lookup(
-                key, use, known: RefUse(table: "u", epoch: 1, intent: "f"), ownerLoaded: true, checkStore: false)
+                key, use, known: RefUse(table: "u", epoch: 1, intent: .hash(0xf)), ownerLoaded: true, checkStore: false)
         ) { error in
             XCTAssertEqual((error as? ProtocolError)?.code, .refReused)
             XCTAssertTrue((error as? ProtocolError)?.message.contains("on table 'u'") == true)
         }
         // A ref used on an earlier life of the same table name says so.
         let earlier = IntentRef.reused(
-            "r1", of: "c", by: RefUse(table: "t", epoch: 1, intent: "f"), for: RefUse(table: "t", epoch: 2, intent: "f")
+            "r1", of: "c", by: RefUse(table: "t", epoch: 1, intent: .hash(0xf)),
+            for: RefUse(table: "t", epoch: 2, intent: .hash(0xf))
         )
         XCTAssertTrue(earlier.message.contains("earlier table named 't'"), earlier.message)
     }
 
     func testAStoredAckAnswersARetryOnlyOfTheSameIntent() throws {
-        let use = RefUse(table: "t", epoch: 2, intent: "f")
+        let use = RefUse(table: "t", epoch: 2, intent: .hash(0xf))
         XCTAssertFalse(try IntentRef.answer(stored: nil, for: key, use))
         XCTAssertTrue(
             try IntentRef.answer(
-                stored: StoredAck(table: "t", epoch: 2, version: 5, ack: "{}", intent: "f"), for: key, use))
+                stored: StoredAck(table: "t", epoch: 2, version: 5, ack: "{}", intent: "000000000000000f"), for: key,
+                use))
         // Stored before epochs or fingerprints were: the table name decides.
         XCTAssertTrue(try IntentRef.answer(stored: StoredAck(table: "t", version: 5, ack: "{}"), for: key, use))
         XCTAssertThrowsError(
@@ -54,7 +56,8 @@ final class TableDecisionTests: XCTestCase {
                 stored: StoredAck(table: "t", epoch: 2, version: 5, ack: "{}", intent: "g"), for: key, use))
         XCTAssertThrowsError(
             try IntentRef.answer(
-                stored: StoredAck(table: "t", epoch: 1, version: 5, ack: "{}", intent: "f"), for: key, use))
+                stored: StoredAck(table: "t", epoch: 1, version: 5, ack: "{}", intent: "000000000000000f"), for: key,
+                use))
     }
 
     func testAStoredAckIsSentWithTheTablesCurrentEpoch() throws {

@@ -66,7 +66,11 @@ extension ConnectionRouter {
         let committer = context.committer
         detach(session.id) {
             let stored = try? await committer.perform { try $0.refs(of: owner.client, principal: owner.principal) }
-            return .hello(hello, stored?.mapValues { RefUse(table: $0.table, epoch: $0.epoch, intent: $0.intent) })
+            return .hello(
+                hello,
+                stored?.mapValues {
+                    RefUse(table: $0.table, epoch: $0.epoch, intent: IntentFingerprint(stored: $0.intent))
+                })
         }
     }
 

@@ -15,13 +15,66 @@ struct RefUse: Hashable, Sendable {
     /// The life of the table (its epoch): a table dropped and created again under the same name is another table.
     /// 0 when unknown (refs stored before it was recorded), and then only the name is compared.
     var epoch: Int64
-    /// The fingerprint of the intent (see ``IntentRef/fingerprint(_:on:)``); empty when unknown (refs stored before schema
-    /// version 2), and then only the table is compared.
-    var intent: String
+    /// The fingerprint of the intent (see ``IntentRef/fingerprint(_:on:)``); unknown for refs stored before schema
+    /// version 2, and then only the table is compared.
+    var intent: IntentFingerprint
 
     /// Whether `other` is a retry of this use.
     func admits(_ other: RefUse) -> Bool {
-        table == other.table && (epoch == 0 || epoch == other.epoch) && (intent.isEmpty || intent == other.intent)
+        table == other.table && (epoch == 0 || epoch == other.epoch) && (intent == .unknown || intent == other.intent)
+    }
+}
+
+/// An intent's fingerprint as held in memory. Its stored form, sixteen hex digits, is one byte too long for a small
+/// string: as text it cost a heap allocation per intent and kept one per remembered ref (up to `limit` per client).
+enum IntentFingerprint: Hashable, Sendable {
+    /// Stored as empty text (refs stored before schema version 2).
+    case unknown
+    /// Computed by the server, or stored as sixteen lowercase hex digits (as ``stored`` writes it).
+    case hash(UInt64)
+    /// Stored text that no fingerprint is written as: kept as it is, so that it still equals only itself.
+    case text(String)
+
+    /// The fingerprint stored as `text`.
+    init(stored text: String) {
+        if text.isEmpty {
+            self = .unknown
+        } else if let hash = Self.number(writtenAs: text) {
+            self = .hash(hash)
+        } else {
+            self = .text(text)
+        }
+    }
+
+    /// The number `text` writes as sixteen lowercase hex digits, nil for any other text.
+    private static func number(writtenAs text: String) -> UInt64? {
+        guard text.utf8.count == 16 else { return nil }
+        var number: UInt64 = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): number = number << 4 | UInt64(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): number = number << 4 | UInt64(byte - UInt8(ascii: "a") + 10)
+            default: return nil
+            }
+        }
+        return number
+    }
+
+    /// The stored form: sixteen lowercase hex digits, written in place (formatting with a radix and padding cost
+    /// as much as the hashing).
+    var stored: String {
+        switch self {
+        case .unknown: ""
+        case .text(let text): text
+        case .hash(let hash):
+            String(unsafeUninitializedCapacity: 16) { digits in
+                for index in 0..<16 {
+                    let digit = UInt8(truncatingIfNeeded: hash >> (60 - 4 * index)) & 0xf
+                    digits[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") - 10 + digit
+                }
+                return 16
+            }
+        }
     }
 }
 

@@ -85,7 +85,8 @@ extension PendingGroup.Entry {
             originClient: requester.client, originRef: keepsRef ? source.ref : nil, time: ServerContext.now(),
             ack: keepsRef ? String(decoding: ackBytes, as: UTF8.self) : "",
             snapshot: resolution.version % snapshotInterval == 0 ? table.json.jsonText : nil,
-            principal: requester.principal, intent: keepsRef ? use?.intent ?? "" : "", originName: requester.name ?? "",
+            principal: requester.principal, intent: keepsRef ? use?.intent.stored ?? "" : "",
+            originName: requester.name ?? "",
             epoch: epoch, originUser: requester.user ?? "")
         let entry = PendingGroup.Entry(
             requester: requester, ref: source.ref, claim: claim, use: use,

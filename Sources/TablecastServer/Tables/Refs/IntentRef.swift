@@ -21,20 +21,12 @@ enum IntentRef {
 
     /// The fingerprint of `intent` on `table`, which tells a retry from another intent sent with the same ref:
     /// FNV-1a (64 bits) of the intent's canonical encoding without ref and base (a retry may be rebased).
-    static func fingerprint(_ intent: Intent, on table: String) -> String {
+    static func fingerprint(_ intent: Intent, on table: String) -> IntentFingerprint {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in ClientMessage(.intent(table: table, base: nil, intent)).encoded {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
         }
-        // Sixteen lowercase hex digits, written in place: formatting with a radix and padding cost as much as the
-        // hashing.
-        return String(unsafeUninitializedCapacity: 16) { digits in
-            for index in 0..<16 {
-                let digit = UInt8(truncatingIfNeeded: hash >> (60 - 4 * index)) & 0xf
-                digits[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") - 10 + digit
-            }
-            return 16
-        }
+        return .hash(hash)
     }
 
     /// Decides from the registry whether `key` is new. `known`: what the registry has for it; `ownerLoaded`:
@@ -53,7 +45,7 @@ enum IntentRef {
     /// Throws `ref_reused` when it was stored for another intent.
     static func answer(stored: StoredAck?, for key: RefKey, _ use: RefUse) throws(ProtocolError) -> Bool {
         guard let stored else { return false }
-        let prior = RefUse(table: stored.table, epoch: stored.epoch, intent: stored.intent)
+        let prior = RefUse(table: stored.table, epoch: stored.epoch, intent: IntentFingerprint(stored: stored.intent))
         guard prior.admits(use) else { throw reused(key.ref, of: key.owner.client, by: prior, for: use) }
         return true
     }
