@@ -71,8 +71,11 @@ struct CommitPipeline {
         pending.replay.willChange(engine())
     }
 
-    /// An intent applied in memory, with what is stored for it.
-    mutating func take(_ entry: PendingGroup.Entry, record: CommitRecord, source: PendingGroup.Source) {
+    /// An intent applied in memory, with what is stored for it. Both are consumed: the table makes them for this
+    /// call, and taking them as borrowed copied each one whole into the group.
+    mutating func take(
+        _ entry: consuming PendingGroup.Entry, record: consuming CommitRecord, source: PendingGroup.Source
+    ) {
         pending.replay.took(source)
         if let ref = entry.ref {
             pending.refs[RefKey(owner: entry.requester.refOwner, ref: ref)] = pending.entries.count

@@ -179,21 +179,22 @@ final class TableCommits {
 
     /// Fans out a durable group's updates, all at once, then sends its acks: each originator's after its own update.
     private func publish(_ group: PendingGroup, _ audience: TableAudience, _ catchUps: TableCatchUps) {
-        // By index, here and below: iterating the arrays copied each entry and record whole.
-        for index in group.entries.indices {
-            let record = group.records[index]
+        // Fields by index, here and below: iterating the arrays, or taking an element out to read its fields,
+        // copied each entry and record whole.
+        let (entries, records) = (group.entries, group.records)
+        for index in entries.indices {
             catchUps.keep(
-                group.entries[index].update, version: UInt64(record.version), time: record.time,
-                originName: record.originName, originUser: record.originUser)
+                entries[index].update, version: UInt64(records[index].version), time: records[index].time,
+                originName: records[index].originName, originUser: records[index].originUser)
         }
-        audience.deliver(group.entries.map(\.update))
-        for index in group.entries.indices {
-            let entry = group.entries[index]
-            audience.clear(rows: entry.editedRowsDeleted)
-            context.transport.send(WebSocketMessage(kind: .text, bytes: entry.ack), to: entry.requester.connection)
+        audience.deliver(entries.map(\.update))
+        for index in entries.indices {
+            audience.clear(rows: entries[index].editedRowsDeleted)
+            let connection = entries[index].requester.connection
+            context.transport.send(WebSocketMessage(kind: .text, bytes: entries[index].ack), to: connection)
             // Claimed when resolved; claimed again in case the owner's last connection closed meanwhile.
-            if let ref = entry.ref, let claim = entry.claim {
-                _ = context.refs.claim(entry.requester.refOwner, ref, for: claim)
+            if let ref = entries[index].ref, let claim = entries[index].claim {
+                _ = context.refs.claim(entries[index].requester.refOwner, ref, for: claim)
             }
             context.metrics.intent(.committed, table: name)
         }
