@@ -106,14 +106,19 @@ extension SQLiteTableStore {
     private func storeRef(_ ref: String, of record: CommitRecord) throws {
         let (principal, client) = (record.principal, record.originClient)
         let key = RefClient(principal: principal, client: client)
-        let last =
-            try refSequences[key]
-            ?? connection.firstRow(
+        let seq: Int64
+        // A known client's number is advanced where it is found: looking it up, then storing it, hashed the key
+        // twice per ref.
+        if let index = refSequences.index(forKey: key) {
+            refSequences.values[index] += 1
+            seq = refSequences.values[index]
+        } else {
+            let last = try connection.firstRow(
                 "SELECT max(seq) FROM refs WHERE principal = ?1 AND client = ?2", [.text(principal), .text(client)]
             ) { $0.int64(at: 0) }
-            ?? 0
-        let seq = last + 1
-        refSequences[key] = seq
+            seq = (last ?? 0) + 1
+            refSequences[key] = seq
+        }
         do {
             try connection.run(
                 """
