@@ -93,12 +93,21 @@ final class RefRegistry: Sendable {
 
         /// Adds `ref` unless it is there; returns the use it already names instead.
         mutating func add(_ ref: String, _ use: RefUse, limit: Int) -> RefUse? {
-            if let existing = uses[ref] { return existing }
-            uses[ref] = use
+            // One lookup finds or inserts: the default is evaluated, and stored, only when `ref` is absent (a
+            // lookup, then an insert, hashed the ref twice per new intent).
+            var added = false
+            func adding() -> RefUse {
+                added = true
+                return use
+            }
+            let named = Self.value(of: &uses[ref, default: adding()])
+            guard added else { return named }
             order.append(ref)
             while order.count > limit, let oldest = order.popFirst() { uses[oldest] = nil }
             return nil
         }
+
+        private static func value(of use: inout RefUse) -> RefUse { use }
     }
 
     /// Most refs remembered per owner (the store keeps at least as many).
