@@ -35,7 +35,9 @@ final class CommitPipelineTests: XCTestCase {
             requester: who, ref: ref, claim: nil, use: ref.map { _ in use(value) },
             update: WebSocketMessage(kind: .text, bytes: Array("update \(value)".utf8)), ack: Array("ack \(value)".utf8)
         )
-        pipeline.take(entry, record: record, source: .init(requester: who, ref: ref, base: nil, intent: intent))
+        pipeline.take(
+            entry, key: ref.map { RefKey(owner: who.refOwner, ref: $0) }, record: record,
+            source: .init(requester: who, ref: ref, base: nil, intent: intent))
     }
 
     private func noop(ref: String, from connection: UInt64, into pipeline: inout CommitPipeline) {

@@ -21,6 +21,24 @@ final class TableDecisionTests: XCTestCase {
         XCTAssertEqual(IntentRef.fingerprint(insert, on: "t").stored.count, 16)
     }
 
+    /// A key is hashed once, when it is made: a key of the same ref of the same owner is equal to it, and a key that
+    /// differs in any field is another key, in a dictionary too.
+    func testARefKeyIsEqualOnlyToTheSameRefOfTheSameOwner() {
+        let same = RefKey(owner: RefOwner(principal: "p", client: "c"), ref: "r1")
+        XCTAssertEqual(key, same)
+        XCTAssertEqual(key.hashValue, same.hashValue)
+        let others = [
+            RefKey(owner: RefOwner(principal: "", client: "c"), ref: "r1"),
+            RefKey(owner: RefOwner(principal: "p", client: "d"), ref: "r1"),
+            RefKey(owner: RefOwner(principal: "p", client: "c"), ref: "r2"),
+            RefKey(owner: RefOwner(principal: "pc", client: ""), ref: "r1"),
+        ]
+        for other in others { XCTAssertNotEqual(key, other) }
+        let indices = Dictionary(uniqueKeysWithValues: ([key] + others).enumerated().map { ($1, $0) })
+        XCTAssertEqual(indices[same], 0)
+        XCTAssertEqual(others.map { indices[$0] }, [1, 2, 3, 4])
+    }
+
     func testTheRegistryDecidesWhenItIsCompleteAndTheStoreOtherwise() throws {
         let use = RefUse(table: "t", epoch: 1, intent: .hash(0xf))
         XCTAssertEqual(try IntentRef.lookup(key, use, known: nil, ownerLoaded: true, checkStore: false), .new)

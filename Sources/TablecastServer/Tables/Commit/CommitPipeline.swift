@@ -72,14 +72,14 @@ struct CommitPipeline {
     }
 
     /// An intent applied in memory, with what is stored for it. Both are consumed: the table makes them for this
-    /// call, and taking them as borrowed copied each one whole into the group.
+    /// call, and taking them as borrowed copied each one whole into the group. `key`: the entry's ref with its
+    /// owner, nil when it has no ref (the key its retries were looked up by, already hashed).
     mutating func take(
-        _ entry: consuming PendingGroup.Entry, record: consuming CommitRecord, source: PendingGroup.Source
+        _ entry: consuming PendingGroup.Entry, key: RefKey?, record: consuming CommitRecord,
+        source: PendingGroup.Source
     ) {
         pending.replay.took(source)
-        if let ref = entry.ref {
-            pending.refs[RefKey(owner: entry.requester.refOwner, ref: ref)] = pending.entries.count
-        }
+        if let key { pending.refs[key] = pending.entries.count }
         pending.records.append(record)
         pending.entries.append(entry)
     }

@@ -54,9 +54,10 @@ final class TableCommits {
         let use = ref.map { _ in
             RefUse(table: name, epoch: epoch, intent: IntentRef.fingerprint(source.intent, on: name))
         }
-        if let ref, let use {
+        let key = ref.map { RefKey(owner: requester.refOwner, ref: $0) }
+        if let key, let use {
             do {
-                if try await isRetry(source, RefKey(owner: requester.refOwner, ref: ref), use, checkStore) {
+                if try await isRetry(source, key, use, checkStore) {
                     return context.metrics.intent(.duplicate, table: name)
                 }
             } catch {
@@ -95,7 +96,7 @@ final class TableCommits {
             resolution, of: source, on: engine.table, named: name, epoch: epoch, ack: ack, claim: keepsRef ? use : nil,
             use: use,
             snapshotInterval: context.snapshotInterval, editedRowsDeleted: editedRowsDeleted)
-        pipeline.take(entry, record: record, source: source)
+        pipeline.take(entry, key: key, record: record, source: source)
     }
 
     /// Whether the intent is a retry, answered or to be answered with the original's ack: of one not committed

@@ -2,10 +2,30 @@ import TableModel
 import TableStore
 import TablecastProtocol
 
-/// A ref as its owner used it: the retry key of one intent.
+/// A ref as its owner used it: the retry key of one intent. Hashed once, when it is made: an intent's key is looked
+/// up in the group in flight and in the pending one, then stored in the latter, and hashing its three strings each
+/// time cost more than the lookups themselves.
 struct RefKey: Hashable {
-    var owner: RefOwner
-    var ref: String
+    let owner: RefOwner
+    let ref: String
+    private let hash: Int
+
+    init(owner: RefOwner, ref: String) {
+        self.owner = owner
+        self.ref = ref
+        var hasher = Hasher()
+        hasher.combine(owner)
+        hasher.combine(ref)
+        hash = hasher.finalize()
+    }
+
+    static func == (left: RefKey, right: RefKey) -> Bool {
+        left.hash == right.hash && left.owner == right.owner && left.ref == right.ref
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
+    }
 }
 
 /// Ref idempotency: how a retried intent is told from a new one, and from another intent sent with the same ref.
