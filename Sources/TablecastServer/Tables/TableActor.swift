@@ -123,10 +123,11 @@ actor TableActor {
     private func drain() async {
         while var items = inbox.takeAll() {
             while let item = items.popFirst() {
-                switch item {
+                // Consumed: switching over the item as a value copied it whole (an intent with its requester).
+                switch consume item {
                 case .committed: await finishCommitIfDone()
                 case .presenceDue: audience.presenceDue()
-                default: backlog.append(item)
+                case let other: backlog.append(other)
                 }
             }
             await work()
