@@ -138,24 +138,29 @@ actor TableActor {
 
     /// Does the backlog in order until it is empty or its next item must wait for a commit.
     private func work() async {
-        while let item = backlog.first {
+        // Taken out of the backlog, not read at its head (which copied each item whole), and consumed: the intent's
+        // parts move into its source. Only this loop reads the backlog, so an item out of it while the loop awaits
+        // keeps its place; one that must wait for a commit goes back.
+        while let item = backlog.popFirst() {
             await finishCommitIfDone()
-            // Consumed: the intent's parts move into its source rather than being copied out of the item.
-            if case .intent(let requester, let ref, let base, let intent) = consume item {
+            switch consume item {
+            case .intent(let requester, let ref, let base, let intent):
                 await context.waitForFanOutRoom()
                 // Other nodes' commits not followed yet (nobody here subscribes): resolving on top of them spares
                 // a conflict.
                 if commits.pipeline.isIdle, watermarks.withLock({ $0.isAhead(of: table.version) }) {
                     await follow()
                 }
-                backlog.removeFirst()
                 queuedIntents.subtract(1, ordering: .relaxed)
                 await handleIntent(.init(requester: requester, ref: ref, base: base, intent: intent))
-                continue
+            case let other:
+                commits.submitPending(for: self, publishingTo: audience, catchUps)
+                if commits.pipeline.isWriting {
+                    backlog.prepend(other)
+                    return
+                }
+                await handle(other)
             }
-            commits.submitPending(for: self, publishingTo: audience, catchUps)
-            if commits.pipeline.isWriting { return }
-            await handle(backlog.removeFirst())
         }
         commits.submitPending(for: self, publishingTo: audience, catchUps)
     }
