@@ -2,7 +2,7 @@
 """Instruction counts of the hot paths, the server's and the client library's, under valgrind's callgrind: figures
 that repeat whatever else the machine is doing, so that a regression shows in one run.
 
-    swift build -c release --product tablecast --product table-model-bench
+    swift build -c release --product tablecast && swift build -c release --product table-model-bench
     python3 scripts/instruction-counts.py    # one path: --only decode-edit, encode-update-100, fan-out, ...
 
 Each figure is a difference of two runs, so that start-up and set-up cancel out:
