@@ -109,7 +109,7 @@ extension ServiceLoop {
     func end(_ exchange: HTTPExchange, _ frame: WebSocketCloseFrame) {
         guard case .streaming(let stream) = exchange.state else {
             // Not streaming: the connection goes, unanswered.
-            lws_set_timeout(exchange.wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)
+            closeSoon(exchange.wsi, PENDING_TIMEOUT_CLOSE_SEND)
             return
         }
         guard !exchange.ending else { return }

@@ -38,7 +38,7 @@ extension Connection {
     /// Closes the socket (lws shuts down our side and closes it, sending nothing more: it was given no close reason).
     private func endLingering(_ wsi: OpaquePointer) {
         stopReading()
-        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, LWS_TO_KILL_ASYNC)
+        loop.closeSoon(wsi, PENDING_TIMEOUT_CLOSE_ACK)
     }
 
     /// The peer's close frame or end of stream after we started closing: the socket closes once our close frame
@@ -171,7 +171,7 @@ extension Connection {
         if closeReply != nil, !closeReplyWritten { return }
         // Our close frame is still being written: the socket closes once it is out.
         if closeWritten, !lingering { return peerFinished(wsi) }
-        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, LWS_TO_KILL_ASYNC)
+        loop.closeSoon(wsi, PENDING_TIMEOUT_CLOSE_ACK)
     }
 
     /// Any frame proves the peer alive, so lws' idle ping can wait. Reported at most once a second: lws reschedules

@@ -310,12 +310,21 @@ final class ServiceLoop: @unchecked Sendable {
             if connection.isOpen {
                 connection.closeAfterFlush(frame)
             } else if let wsi = connection.wsi {
-                lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)
+                closeSoon(wsi, PENDING_TIMEOUT_CLOSE_SEND)
             }
         }
     }
 
     var isDraining: Bool { draining }
+
+    /// Closes `wsi` on the service thread's next turn: lws' asynchronous kill, as a connection may not be closed
+    /// inside its own callback. lws 4.1 arms its libev timer only when it services an event, so the kill also wakes
+    /// the loop; without that it waited for the next tick, up to 0.1 s, in every client's shutdown and every
+    /// close after a close handshake.
+    func closeSoon(_ wsi: OpaquePointer, _ reason: pending_timeout) {
+        lws_set_timeout(wsi, reason, LWS_TO_KILL_ASYNC)
+        lws_cancel_service(context)
+    }
 
     // MARK: Service thread: connection lifecycle
 
