@@ -407,19 +407,9 @@ final class ServiceLoop: @unchecked Sendable {
         var cursor = scratchBuffer(headroom + total) + headroom
         let start = cursor
         for message in queue.prefix(count) {
-            let length = message.count
-            Self.writeFrameHeader(message.kind == .text ? 0x81 : 0x82, length: length, masked: masked, at: cursor)
-            cursor += Self.frameHeaderSize(length, masked: false)
-            if masked {
-                let key = maskingKeys.take()
-                cursor.storeBytes(of: key, as: UInt32.self)
-                cursor += 4
-                message.copyPayload(from: 0, count: length, to: cursor)
-                MaskingKeys.mask(cursor, count: length, with: key)
-            } else {
-                message.copyPayload(from: 0, count: length, to: cursor)
+            cursor = writeFrame(message.kind == .text ? 0x81 : 0x82, length: message.count, at: cursor) {
+                message.copyPayload(from: 0, count: message.count, to: $0)
             }
-            cursor += length
         }
         return lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), total, LWS_WRITE_HTTP) >= 0
     }
@@ -428,20 +418,32 @@ final class ServiceLoop: @unchecked Sendable {
     /// ``writeFrames(_:count:to:)`` does; a client's is masked (RFC 6455 §5.3) with a fresh random key. Returns false
     /// on failure.
     func writeControlFrame(_ opcode: ControlOpcode, payload: [UInt8], to wsi: OpaquePointer) -> Bool {
-        let masked = !isServer
-        let header = Self.frameHeaderSize(payload.count, masked: masked)
+        let total = Self.frameHeaderSize(payload.count, masked: !isServer) + payload.count
         let headroom = WebSocketMessage.headroom
-        let buffer = scratchBuffer(headroom + header + payload.count) + headroom
-        Self.writeFrameHeader(0x80 | opcode.rawValue, length: payload.count, masked: masked, at: buffer)
-        let body = buffer + header
-        payload.withUnsafeBytes { body.copyMemory(from: $0.baseAddress!, byteCount: payload.count) }
+        let buffer = scratchBuffer(headroom + total) + headroom
+        _ = writeFrame(0x80 | opcode.rawValue, length: payload.count, at: buffer) { body in
+            payload.withUnsafeBytes { body.copyMemory(from: $0.baseAddress!, byteCount: payload.count) }
+        }
+        return lws_write(wsi, buffer.assumingMemoryBound(to: UInt8.self), total, LWS_WRITE_HTTP) >= 0
+    }
+
+    /// Builds one whole frame at `cursor`: its header, then for a client a fresh masking key, then the `length`
+    /// payload bytes `copy` puts at the address it is given (masked in place for a client). Returns the address
+    /// after the frame.
+    @inline(__always)
+    private func writeFrame(
+        _ first: UInt8, length: Int, at cursor: UnsafeMutableRawPointer, payload copy: (UnsafeMutableRawPointer) -> Void
+    ) -> UnsafeMutableRawPointer {
+        let masked = !isServer
+        Self.writeFrameHeader(first, length: length, masked: masked, at: cursor)
+        let body = cursor + Self.frameHeaderSize(length, masked: masked)
+        copy(body)
         if masked {
             let key = maskingKeys.take()
             (body - 4).storeBytes(of: key, as: UInt32.self)
-            MaskingKeys.mask(body, count: payload.count, with: key)
+            MaskingKeys.mask(body, count: length, with: key)
         }
-        let total = header + payload.count
-        return lws_write(wsi, buffer.assumingMemoryBound(to: UInt8.self), total, LWS_WRITE_HTTP) >= 0
+        return body + length
     }
 
     /// The control frames a connection writes itself.
