@@ -19,12 +19,12 @@ final class WebSocketClientFramingTests: XCTestCase {
 
     /// A client connected to a hand-written server, which wrote `bytes` right behind its 101: the client, its
     /// events, the connection and the server's end of it.
-    private static func connect(then bytes: [UInt8] = []) throws -> (
-        client: WebSocketClient, events: EventRecorder, id: WebSocketConnectionID, peer: RawSocket
-    ) {
+    private static func connect(
+        then bytes: [UInt8] = [], configuration: WebSocketClient.Configuration = .init()
+    ) throws -> (client: WebSocketClient, events: EventRecorder, id: WebSocketConnectionID, peer: RawSocket) {
         let listener = try RawListener()
         let events = EventRecorder()
-        let client = try WebSocketClient(onEvent: events.handler)
+        let client = try WebSocketClient(configuration: configuration, onEvent: events.handler)
         let id = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: listener.port))
         return (client, events, id, try XCTUnwrap(listener.acceptWebSocket(then: bytes)))
     }
@@ -61,6 +61,23 @@ final class WebSocketClientFramingTests: XCTestCase {
         try await events.wait("close") { !$0.closes(on: id).isEmpty }
         XCTAssertEqual(
             events.closes(on: id), [WebSocketCloseFrame(code: WebSocketCloseCode(rawValue: 4001), reason: "bye")])
+        await client.shutdown()
+    }
+
+    /// A server that goes silent is sent a masked PING after `pingAfterIdle`; when nothing answers it either, the
+    /// client hangs up after `hangUpAfterIdle`, without a close frame, and reports 1006.
+    func testASilentServerIsPingedThenHungUpOn() async throws {
+        let (client, events, id, peer) = try Self.connect(
+            configuration: .init(pingAfterIdle: .seconds(1), hangUpAfterIdle: .seconds(2)))
+        try await events.wait("open") { !$0.opened.isEmpty }
+        let start = ContinuousClock.now
+        let ping = try XCTUnwrap(peer.readMaskedFrame(), "a masked PING")
+        XCTAssertEqual(ping.opcode, 0x9)
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - start, .seconds(1))
+        XCTAssertEqual(peer.readToEnd(), [], "the client hangs up without a close frame")
+        try await events.wait("the hang-up", timeout: .seconds(10)) { !$0.closes(on: id).isEmpty }
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - start, .seconds(2))
+        XCTAssertEqual(events.closes(on: id).first?.code, .abnormalClosure)
         await client.shutdown()
     }
 

@@ -338,6 +338,56 @@ extension WebSocketServerTests {
         try await events.wait("hang-up", timeout: .seconds(10)) { !$0.closes().isEmpty }
         XCTAssertGreaterThanOrEqual(ContinuousClock.now - start, .seconds(1))
         XCTAssertEqual(events.closes().first?.code, .abnormalClosure)
+        XCTAssertEqual(socket.readToEnd(), [], "no close frame: the peer is not answering")
+        await server.shutdown()
+    }
+
+    /// A peer that answers each PING with a PONG and sends nothing else stays open well past `hangUpAfterIdle`, and
+    /// is pinged again after each silence.
+    func testPeerThatAnswersPingsStaysOpen() async throws {
+        let events = EventRecorder()
+        let server = try WebSocketServer(
+            configuration: .init(host: "127.0.0.1", port: 0, pingAfterIdle: .seconds(1), hangUpAfterIdle: .seconds(2)),
+            onEvent: events.handler)
+        let socket = try RawSocket(port: server.port)
+        _ = socket.upgrade()
+        let start = ContinuousClock.now
+        var pings = 0
+        while ContinuousClock.now - start < .seconds(4) {
+            let frame = try XCTUnwrap(socket.readFrame(), "a PING, not the end of the connection")
+            XCTAssertEqual(frame.opcode, 0x9)
+            pings += 1
+            socket.write(RawSocket.frame(opcode: 0xA, fin: true, payload: frame.payload))
+        }
+        XCTAssertGreaterThanOrEqual(pings, 2)
+        XCTAssertEqual(events.closes(), [])
+        socket.write(RawSocket.frame(opcode: 0x1, fin: true, payload: Array("still here".utf8)))
+        try await events.wait("the message") { $0.messages().count == 1 }
+        await server.shutdown()
+    }
+
+    /// A peer whose reading is paused (the application has not consumed its messages) has sent what waits unread: it
+    /// is not hung up on, however long the pause.
+    func testPeerWhoseReadingIsPausedIsNotHungUpOn() async throws {
+        let events = EventRecorder()
+        let server = try WebSocketServer(
+            configuration: .init(
+                host: "127.0.0.1", port: 0, maxUnconsumedMessages: 2, pingAfterIdle: .seconds(1),
+                hangUpAfterIdle: .seconds(2)),
+            onEvent: events.handler)
+        let socket = try RawSocket(port: server.port)
+        _ = socket.upgrade()
+        for text in ["one", "two", "three"] {
+            socket.write(RawSocket.frame(opcode: 0x1, fin: true, payload: Array(text.utf8)))
+        }
+        try await events.wait("the first two messages") { $0.messages().count == 2 }
+        try await Task.sleep(for: .seconds(4))
+        XCTAssertEqual(events.messages().count, 2, "reading stays paused")
+        XCTAssertEqual(events.closes(), [])
+        let connection = try XCTUnwrap(events.opened.first?.id)
+        server.consumed(connection)
+        try await events.wait("the third message") { $0.messages().count == 3 }
+        XCTAssertEqual(events.closes(), [])
         await server.shutdown()
     }
 }

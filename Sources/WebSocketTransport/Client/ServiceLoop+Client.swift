@@ -20,6 +20,8 @@ extension ServiceLoop {
         info.origin = UnsafePointer(strings.origin ?? strings.host)
         info.protocol = UnsafePointer(strings.subprotocol)
         info.ietf_version_or_minus_one = -1
+        // Not lws' default policy, which pings after 300 s: the loop does (see `Liveness`).
+        info.retry_and_idle_policy = UnsafePointer(storage.retryPolicy)
         if let localAddress = strings.localAddress { info.iface = UnsafePointer(localAddress) }
         if request.usesTLS {
             var flags = LCCSCF_USE_SSL.rawValue

@@ -30,8 +30,6 @@ extension Connection {
         guard !lingering else { return }
         lingering = true
         guard !peerDone, reader != nil else { return endLingering(wsi) }
-        // No idle ping after a close frame.
-        lws_validity_confirmed(wsi)
         lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, Self.lingerSeconds)
     }
 
@@ -61,7 +59,7 @@ extension Connection {
     /// without a close frame for an oversized control frame or a length with its top bit set; its client parses
     /// frames a byte at a time (~70 instructions a byte). A libev watcher on the socket reads it instead (through
     /// OpenSSL on a TLS connection), `FrameParser` applies RFC 6455 §5, and lws keeps the handshake, the writing,
-    /// its idle pings and closing the socket.
+    /// and closing the socket.
     func startReading(_ wsi: OpaquePointer) {
         lws_rx_flow_control(wsi, 0)
         reader = CLibWebSockets_newReader(
@@ -143,6 +141,7 @@ extension Connection {
                 }
             }
             budget -= count
+            liveness.heardFromPeer()
             if lingering {
                 lingeredBytes += count
                 if lingeredBytes > Self.lingerBytes { return endLingering(wsi) }
@@ -174,22 +173,11 @@ extension Connection {
         loop.closeSoon(wsi, PENDING_TIMEOUT_CLOSE_ACK)
     }
 
-    /// Any frame proves the peer alive, so lws' idle ping can wait. Reported at most once a second: lws reschedules
-    /// the connection's ping timer in a sorted list of every connection's timers, walking past thousands of entries
-    /// with thousands connected, which a busy writer paid for each of its frames.
-    private func confirmAlive(_ wsi: OpaquePointer) {
-        let now = DispatchTime.now().uptimeNanoseconds
-        guard now &- confirmedAliveAt >= 1_000_000_000 else { return }
-        confirmedAliveAt = now
-        lws_validity_confirmed(wsi)
-    }
-
     /// Handles the whole frames parsed so far, until reading pauses or the connection starts closing.
     private func handleFrames(_ wsi: OpaquePointer) {
         while !receivingPaused, !droppingInbound, closeReply == nil,
             let output = parser.next(assembled: inbound.count, limit: loop.limits.maxMessageSize)
         {
-            confirmAlive(wsi)
             switch output {
             case .violation(let frame):
                 if pendingClose == nil { refuseInbound(wsi, frame) }

@@ -72,8 +72,10 @@ final class Connection {
     var peerDone = false
     /// lws may hold bytes the peer sent right behind the handshake (see `takeEarlyInput`).
     var mayHaveEarlyInput = false
-    /// When the peer was last reported alive to lws (uptime, ns).
-    var confirmedAliveAt: UInt64 = 0
+    /// Whether the peer was heard from lately (see ``sweepIdle(_:)``).
+    var liveness = Liveness()
+    /// The idle sweep found the peer silent long enough: a PING goes out from the next WRITEABLE callback.
+    var pingDue = false
     /// Client role: why the server's certificate did not verify, when it did not.
     var certificateError: String?
 
@@ -237,6 +239,10 @@ final class Connection {
             pendingPong = nil
             guard loop.writeControlFrame(.pong, payload: pong, to: wsi) else { return -1 }
         }
+        if pingDue {
+            pingDue = false
+            if pendingClose == nil, !loop.writeControlFrame(.ping, payload: [], to: wsi) { return -1 }
+        }
         var messages = 0
         var bytes = 0
         var writes = 0
@@ -281,6 +287,27 @@ final class Connection {
         }
         if let frame = pendingClose { return close(wsi, with: frame) }
         return 0
+    }
+
+    /// The loop's once-a-second sweep: pings a peer silent for the policy's first span and hangs up on one silent
+    /// for its second, without a close frame (the peer is not answering), reported as 1006. A closing connection is
+    /// bounded by its own timeouts instead, and one whose reading is paused counts as heard: what it sent waits
+    /// unread.
+    func sweepIdle(_ policy: Liveness.Policy) {
+        guard isOpen, let wsi, reader != nil, pendingClose == nil, closeReply == nil else { return }
+        if receivingPaused { liveness.heardFromPeer() }
+        switch liveness.sweep(policy) {
+        case .none:
+            break
+        case .ping:
+            pingDue = true
+            lws_callback_on_writable(wsi)
+        case .hangUp:
+            closeFrame = WebSocketCloseFrame(
+                code: .abnormalClosure, reason: "peer silent for \(policy.hangUpAfterSeconds) s, PING unanswered")
+            stopReading()
+            loop.closeSoon(wsi, PENDING_TIMEOUT_WS_PONG_CHECK_GET_PONG)
+        }
     }
 
     /// Records `frame`, writes it and then lingers (see ``linger(_:)``).

@@ -9,7 +9,8 @@ final class ContextStorage: @unchecked Sendable {
     private var strings: [UnsafeMutablePointer<CChar>] = []
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let protocolCount: Int
-    private let retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>
+    /// Every connection's retry and idle policy, the vhost's and each client connection's: no idle checks by lws.
+    let retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>
     /// Complete except for `user`, which the loop sets to itself.
     private(set) var creationInfo = lws_context_creation_info()
 
@@ -28,10 +29,10 @@ final class ContextStorage: @unchecked Sendable {
             protocols[index].callback = lwsServiceCallback
             protocols[index].per_session_data_size = MemoryLayout<UnsafeMutableRawPointer?>.size
         }
-        // lws sends a PING once a connection has been idle this long, and hangs up when no PONG (or other
-        // traffic) arrived for the second span.
-        retryPolicy.pointee.secs_since_valid_ping = UInt16(clamping: settings.pingAfterIdleSeconds)
-        retryPolicy.pointee.secs_since_valid_hangup = UInt16(clamping: settings.hangUpAfterIdleSeconds)
+        // Zero spans turn lws' idle checks off (the loop pings and hangs up itself, see `Liveness`). Without a policy
+        // lws would apply its own default, 300 and 310 s.
+        retryPolicy.pointee.secs_since_valid_ping = 0
+        retryPolicy.pointee.secs_since_valid_hangup = 0
 
         var info = lws_context_creation_info()
         info.protocols = UnsafePointer(protocols)

@@ -67,7 +67,7 @@ final class ServiceLoop: @unchecked Sendable {
     /// Connections registered (open, or in their handshake).
     let connectionCount = Atomic<Int>(0)
     private let termination = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-    private let storage: ContextStorage
+    let storage: ContextStorage
 
     // MARK: Service thread
 
@@ -90,6 +90,10 @@ final class ServiceLoop: @unchecked Sendable {
     /// because lws masks client payloads in place.
     private var scratch = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 16)
     private var scratchCapacity = 4096
+    /// When idle connections are pinged and hung up on (see ``sweepIdleConnections()``).
+    private let idlePolicy: Liveness.Policy
+    /// When the next idle sweep is due (uptime, ns).
+    private var nextIdleSweep: UInt64 = 0
 
     init(
         role: Role, settings: ContextSettings, limits: ConnectionLimits, budget: MemoryBudget = .unlimited,
@@ -104,6 +108,8 @@ final class ServiceLoop: @unchecked Sendable {
         self.logger = logger
         self.handler = handler
         clientTLS = settings.clientTLS
+        idlePolicy = Liveness.Policy(
+            pingAfterSeconds: settings.pingAfterIdleSeconds, hangUpAfterSeconds: settings.hangUpAfterIdleSeconds)
         LibWebSocketsLog.install(logger)
         storage = ContextStorage(settings: settings, isServer: settings.port != nil)
 
@@ -326,6 +332,16 @@ final class ServiceLoop: @unchecked Sendable {
         lws_cancel_service(context)
     }
 
+    /// Once a second, at the first wake-up after it is due (the ticker wakes the loop every 0.1 s): every open
+    /// connection's peer is judged by ``Connection/sweepIdle(_:)``. Counting sweeps, not reading a clock per
+    /// connection: a service thread held up for a while pings and hangs up later, never sooner.
+    func sweepIdleConnections() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard now >= nextIdleSweep else { return }
+        nextIdleSweep = now + 1_000_000_000
+        for connection in connections.values { connection.sweepIdle(idlePolicy) }
+    }
+
     // MARK: Service thread: connection lifecycle
 
     func register(_ connection: Connection, wsi: OpaquePointer?) {
@@ -414,7 +430,7 @@ final class ServiceLoop: @unchecked Sendable {
         return lws_write(wsi, start.assumingMemoryBound(to: UInt8.self), total, LWS_WRITE_HTTP) >= 0
     }
 
-    /// From within a WRITEABLE callback: writes a control frame (a pong, a close) as is, the way
+    /// From within a WRITEABLE callback: writes a control frame (a ping, a pong, a close) as is, the way
     /// ``writeFrames(_:count:to:)`` does; a client's is masked (RFC 6455 §5.3) with a fresh random key. Returns false
     /// on failure.
     func writeControlFrame(_ opcode: ControlOpcode, payload: [UInt8], to wsi: OpaquePointer) -> Bool {
@@ -449,6 +465,7 @@ final class ServiceLoop: @unchecked Sendable {
     /// The control frames a connection writes itself.
     enum ControlOpcode: UInt8 {
         case close = 0x8
+        case ping = 0x9
         case pong = 0xA
     }
 
