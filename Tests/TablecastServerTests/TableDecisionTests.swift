@@ -140,19 +140,38 @@ final class TableDecisionTests: XCTestCase {
 
     func testPresenceDeltasGoOutAtMostOncePerIntervalWithWhatChangedMeanwhile() {
         var clock = TestClock()
-        var pacer = PresencePacer<TestClock.Instant>(interval: .milliseconds(100))
-        XCTAssertEqual(pacer.news(at: clock.now), .sendNow, "the first news goes out at once")
+        var pacer = PresencePacer<TestClock.Instant>()
+        let interval = Duration.milliseconds(100)
+        XCTAssertEqual(pacer.news(at: clock.now, interval: interval), .sendNow, "the first news goes out at once")
         pacer.sent(at: clock.now)
         clock.advance(by: .milliseconds(30))
-        XCTAssertEqual(pacer.news(at: clock.now), .wait(.milliseconds(70)), "the rest of the interval")
+        XCTAssertEqual(pacer.news(at: clock.now, interval: interval), .wait(.milliseconds(70)), "the rest of it")
         clock.advance(by: .milliseconds(20))
-        XCTAssertEqual(pacer.news(at: clock.now), .waiting, "news meanwhile go with the scheduled delta")
+        XCTAssertEqual(pacer.news(at: clock.now, interval: interval), .waiting, "news meanwhile go with the next delta")
         clock.advance(by: .milliseconds(50))
         pacer.woke()
-        XCTAssertEqual(pacer.news(at: clock.now), .sendNow)
+        XCTAssertEqual(pacer.news(at: clock.now, interval: interval), .sendNow)
         pacer.sent(at: clock.now)
         clock.advance(by: .milliseconds(250))
-        XCTAssertEqual(pacer.news(at: clock.now), .sendNow, "after a quiet interval, at once again")
+        XCTAssertEqual(pacer.news(at: clock.now, interval: interval), .sendNow, "after a quiet interval, at once again")
+    }
+
+    /// The interval grows with the audience past 2,000 subscribers, so that a table's deltas cost at most 20,000
+    /// deliveries a second; a wake-up scheduled under a shorter interval waits out the rest of a longer one.
+    func testPresenceIntervalGrowsWithTheAudience() {
+        XCTAssertEqual(TableAudience.presenceInterval(subscribers: 0), .milliseconds(100))
+        XCTAssertEqual(TableAudience.presenceInterval(subscribers: 2_000), .milliseconds(100))
+        XCTAssertEqual(TableAudience.presenceInterval(subscribers: 4_000), .milliseconds(200))
+        XCTAssertEqual(TableAudience.presenceInterval(subscribers: 10_000), .milliseconds(500))
+        XCTAssertEqual(TableAudience.presenceInterval(subscribers: 100_000), .seconds(5))
+
+        var clock = TestClock()
+        var pacer = PresencePacer<TestClock.Instant>()
+        pacer.sent(at: clock.now)
+        XCTAssertEqual(pacer.news(at: clock.now, interval: .milliseconds(100)), .wait(.milliseconds(100)))
+        clock.advance(by: .milliseconds(100))
+        pacer.woke()
+        XCTAssertEqual(pacer.news(at: clock.now, interval: .milliseconds(500)), .wait(.milliseconds(400)))
     }
 }
 

@@ -1,5 +1,6 @@
-/// When a table's `presence` deltas go out: at most one per ``interval``; news that come sooner wait for the
-/// interval to be over and go out together. Time is given, never read, so tests step it.
+/// When a table's `presence` deltas go out: at most one per interval (given with the news, as it may grow with the
+/// audience); news that come sooner wait for the interval to be over and go out together. Time is given, never read,
+/// so tests step it.
 struct PresencePacer<Instant: InstantProtocol> where Instant.Duration == Duration {
     /// What to do with the news there are now.
     enum Decision: Equatable {
@@ -11,17 +12,11 @@ struct PresencePacer<Instant: InstantProtocol> where Instant.Duration == Duratio
         case waiting
     }
 
-    /// The shortest time between two deltas.
-    let interval: Duration
     private var lastSent: Instant?
     private var wakeUpScheduled = false
 
-    init(interval: Duration) {
-        self.interval = interval
-    }
-
-    /// There is news at `now`.
-    mutating func news(at now: Instant) -> Decision {
+    /// There is news at `now`, and `interval` is the shortest time between two deltas.
+    mutating func news(at now: Instant, interval: Duration) -> Decision {
         guard !wakeUpScheduled else { return .waiting }
         guard let lastSent, lastSent.duration(to: now) < interval else { return .sendNow }
         wakeUpScheduled = true

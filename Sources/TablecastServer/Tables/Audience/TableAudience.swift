@@ -12,16 +12,23 @@ final class TableAudience {
         case remote(String)
     }
 
-    /// The shortest time between two `presence` messages of a table.
-    static let presenceInterval = Duration.milliseconds(100)
+    /// The shortest time between two `presence` messages of a table: 100 ms, and longer on a table with more than
+    /// 2,000 subscribers, so that its deltas cost at most ``presenceDeliveriesPerSecond`` (0.5 s at 10,000). Each
+    /// delta goes to every subscriber: at 100 ms, a table of 10,000 where people come and go would send 100,000
+    /// a second, about one core's worth.
+    static func presenceInterval(subscribers: Int) -> Duration {
+        max(.milliseconds(100), .seconds(1) * subscribers / presenceDeliveriesPerSecond)
+    }
+
+    static let presenceDeliveriesPerSecond = 20_000
 
     private let table: String
     private let context: ServerContext
     private(set) var subscribers = SubscriberList()
     /// Subscribers have the board's published state; its news go out as one `presence` delta per burst of work,
-    /// and at most one per ``presenceInterval``.
+    /// and at most one per ``presenceInterval(subscribers:)``.
     private var presence = PresenceBoard<Member>()
-    private var pacer = PresencePacer<ContinuousClock.Instant>(interval: TableAudience.presenceInterval)
+    private var pacer = PresencePacer<ContinuousClock.Instant>()
     /// Shared stores: who is on the table on the other nodes (on the board as `.remote` members), and what this
     /// node last shared of its own.
     private var otherNodes = OtherNodesPresence()
@@ -111,11 +118,11 @@ final class TableAudience {
     /// The board's published state, as `subscribed` and `refreshed` carry it.
     func publishedStateJSON() -> [UInt8] { presence.publishedStateJSON() }
 
-    /// Sends the presence delta now, or says how long to wait until ``presenceInterval`` since the last one is over
+    /// Sends the presence delta now, or says how long to wait until the interval since the last one is over
     /// (then call ``presenceDue()`` and this again: whatever changed meanwhile goes out together).
     func broadcastWhenDue() -> Duration? {
         let now = ContinuousClock.now
-        switch pacer.news(at: now) {
+        switch pacer.news(at: now, interval: Self.presenceInterval(subscribers: subscribers.count)) {
         case .waiting: return nil
         case .wait(let delay): return delay
         case .sendNow: break
