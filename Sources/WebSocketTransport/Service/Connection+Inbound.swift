@@ -30,7 +30,13 @@ extension Connection {
         guard !lingering else { return }
         lingering = true
         guard !peerDone, reader != nil else { return endLingering(wsi) }
-        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, Self.lingerSeconds)
+        loop.endLinger(of: self, after: Self.lingerSeconds)
+    }
+
+    /// `lingerSeconds` are over (see ``ServiceLoop/endLinger(of:after:)``): closes the socket unless it closed.
+    func lingerExpired() {
+        guard lingering, reader != nil, let wsi else { return }
+        endLingering(wsi)
     }
 
     /// Closes the socket (lws shuts down our side and closes it, sending nothing more: it was given no close reason).
@@ -47,7 +53,7 @@ extension Connection {
         if lingering { endLingering(wsi) }
     }
 
-    static let lingerSeconds: Int32 = 2
+    static let lingerSeconds = 2
     static let lingerBytes = 1 << 20
 
     static let writeBudget = 64 * 1024

@@ -21,6 +21,7 @@ extension ServiceLoop {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             processInbox()
             sweepIdleConnections()
+            endExpiredLingers()
 
         case LWS_CALLBACK_SERVER_WRITEABLE, LWS_CALLBACK_CLIENT_WRITEABLE:
             return connection(for: wsi)?.writeable(wsi) ?? 0

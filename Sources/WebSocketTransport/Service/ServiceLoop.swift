@@ -94,6 +94,9 @@ final class ServiceLoop: @unchecked Sendable {
     private let idlePolicy: Liveness.Policy
     /// When the next idle sweep is due (uptime, ns).
     private var nextIdleSweep: UInt64 = 0
+    /// Lingering connections and when their lingering ends (uptime, ns), in the order they began, which is the
+    /// order of their ends: every linger lasts as long (see ``endLinger(of:after:)``).
+    private var lingerEnds = Deque<(end: UInt64, id: WebSocketConnectionID)>()
 
     init(
         role: Role, settings: ContextSettings, limits: ConnectionLimits, budget: MemoryBudget = .unlimited,
@@ -340,6 +343,24 @@ final class ServiceLoop: @unchecked Sendable {
         guard now >= nextIdleSweep else { return }
         nextIdleSweep = now + 1_000_000_000
         for connection in connections.values { connection.sweepIdle(idlePolicy) }
+    }
+
+    /// Has `connection`'s lingering end after `seconds` (at the first wake-up after, within 0.1 s). Not an lws
+    /// timeout: lws would insert it in its sorted list behind every other lingering connection's, and a drain of
+    /// thousands of connections would walk that list thousands of times (see `Liveness`).
+    func endLinger(of connection: Connection, after seconds: Int) {
+        let end = DispatchTime.now().uptimeNanoseconds + UInt64(seconds) * 1_000_000_000
+        lingerEnds.append((end, connection.id))
+    }
+
+    /// Ends the lingering of the connections whose time is over (those that closed meanwhile are gone).
+    func endExpiredLingers() {
+        guard !lingerEnds.isEmpty else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        while let first = lingerEnds.first, first.end <= now {
+            lingerEnds.removeFirst()
+            connections[first.id]?.lingerExpired()
+        }
     }
 
     // MARK: Service thread: connection lifecycle
