@@ -50,6 +50,39 @@ static inline void CLibWebSockets_stopTicker(void *loop, void *timer) {
     free(timer);
 }
 
+// Calls `callback(context)` each time the loop is about to wait for events (a libev prepare watcher): after every
+// callback of the iteration, outside all of lws' callbacks, where a connection may be closed synchronously.
+typedef void (*CLibWebSockets_BeforeWaitCallback)(void *context);
+
+typedef struct {
+    ev_prepare prepare;
+    CLibWebSockets_BeforeWaitCallback callback;
+    void *context;
+} CLibWebSockets_BeforeWait;
+
+static void CLibWebSockets_beforeWait(struct ev_loop *loop, ev_prepare *prepare, int revents) {
+    (void)loop;
+    (void)revents;
+    CLibWebSockets_BeforeWait *watcher = (CLibWebSockets_BeforeWait *)prepare;
+    watcher->callback(watcher->context);
+}
+
+static inline void *CLibWebSockets_startBeforeWait(void *loop, CLibWebSockets_BeforeWaitCallback callback,
+                                                   void *context) {
+    CLibWebSockets_BeforeWait *watcher = (CLibWebSockets_BeforeWait *)malloc(sizeof(CLibWebSockets_BeforeWait));
+    if (!watcher) return NULL;
+    ev_prepare_init(&watcher->prepare, CLibWebSockets_beforeWait);
+    watcher->callback = callback;
+    watcher->context = context;
+    ev_prepare_start((struct ev_loop *)loop, &watcher->prepare);
+    return watcher;
+}
+
+static inline void CLibWebSockets_stopBeforeWait(void *loop, void *watcher) {
+    ev_prepare_stop((struct ev_loop *)loop, &((CLibWebSockets_BeforeWait *)watcher)->prepare);
+    free(watcher);
+}
+
 // The server reads its WebSocket connections itself (see Connection's frame reader): lws 4.1 acts on a frame
 // header before any callback can see it, and neither refuses unmasked frames nor non-minimal lengths. One libev
 // watcher per connection, on the connection's socket, calls `callback(context)` when it is readable.

@@ -109,7 +109,7 @@ extension ServiceLoop {
     func end(_ exchange: HTTPExchange, _ frame: WebSocketCloseFrame) {
         guard case .streaming(let stream) = exchange.state else {
             // Not streaming: the connection goes, unanswered.
-            closeSoon(exchange.wsi, PENDING_TIMEOUT_CLOSE_SEND)
+            killSoon(exchange.wsi, PENDING_TIMEOUT_CLOSE_SEND)
             return
         }
         guard !exchange.ending else { return }

@@ -42,7 +42,7 @@ extension Connection {
     /// Closes the socket (lws shuts down our side and closes it, sending nothing more: it was given no close reason).
     private func endLingering(_ wsi: OpaquePointer) {
         stopReading()
-        loop.closeSoon(wsi, PENDING_TIMEOUT_CLOSE_ACK)
+        loop.closeSoon(self)
     }
 
     /// The peer's close frame or end of stream after we started closing: the socket closes once our close frame
@@ -176,7 +176,7 @@ extension Connection {
         if closeReply != nil, !closeReplyWritten { return }
         // Our close frame is still being written: the socket closes once it is out.
         if closeWritten, !lingering { return peerFinished(wsi) }
-        loop.closeSoon(wsi, PENDING_TIMEOUT_CLOSE_ACK)
+        loop.closeSoon(self)
     }
 
     /// Handles the whole frames parsed so far, until reading pauses or the connection starts closing.

@@ -306,7 +306,7 @@ final class Connection {
             closeFrame = WebSocketCloseFrame(
                 code: .abnormalClosure, reason: "peer silent for \(policy.hangUpAfterSeconds) s, PING unanswered")
             stopReading()
-            loop.closeSoon(wsi, PENDING_TIMEOUT_WS_PONG_CHECK_GET_PONG)
+            loop.closeSoon(self)
         }
     }
 
