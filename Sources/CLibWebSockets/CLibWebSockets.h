@@ -27,9 +27,10 @@ static inline void CLibWebSockets_breakLoop(void *loop) { ev_break((struct ev_lo
 static inline void CLibWebSockets_destroyLoop(void *loop) { ev_loop_destroy((struct ev_loop *)loop); }
 static inline uint64_t CLibWebSockets_libevOption(void) { return LWS_SERVER_OPTION_LIBEV; }
 
-// lws 4.1 arms its libev timer only when it services an event, so a timeout that falls due on a quiet loop (an
-// idle connection's PING, a lagging reader's hang-up) would wait for unrelated traffic. A ticker wakes lws every
-// `interval` seconds; each wakeup services whatever timers are ripe.
+// lws 4.1 arms its libev timer only when it services an event, so a timeout that falls due on a quiet loop (a
+// lagging reader's hang-up, a stalled handshake) would wait for unrelated traffic. A ticker wakes lws every
+// `interval` seconds; each wakeup services whatever timers are ripe, and runs the loop's own idle sweep and ends of
+// lingering (see ServiceLoop.sweepIdleConnections).
 static void CLibWebSockets_tick(struct ev_loop *loop, ev_timer *timer, int revents) {
     (void)loop;
     (void)revents;
