@@ -325,14 +325,20 @@ final class WebSocketServerTests: XCTestCase {
 }
 
 extension WebSocketServerTests {
-    /// An idle peer is pinged after `pingAfterIdle`; one that never answers is hung up on after `hangUpAfterIdle`.
-    func testIdlePeerIsPingedThenHungUpOn() async throws {
+    /// A server that pings after 1 s of silence and hangs up after 2, its events, and a raw peer it upgraded.
+    private static func upgradedPeerOfQuickIdleServer() throws -> (WebSocketServer, EventRecorder, RawSocket) {
         let events = EventRecorder()
         let server = try WebSocketServer(
             configuration: .init(host: "127.0.0.1", port: 0, pingAfterIdle: .seconds(1), hangUpAfterIdle: .seconds(2)),
             onEvent: events.handler)
         let socket = try RawSocket(port: server.port)
         _ = socket.upgrade()
+        return (server, events, socket)
+    }
+
+    /// An idle peer is pinged after `pingAfterIdle`; one that never answers is hung up on after `hangUpAfterIdle`.
+    func testIdlePeerIsPingedThenHungUpOn() async throws {
+        let (server, events, socket) = try Self.upgradedPeerOfQuickIdleServer()
         let start = ContinuousClock.now
         XCTAssertEqual(socket.readFrame()?.opcode, 0x9, "expected a PING")
         try await events.wait("hang-up", timeout: .seconds(10)) { !$0.closes().isEmpty }
@@ -345,12 +351,7 @@ extension WebSocketServerTests {
     /// A peer that answers each PING with a PONG and sends nothing else stays open well past `hangUpAfterIdle`, and
     /// is pinged again after each silence.
     func testPeerThatAnswersPingsStaysOpen() async throws {
-        let events = EventRecorder()
-        let server = try WebSocketServer(
-            configuration: .init(host: "127.0.0.1", port: 0, pingAfterIdle: .seconds(1), hangUpAfterIdle: .seconds(2)),
-            onEvent: events.handler)
-        let socket = try RawSocket(port: server.port)
-        _ = socket.upgrade()
+        let (server, events, socket) = try Self.upgradedPeerOfQuickIdleServer()
         let start = ContinuousClock.now
         var pings = 0
         while ContinuousClock.now - start < .seconds(4) {
