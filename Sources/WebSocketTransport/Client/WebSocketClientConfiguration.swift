@@ -20,7 +20,8 @@ extension WebSocketClient {
         ///   - maxConnections: Connections this client holds at once; sizes libwebsockets' descriptor table.
         ///     Default 10,000 (the process' RLIMIT_NOFILE must allow them).
         ///   - connectTimeout: Time allowed for TCP connect and handshake. Default 10 s.
-        ///   - pingAfterIdle: An idle connection is sent a PING after this long. Default 30 s.
+        ///   - pingAfterIdle: An idle connection is sent a PING after this long. Default 30 s. Both idle spans are
+        ///     counted in whole seconds, by a once-a-second sweep: a PING follows up to a second later.
         ///   - hangUpAfterIdle: A connection with no PONG or traffic for this long is closed. Default 60 s.
         ///   - shutdownFlushTimeout: How long `shutdown()` waits for queues to drain. Default 5 s.
         ///   - tls: How `wss://` connections verify servers. Default: against the system's CA store.

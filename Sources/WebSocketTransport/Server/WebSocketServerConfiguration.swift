@@ -59,7 +59,8 @@ extension WebSocketServer {
         ///     they close). While it has that many, its new connections are closed as soon as they are accepted;
         ///     quicker handshakes are not counted, so a burst of them is not refused. `nil` (the default): no cap.
         ///   - httpIdleTimeout: How long an idle keep-alive HTTP connection is kept. Default 60 s.
-        ///   - pingAfterIdle: A WebSocket connection idle this long is sent a PING. Default 30 s.
+        ///   - pingAfterIdle: A WebSocket connection idle this long is sent a PING. Default 30 s. Both idle spans are
+        ///     counted in whole seconds, by a once-a-second sweep: a PING follows up to a second later.
         ///   - hangUpAfterIdle: A WebSocket connection with no PONG or traffic for this long is closed. Default 60 s.
         ///   - shutdownFlushTimeout: How long `shutdown()` waits for queues to drain before tearing connections
         ///     down. Default 5 s.
