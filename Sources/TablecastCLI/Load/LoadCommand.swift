@@ -351,6 +351,20 @@ struct LoadCommand: AsyncParsableCommand {
                     + "\((rssAfter - rssBefore) / max(1, connections)) bytes per connection")
         }
 
+        // Raw writers connect before the clock starts, as the library's writers did above.
+        var raw: RawWriters?
+        if rawWriters {
+            var shapes: [String: [Int]] = [:]
+            for table in tables {
+                shapes[table] = try await snapshot(table, transport: transport).table.sections.map(\.rows.count)
+            }
+            let writers = RawWriters(
+                rowsPerSection: shapes, window: inFlight, stats: stats, clientPrefix: "load-\(run)-raw",
+                deliveries: deliveries)
+            try await writers.connect(urls: servers, tables: tables, count: self.writers, tls: clientTLS)
+            raw = writers
+        }
+
         // The run (a worker's starts when all its coordinator's workers are ready).
         try await LoadWorkerLink.current?.barrier("ready")
         let start = ContinuousClock.now
@@ -364,17 +378,7 @@ struct LoadCommand: AsyncParsableCommand {
             drive.stages.isEmpty
             ? rate > 0 ? LoadPacing(plan: nil, rate: rate, writers: writers, start: start) : nil
             : LoadPacing(plan: plan, rate: 0, writers: writers, start: start)
-        if rawWriters {
-            var shapes: [String: [Int]] = [:]
-            for table in tables {
-                shapes[table] = try await snapshot(table, transport: transport).table.sections.map(\.rows.count)
-            }
-            try await RawWriters(
-                rowsPerSection: shapes, window: inFlight, stats: stats, clientPrefix: "load-\(run)-raw",
-                deadline: deadline,
-                deliveries: deliveries
-            ).run(urls: servers, tables: tables, count: writers, tls: clientTLS)
-        }
+        await raw?.run(until: deadline)
         await withTaskGroup(of: Void.self) { group in
             for (index, client) in writerClients.enumerated() {
                 let table = tables[index % tables.count]

@@ -22,6 +22,12 @@ final class RawWriters: Sendable {
         var writers: [WebSocketConnectionID: Writer] = [:]
         /// Connections the server welcomed that have not closed (the stats' connection gauge counts them).
         var welcomed: Set<WebSocketConnectionID> = []
+        /// Writers neither welcomed nor closed yet, and what ``connect(urls:tables:count:tls:)`` waits on.
+        var connecting: Set<WebSocketConnectionID> = []
+        var connected: CheckedContinuation<Void, Never>?
+        /// Whether ``run(until:)`` started the writers, and when they stop.
+        var started = false
+        var deadline: ContinuousClock.Instant?
         /// Writers that have not finished (sending stopped and every answer arrived, or the connection closed).
         var active = 0
         var done: CheckedContinuation<Void, Never>?
@@ -33,7 +39,6 @@ final class RawWriters: Sendable {
     private let window: Int
     private let stats: LoadStats
     private let clientPrefix: String
-    private let deadline: ContinuousClock.Instant?
     /// With `--window-until delivery`: when an edit leaves its writer's window.
     private let deliveries: DeliveryWindow?
     private let client = Mutex<WebSocketClient?>(nil)
@@ -44,7 +49,7 @@ final class RawWriters: Sendable {
     ///   - deliveries: keeps each edit in the window until every subscriber has it too; nil: until it is acked.
     init(
         rowsPerSection: [String: [Int]], window: Int, stats: LoadStats, clientPrefix: String,
-        deadline: ContinuousClock.Instant?, deliveries: DeliveryWindow?
+        deliveries: DeliveryWindow?
     ) {
         editableSections = rowsPerSection.mapValues { shape in
             shape.enumerated().filter { $0.element > 0 }.map { (section: $0.offset, rows: $0.element) }
@@ -52,14 +57,14 @@ final class RawWriters: Sendable {
         self.window = window
         self.stats = stats
         self.clientPrefix = clientPrefix
-        self.deadline = deadline
         self.deliveries = deliveries
         deliveries?.setReleaseHandler { [unowned self] id in released(id) }
     }
 
-    /// Runs `count` writers, spread over `tables`, until the deadline (or the stats' budget) and every answer.
-    /// Writer `i` writes to server `i` modulo `urls.count`, so several nodes share the load.
-    func run(urls: [String], tables: [String], count: Int, tls: ClientTLS) async throws {
+    /// Connects `count` writers, spread over `tables`, and returns once the server welcomed each (or it closed), so
+    /// that the run's clock does not count the connecting. Writer `i` writes to server `i` modulo `urls.count`, so
+    /// several nodes share the load.
+    func connect(urls: [String], tables: [String], count: Int, tls: ClientTLS) async throws {
         let requests = try urls.map(TablecastClient.parse)
         let client = try WebSocketClient(configuration: .init(maxConnections: count + 8, tls: tls)) { [self] event in
             handle(event)
@@ -67,15 +72,44 @@ final class RawWriters: Sendable {
         self.client.withLock { $0 = client }
         await withCheckedContinuation { continuation in
             state.withLock { state in
-                state.done = continuation
+                state.connected = continuation
                 state.active = count
                 for index in 0..<count {
                     let id = client.connect(requests[index % requests.count])
                     state.writers[id] = Writer(table: tables[index % tables.count], index: index)
+                    state.connecting.insert(id)
                 }
             }
         }
-        await client.shutdown()
+    }
+
+    /// Starts the connected writers, each with its window of edits in flight, and returns once sending stopped (at
+    /// `deadline`, or when the stats' budget is spent) and every answer arrived.
+    func run(until deadline: ContinuousClock.Instant?) async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> [WebSocketConnectionID]? in
+                guard state.active > 0 else { return nil }
+                state.done = continuation
+                state.started = true
+                state.deadline = deadline
+                return Array(state.welcomed)
+            }
+            guard let ready else { return continuation.resume() }
+            for id in ready {
+                for _ in 0..<window { sendNext(on: id) }
+            }
+        }
+        await client.withLock { $0 }?.shutdown()
+    }
+
+    /// A writer was welcomed or closed: the last of them ends ``connect(urls:tables:count:tls:)``'s wait.
+    private func stoppedConnecting(_ id: WebSocketConnectionID) {
+        let connected = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.connecting.remove(id) != nil, state.connecting.isEmpty else { return nil }
+            defer { state.connected = nil }
+            return state.connected
+        }
+        connected?.resume()
     }
 
     /// Runs on the transport's thread.
@@ -91,6 +125,7 @@ final class RawWriters: Sendable {
         case .closed(let id, _):
             if state.withLock({ $0.welcomed.remove(id) }) != nil { stats.connections.closed() }
             finish(id, closed: true)
+            stoppedConnecting(id)
         }
     }
 
@@ -98,8 +133,13 @@ final class RawWriters: Sendable {
     /// a quarter of a writer's time.
     private func answered(_ id: WebSocketConnectionID, _ bytes: [UInt8]) {
         if Self.find(#""type":"welcome""#, in: bytes) != nil {
-            if state.withLock({ $0.welcomed.insert(id).inserted }) { stats.connections.opened() }
-            for _ in 0..<window { sendNext(on: id) }
+            let (inserted, started) = state.withLock { ($0.welcomed.insert(id).inserted, $0.started) }
+            if inserted { stats.connections.opened() }
+            // Welcomed after the start (a slow handshake): it starts at once.
+            if started {
+                for _ in 0..<window { sendNext(on: id) }
+            }
+            stoppedConnecting(id)
             return
         }
         // Refs made by `LoadStats` need no unescaping.
@@ -110,6 +150,7 @@ final class RawWriters: Sendable {
             if Self.find(#""type":"error""#, in: bytes) != nil {
                 stats.recordError(Self.code(in: bytes) ?? "unknown")
                 finish(id, closed: true)
+                stoppedConnecting(id)
             }
             return
         }
@@ -133,7 +174,7 @@ final class RawWriters: Sendable {
 
     /// Sends the next edit on `id`, or finishes the writer once the run is over and nothing is outstanding.
     private func sendNext(on id: WebSocketConnectionID) {
-        let over = deadline.map { ContinuousClock.now >= $0 } ?? false
+        let over = state.withLock { $0.deadline }.map { ContinuousClock.now >= $0 } ?? false
         guard !over, stats.remaining.subtract(1, ordering: .relaxed).newValue >= 0 else {
             return finish(id, closed: false)
         }
