@@ -1,5 +1,6 @@
 import CLibWebSockets
 import DequeModule
+import Dispatch
 
 /// An API request on the service thread (see ``HTTPAPI``): its body being read, then waiting for the
 /// application's answer, then that answer being written or its event stream running. It hangs off the HTTP
@@ -140,9 +141,7 @@ extension ServiceLoop {
             guard response.writeHeaders(wsi) else { return -1 }
             // No timeout for a stream: its heartbeat keeps it alive, and its close says when it is gone.
             lws_http_mark_sse(wsi)
-            if case .server(let router) = role, let api = router.api {
-                lws_set_timer_usecs(wsi, lws_usec_t(api.heartbeat.microseconds))
-            }
+            scheduleHeartbeat(of: exchange)
             if !exchange.queue.isEmpty || exchange.ending { lws_callback_on_writable(wsi) }
             return 0
         }
@@ -170,13 +169,27 @@ extension ServiceLoop {
         return 0
     }
 
-    /// LWS_CALLBACK_TIMER: a stream's heartbeat, when nothing else is waiting to be written.
-    func heartbeat(_ exchange: HTTPExchange) {
-        guard case .streaming(let stream) = exchange.state, !exchange.ending,
-            case .server(let router) = role, let api = router.api
-        else { return }
-        if exchange.queue.isEmpty { enqueue(stream.heartbeat, on: exchange, stream: stream) }
-        lws_set_timer_usecs(exchange.wsi, lws_usec_t(api.heartbeat.microseconds))
+    /// Has `exchange`'s stream write its heartbeat an interval from now (see ``writeDueHeartbeats()``).
+    func scheduleHeartbeat(of exchange: HTTPExchange) {
+        guard case .server(let router) = role, let api = router.api else { return }
+        let interval = UInt64(max(1, api.heartbeat.microseconds)) * 1_000
+        heartbeatsDue.append((DispatchTime.now().uptimeNanoseconds + interval, exchange.id))
+    }
+
+    /// Each stream whose heartbeat is due writes it, when nothing else is waiting to be written, and is due again an
+    /// interval later. Every stream's interval is the API's, so `heartbeatsDue` stays in order: not lws timers, which
+    /// lws inserts in its sorted list behind every other stream's (O(streams) each, see `Liveness`).
+    func writeDueHeartbeats() {
+        guard !heartbeatsDue.isEmpty else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        while let first = heartbeatsDue.first, first.due <= now {
+            heartbeatsDue.removeFirst()
+            // A stream that ended is gone from `exchanges`.
+            guard let exchange = exchanges[first.id], case .streaming(let stream) = exchange.state, !exchange.ending
+            else { continue }
+            if exchange.queue.isEmpty { enqueue(stream.heartbeat, on: exchange, stream: stream) }
+            scheduleHeartbeat(of: exchange)
+        }
     }
 }
 

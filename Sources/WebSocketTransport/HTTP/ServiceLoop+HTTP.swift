@@ -74,7 +74,6 @@ extension ServiceLoop {
         slot.pointee = nil
         let object = Unmanaged<AnyObject>.fromOpaque(pointer).takeRetainedValue()
         guard let exchange = object as? HTTPExchange else { return }
-        if case .streaming = exchange.state { lws_set_timer_usecs(exchange.wsi, -1) }
         dropStreamQueue(exchange)
         exchanges[exchange.id] = nil
         stopIfDrained()

@@ -22,6 +22,7 @@ extension ServiceLoop {
             processInbox()
             sweepIdleConnections()
             endExpiredLingers()
+            writeDueHeartbeats()
 
         case LWS_CALLBACK_SERVER_WRITEABLE, LWS_CALLBACK_CLIENT_WRITEABLE:
             return connection(for: wsi)?.writeable(wsi) ?? 0
@@ -61,9 +62,6 @@ extension ServiceLoop {
 
         case LWS_CALLBACK_HTTP_BODY_COMPLETION:
             return bodyComplete(user)
-
-        case LWS_CALLBACK_TIMER:
-            if let exchange = exchange(user) { heartbeat(exchange) }
 
         case LWS_CALLBACK_CLOSED_HTTP, LWS_CALLBACK_HTTP_DROP_PROTOCOL:
             releaseSlot(user)

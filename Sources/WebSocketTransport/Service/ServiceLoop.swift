@@ -94,6 +94,9 @@ final class ServiceLoop: @unchecked Sendable {
     private let idlePolicy: Liveness.Policy
     /// When the next idle sweep is due (uptime, ns).
     private var nextIdleSweep: UInt64 = 0
+    /// Server role: event streams and when each writes its next heartbeat (uptime, ns), in that order (see
+    /// ``writeDueHeartbeats()``).
+    var heartbeatsDue = Deque<(due: UInt64, id: WebSocketConnectionID)>()
     /// Connections to close before the loop next waits (see ``closeSoon(_:)``).
     private var closing: [WebSocketConnectionID] = []
     /// Lingering connections and when their lingering ends (uptime, ns), in the order they began, which is the
