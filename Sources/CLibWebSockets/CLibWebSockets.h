@@ -30,7 +30,7 @@ static inline uint64_t CLibWebSockets_libevOption(void) { return LWS_SERVER_OPTI
 // lws 4.1 arms its libev timer only when it services an event, so a timeout that falls due on a quiet loop (a
 // lagging reader's hang-up, a stalled handshake) would wait for unrelated traffic. A ticker wakes lws every
 // `interval` seconds; each wakeup services whatever timers are ripe, and runs the loop's own idle sweep and ends of
-// lingering (see ServiceLoop.sweepIdleConnections).
+// lingering and event streams' heartbeats (see ServiceLoop.runDueTimers).
 static void CLibWebSockets_tick(struct ev_loop *loop, ev_timer *timer, int revents) {
     (void)loop;
     (void)revents;
@@ -51,13 +51,14 @@ static inline void CLibWebSockets_stopTicker(void *loop, void *timer) {
     free(timer);
 }
 
+// What the watchers below call: a Swift closure with the context it was registered with.
+typedef void (*CLibWebSockets_Callback)(void *context);
+
 // Calls `callback(context)` each time the loop is about to wait for events (a libev prepare watcher): after every
 // callback of the iteration, outside all of lws' callbacks, where a connection may be closed synchronously.
-typedef void (*CLibWebSockets_BeforeWaitCallback)(void *context);
-
 typedef struct {
     ev_prepare prepare;
-    CLibWebSockets_BeforeWaitCallback callback;
+    CLibWebSockets_Callback callback;
     void *context;
 } CLibWebSockets_BeforeWait;
 
@@ -68,7 +69,7 @@ static void CLibWebSockets_beforeWait(struct ev_loop *loop, ev_prepare *prepare,
     watcher->callback(watcher->context);
 }
 
-static inline void *CLibWebSockets_startBeforeWait(void *loop, CLibWebSockets_BeforeWaitCallback callback,
+static inline void *CLibWebSockets_startBeforeWait(void *loop, CLibWebSockets_Callback callback,
                                                    void *context) {
     CLibWebSockets_BeforeWait *watcher = (CLibWebSockets_BeforeWait *)malloc(sizeof(CLibWebSockets_BeforeWait));
     if (!watcher) return NULL;
@@ -87,11 +88,9 @@ static inline void CLibWebSockets_stopBeforeWait(void *loop, void *watcher) {
 // The server reads its WebSocket connections itself (see Connection's frame reader): lws 4.1 acts on a frame
 // header before any callback can see it, and neither refuses unmasked frames nor non-minimal lengths. One libev
 // watcher per connection, on the connection's socket, calls `callback(context)` when it is readable.
-typedef void (*CLibWebSockets_ReadableCallback)(void *context);
-
 typedef struct {
     ev_io io;
-    CLibWebSockets_ReadableCallback callback;
+    CLibWebSockets_Callback callback;
     void *context;
 } CLibWebSockets_Reader;
 
@@ -102,7 +101,7 @@ static void CLibWebSockets_readable(struct ev_loop *loop, ev_io *io, int revents
     reader->callback(reader->context);
 }
 
-static inline void *CLibWebSockets_newReader(int fd, CLibWebSockets_ReadableCallback callback, void *context) {
+static inline void *CLibWebSockets_newReader(int fd, CLibWebSockets_Callback callback, void *context) {
     CLibWebSockets_Reader *reader = (CLibWebSockets_Reader *)malloc(sizeof(CLibWebSockets_Reader));
     if (!reader) return NULL;
     ev_io_init(&reader->io, CLibWebSockets_readable, fd, EV_READ);

@@ -95,11 +95,14 @@ final class RawWriters: Sendable {
                 return Array(state.welcomed)
             }
             guard let ready else { return continuation.resume() }
-            for id in ready {
-                for _ in 0..<window { sendNext(on: id) }
-            }
+            for id in ready { start(id) }
         }
         await client.withLock { $0 }?.shutdown()
+    }
+
+    /// Fills writer `id`'s window with edits.
+    private func start(_ id: WebSocketConnectionID) {
+        for _ in 0..<window { sendNext(on: id) }
     }
 
     /// A writer was welcomed or closed: the last of them ends ``connect(urls:tables:count:tls:)``'s wait.
@@ -136,9 +139,7 @@ final class RawWriters: Sendable {
             let (inserted, started) = state.withLock { ($0.welcomed.insert(id).inserted, $0.started) }
             if inserted { stats.connections.opened() }
             // Welcomed after the start (a slow handshake): it starts at once.
-            if started {
-                for _ in 0..<window { sendNext(on: id) }
-            }
+            if started { start(id) }
             stoppedConnecting(id)
             return
         }

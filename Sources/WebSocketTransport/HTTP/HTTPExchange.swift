@@ -141,7 +141,7 @@ extension ServiceLoop {
             guard response.writeHeaders(wsi) else { return -1 }
             // No timeout for a stream: its heartbeat keeps it alive, and its close says when it is gone.
             lws_http_mark_sse(wsi)
-            scheduleHeartbeat(of: exchange)
+            heartbeatsDue.add(exchange.id, at: DispatchTime.now().uptimeNanoseconds)
             if !exchange.queue.isEmpty || exchange.ending { lws_callback_on_writable(wsi) }
             return 0
         }
@@ -169,33 +169,16 @@ extension ServiceLoop {
         return 0
     }
 
-    /// Has `exchange`'s stream write its heartbeat an interval from now (see ``writeDueHeartbeats()``).
-    func scheduleHeartbeat(of exchange: HTTPExchange) {
-        guard case .server(let router) = role, let api = router.api else { return }
-        let interval = UInt64(max(1, api.heartbeat.microseconds)) * 1_000
-        heartbeatsDue.append((DispatchTime.now().uptimeNanoseconds + interval, exchange.id))
-    }
-
     /// Each stream whose heartbeat is due writes it, when nothing else is waiting to be written, and is due again an
-    /// interval later. Every stream's interval is the API's, so `heartbeatsDue` stays in order: not lws timers, which
-    /// lws inserts in its sorted list behind every other stream's (O(streams) each, see `Liveness`).
-    func writeDueHeartbeats() {
-        guard !heartbeatsDue.isEmpty else { return }
-        let now = DispatchTime.now().uptimeNanoseconds
-        while let first = heartbeatsDue.first, first.due <= now {
-            heartbeatsDue.removeFirst()
+    /// interval later. Not lws timers, which lws inserts in its sorted list behind every other stream's (O(streams)
+    /// each, see `Liveness`).
+    func writeDueHeartbeats(at now: UInt64) {
+        while let id = heartbeatsDue.popDue(at: now) {
             // A stream that ended is gone from `exchanges`.
-            guard let exchange = exchanges[first.id], case .streaming(let stream) = exchange.state, !exchange.ending
+            guard let exchange = exchanges[id], case .streaming(let stream) = exchange.state, !exchange.ending
             else { continue }
             if exchange.queue.isEmpty { enqueue(stream.heartbeat, on: exchange, stream: stream) }
-            scheduleHeartbeat(of: exchange)
+            heartbeatsDue.add(id, at: now)
         }
-    }
-}
-
-extension Duration {
-    var microseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
     }
 }

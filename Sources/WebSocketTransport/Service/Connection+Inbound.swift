@@ -30,10 +30,10 @@ extension Connection {
         guard !lingering else { return }
         lingering = true
         guard !peerDone, reader != nil else { return endLingering(wsi) }
-        loop.endLinger(of: self, after: Self.lingerSeconds)
+        loop.endLinger(of: self)
     }
 
-    /// `lingerSeconds` are over (see ``ServiceLoop/endLinger(of:after:)``): closes the socket unless it closed.
+    /// `lingerSeconds` are over (see ``ServiceLoop/endLinger(of:)``): closes the socket unless it closed.
     func lingerExpired() {
         guard lingering, reader != nil, let wsi else { return }
         endLingering(wsi)

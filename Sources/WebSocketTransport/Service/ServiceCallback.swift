@@ -20,9 +20,7 @@ extension ServiceLoop {
         switch reason {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             processInbox()
-            sweepIdleConnections()
-            endExpiredLingers()
-            writeDueHeartbeats()
+            runDueTimers()
 
         case LWS_CALLBACK_SERVER_WRITEABLE, LWS_CALLBACK_CLIENT_WRITEABLE:
             return connection(for: wsi)?.writeable(wsi) ?? 0

@@ -90,18 +90,16 @@ final class ServiceLoop: @unchecked Sendable {
     /// because lws masks client payloads in place.
     private var scratch = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 16)
     private var scratchCapacity = 4096
-    /// When idle connections are pinged and hung up on (see ``sweepIdleConnections()``).
+    /// When idle connections are pinged and hung up on (see ``sweepIdleConnections(at:)``).
     private let idlePolicy: Liveness.Policy
     /// When the next idle sweep is due (uptime, ns).
     private var nextIdleSweep: UInt64 = 0
-    /// Server role: event streams and when each writes its next heartbeat (uptime, ns), in that order (see
-    /// ``writeDueHeartbeats()``).
-    var heartbeatsDue = Deque<(due: UInt64, id: WebSocketConnectionID)>()
+    /// Server role: when each event stream writes its next heartbeat (see ``writeDueHeartbeats(at:)``).
+    var heartbeatsDue: DeadlineQueue<WebSocketConnectionID>
     /// Connections to close before the loop next waits (see ``closeSoon(_:)``).
     private var closing: [WebSocketConnectionID] = []
-    /// Lingering connections and when their lingering ends (uptime, ns), in the order they began, which is the
-    /// order of their ends: every linger lasts as long (see ``endLinger(of:after:)``).
-    private var lingerEnds = Deque<(end: UInt64, id: WebSocketConnectionID)>()
+    /// When each lingering connection's lingering ends (see ``endLinger(of:)``).
+    private var lingerEnds = DeadlineQueue<WebSocketConnectionID>(span: .seconds(Connection.lingerSeconds))
 
     init(
         role: Role, settings: ContextSettings, limits: ConnectionLimits, budget: MemoryBudget = .unlimited,
@@ -118,6 +116,10 @@ final class ServiceLoop: @unchecked Sendable {
         clientTLS = settings.clientTLS
         idlePolicy = Liveness.Policy(
             pingAfterSeconds: settings.pingAfterIdleSeconds, hangUpAfterSeconds: settings.hangUpAfterIdleSeconds)
+        // At least a microsecond: a heartbeat due again at once would never let the loop go on.
+        var heartbeat = Duration.microseconds(1)
+        if case .server(let router) = role, let api = router.api { heartbeat = max(heartbeat, api.heartbeat) }
+        heartbeatsDue = DeadlineQueue(span: heartbeat)
         LibWebSocketsLog.install(logger)
         storage = ContextStorage(settings: settings, isServer: settings.port != nil)
 
@@ -370,32 +372,34 @@ final class ServiceLoop: @unchecked Sendable {
         }
     }
 
-    /// Once a second, at the first wake-up after it is due (the ticker wakes the loop every 0.1 s): every open
-    /// connection's peer is judged by ``Connection/sweepIdle(_:)``. Counting sweeps, not reading a clock per
-    /// connection: a service thread held up for a while pings and hangs up later, never sooner.
-    func sweepIdleConnections() {
+    /// At each wake-up (the ticker's come every 0.1 s), against one reading of the clock: the idle sweep when it is
+    /// due, and the lingering and heartbeats whose time came.
+    func runDueTimers() {
         let now = DispatchTime.now().uptimeNanoseconds
+        sweepIdleConnections(at: now)
+        endExpiredLingers(at: now)
+        writeDueHeartbeats(at: now)
+    }
+
+    /// Once a second, at the first wake-up after it is due: every open connection's peer is judged by
+    /// ``Connection/sweepIdle(_:)``. Counting sweeps, not reading a clock per connection: a service thread held up
+    /// for a while pings and hangs up later, never sooner.
+    private func sweepIdleConnections(at now: UInt64) {
         guard now >= nextIdleSweep else { return }
         nextIdleSweep = now + 1_000_000_000
         for connection in connections.values { connection.sweepIdle(idlePolicy) }
     }
 
-    /// Has `connection`'s lingering end after `seconds` (at the first wake-up after, within 0.1 s). Not an lws
-    /// timeout: lws would insert it in its sorted list behind every other lingering connection's, and a drain of
-    /// thousands of connections would walk that list thousands of times (see `Liveness`).
-    func endLinger(of connection: Connection, after seconds: Int) {
-        let end = DispatchTime.now().uptimeNanoseconds + UInt64(seconds) * 1_000_000_000
-        lingerEnds.append((end, connection.id))
+    /// Has `connection`'s lingering end after `Connection.lingerSeconds` (at the first wake-up after, within 0.1 s).
+    /// Not an lws timeout: lws would insert it in its sorted list behind every other lingering connection's, and a
+    /// drain of thousands of connections would walk that list thousands of times (see `Liveness`).
+    func endLinger(of connection: Connection) {
+        lingerEnds.add(connection.id, at: DispatchTime.now().uptimeNanoseconds)
     }
 
     /// Ends the lingering of the connections whose time is over (those that closed meanwhile are gone).
-    func endExpiredLingers() {
-        guard !lingerEnds.isEmpty else { return }
-        let now = DispatchTime.now().uptimeNanoseconds
-        while let first = lingerEnds.first, first.end <= now {
-            lingerEnds.removeFirst()
-            connections[first.id]?.lingerExpired()
-        }
+    private func endExpiredLingers(at now: UInt64) {
+        while let id = lingerEnds.popDue(at: now) { connections[id]?.lingerExpired() }
     }
 
     // MARK: Service thread: connection lifecycle
