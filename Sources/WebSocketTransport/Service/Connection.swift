@@ -17,7 +17,7 @@ final class Connection {
     var wsi: OpaquePointer?
     var isOpen = false
 
-    /// Messages waiting for a writable callback. Non-empty implies a writable callback is requested.
+    /// Messages waiting to be written. Non-empty implies a flush (see ``flush()``) or a writable callback is due.
     private var queue = Deque<WebSocketMessage>()
     /// Bytes of the queued messages that count against `maxQueuedBytes`: all but the oversized ones.
     private var queuedBytes = 0
@@ -106,8 +106,22 @@ final class Connection {
         let cost = Self.budgetCost(of: message)
         budgetedBytes += cost
         loop.budget[.outbound].charge(cost)
-        if queue.count == 1, isOpen, let wsi { lws_callback_on_writable(wsi) }
+        if queue.count == 1, isOpen, wsi != nil { loop.unflushed.append(self) }
         if loop.budget[.outbound].isOver { loop.shedOutbound() }
+    }
+
+    /// Writes what the loop's commands queued right away, as the WRITEABLE callback would (see ``writeable(_:)``),
+    /// instead of asking lws for that callback. A socket with nothing buffered takes a write; when it takes only
+    /// part (or none), lws buffers the rest and asks for POLLOUT itself, and the callback goes on from there. Asking
+    /// first cost two `epoll_ctl` calls (POLLOUT on, then off) and an event per write: 9 % of the server's cycles
+    /// in a fan-out.
+    func flush() {
+        guard isOpen, let wsi, !queue.isEmpty, lws_partial_buffered(wsi) == 0 else { return }
+        if writeable(wsi) < 0 {
+            // A failed write outside a callback: lws closes the socket when told, as it would on the callback's -1.
+            stopReading()
+            loop.closeSoon(self)
+        }
     }
 
     private static func budgetCost(of message: WebSocketMessage) -> Int {

@@ -98,6 +98,9 @@ final class ServiceLoop: @unchecked Sendable {
     var heartbeatsDue: DeadlineQueue<WebSocketConnectionID>
     /// Connections to close before the loop next waits (see ``closeSoon(_:)``).
     private var closing: [WebSocketConnectionID] = []
+    /// Connections whose queues the commands being processed filled from empty: written once they all are (see
+    /// ``Connection/flush()``).
+    var unflushed: [Connection] = []
     /// When each lingering connection's lingering ends (see ``endLinger(of:)``).
     private var lingerEnds = DeadlineQueue<WebSocketConnectionID>(span: .seconds(Connection.lingerSeconds))
 
@@ -287,6 +290,12 @@ final class ServiceLoop: @unchecked Sendable {
             case .stop:
                 stopLoop()
             }
+        }
+        // After every command, so that a connection's write carries all they queued for it.
+        if !unflushed.isEmpty {
+            let connections = unflushed
+            unflushed = []
+            for connection in connections { connection.flush() }
         }
     }
 
