@@ -16,7 +16,7 @@ enum ProcessMetrics {
             let number = value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
             text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(number)\n"
         }
-        let stat = selfStat()
+        let stat = Self.stat(of: "self")
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         gauge(
             "process_cpu_seconds_total", "User and system CPU time spent in seconds.",
@@ -45,9 +45,15 @@ enum ProcessMetrics {
         var virtualBytes: Int
     }
 
-    /// /proc/self/stat's fields after the command name (which may hold spaces, hence the last parenthesis).
-    private static func selfStat() -> Stat? {
-        guard let text = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+    /// The user and system CPU time process `pid` (on this machine) has used so far, in seconds; nil if it cannot
+    /// be read.
+    static func cpuSeconds(of pid: Int32) -> Double? {
+        Self.stat(of: String(pid)).map { Double($0.userTicks + $0.systemTicks) / Double(sysconf(Int32(_SC_CLK_TCK))) }
+    }
+
+    /// /proc/PROCESS/stat's fields after the command name (which may hold spaces, hence the last parenthesis).
+    private static func stat(of process: String) -> Stat? {
+        guard let text = try? String(contentsOfFile: "/proc/\(process)/stat", encoding: .utf8),
             let close = text.lastIndex(of: ")")
         else { return nil }
         // Fields from the state (field 3); utime is field 14, stime 15, starttime 22, vsize 23.

@@ -57,7 +57,8 @@ final class FanOutClient: Sendable {
         state = Mutex(State(perMessage: [Int32](repeating: 0, count: parameters.messages)))
     }
 
-    func run(port: Int, subprotocol: String) async throws -> Result {
+    /// Connects everyone, calls `starting` once all are open, then publishes and waits for every delivery.
+    func run(port: Int, subprotocol: String, starting: () -> Void = {}) async throws -> Result {
         let client = try WebSocketClient(configuration: .init(maxConnections: parameters.subscribers + 16)) {
             self.handle($0)
         }
@@ -71,6 +72,7 @@ final class FanOutClient: Sendable {
             $0.opened == self.parameters.subscribers + 1
         }
 
+        starting()
         let first = state.withLock { state in
             state.startedAt = .now
             return publishable(&state)

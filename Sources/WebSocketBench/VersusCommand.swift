@@ -11,7 +11,8 @@ import TablecastTesting
 /// rules: `delivery`, the mirror's (an edit is in flight until acked and every subscriber has it), and `ack` (until
 /// acked: the writer can run ahead of the fan-out, so latency includes that backlog). Deliveries/s are messages
 /// received by subscribers per second; p99 is the send → delivery latency; CPU/delivery is the server process's
-/// user + system time over the whole run (connections and handshakes included) divided by its deliveries.
+/// user + system time over the whole run (connections and handshakes included) divided by its deliveries, then
+/// the same over the deliveries alone (from the first message, once every subscriber is connected).
 struct VersusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "versus",
@@ -40,8 +41,8 @@ struct VersusCommand: AsyncParsableCommand {
         print("1 publisher / 1 raw writer, \(messages) messages per size, window \(window)")
         let rules = tablecastWindows.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         print(
-            "subscribers | lws mirror deliveries/s, p50, p99, server CPU/delivery | Tablecast (window until) deliveries/s,"
-                + " p50, p99, server CPU/delivery | ratio")
+            "subscribers | lws mirror deliveries/s, p50, p99, server CPU/delivery (whole run; deliveries alone) |"
+                + " Tablecast (window until) deliveries/s, p50, p99, server CPU/delivery (same) | ratio")
         for subscribers in counts {
             let mirror = try await runMirror(subscribers: subscribers)
             for rule in rules {
@@ -49,9 +50,10 @@ struct VersusCommand: AsyncParsableCommand {
                 print(
                     String(
                         format:
-                            "%6d | %9.0f/s  p50 %6.0f ms  p99 %6.0f ms  %5.2f µs | (%@) %9.0f/s  p50 %6.0f ms  p99 %6.0f ms  %5.2f µs | %.2f×%@",
-                        subscribers, mirror.perSecond, mirror.p50, mirror.p99, mirror.cpuPerDelivery, rule as NSString,
-                        ours.perSecond, ours.p50, ours.p99, ours.cpuPerDelivery,
+                            "%6d | %9.0f/s  p50 %6.0f ms  p99 %6.0f ms  %5.2f; %5.2f µs | (%@) %9.0f/s  p50 %6.0f ms  p99 %6.0f ms  %5.2f; %5.2f µs | %.2f×%@",
+                        subscribers, mirror.perSecond, mirror.p50, mirror.p99, mirror.cpuPerDelivery,
+                        mirror.cpuPerDeliveryAlone, rule as NSString, ours.perSecond, ours.p50, ours.p99,
+                        ours.cpuPerDelivery, ours.cpuPerDeliveryAlone,
                         ours.perSecond / max(1, mirror.perSecond), (mirror.note + ours.note) as NSString))
             }
         }
@@ -61,8 +63,9 @@ struct VersusCommand: AsyncParsableCommand {
         var perSecond: Double
         var p50: Double
         var p99: Double
-        /// The server's CPU time per delivery, in microseconds.
+        /// The server's CPU time per delivery, in microseconds: over the whole run, and from the first message on.
         var cpuPerDelivery: Double
+        var cpuPerDeliveryAlone: Double
         var note = ""
     }
 
@@ -71,14 +74,17 @@ struct VersusCommand: AsyncParsableCommand {
         let process = try ServerProcess(
             name: "lws C mirror server", executable: lwsServer, arguments: ["--port=\(port)", "-d", "1"], port: port)
         defer { process.stop() }
+        var connectingSeconds = Double.nan
         let result = try await FanOutClient(
             .init(subscribers: subscribers, messages: messages, size: size, window: window)
-        ).run(port: port, subprotocol: "lws-mirror-protocol")
+        ).run(port: port, subprotocol: "lws-mirror-protocol") { connectingSeconds = process.cpuSeconds }
         let latency = result.latencyMicroseconds
+        let deliveries = Double(max(1, result.deliveries))
+        let cpuSeconds = process.cpuSeconds
         return Figures(
             perSecond: result.deliveriesPerSecond, p50: Double(latency.valueAtPercentile(50)) / 1000,
-            p99: Double(latency.valueAtPercentile(99)) / 1000,
-            cpuPerDelivery: process.cpuSeconds * 1e6 / Double(max(1, result.deliveries)),
+            p99: Double(latency.valueAtPercentile(99)) / 1000, cpuPerDelivery: cpuSeconds * 1e6 / deliveries,
+            cpuPerDeliveryAlone: (cpuSeconds - connectingSeconds) * 1e6 / deliveries,
             note: result.unexpectedCloses > 0 ? "  (mirror: \(result.unexpectedCloses) unexpected closes)" : "")
     }
 
@@ -100,7 +106,8 @@ struct VersusCommand: AsyncParsableCommand {
         load.arguments = [
             "load", "--url", "ws://127.0.0.1:\(port)/", "--create", "--initial-rows", "100", "--subscribers",
             String(subscribers), "--replicas", "0", "--raw-writers", "--writers", "1", "--mix", "edit=1", "--in-flight",
-            String(window), "--window-until", windowUntil, "--count", String(messages), "--json", "--quiet",
+            String(window), "--window-until", windowUntil, "--count", String(messages), "--server-pid",
+            String(server.pid), "--json", "--quiet",
         ]
         let output = Pipe()
         load.standardOutput = output
@@ -108,15 +115,19 @@ struct VersusCommand: AsyncParsableCommand {
         try load.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         load.waitUntilExit()
-        guard let report = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+        // The report is the last line: --server-pid prints the server's memory before it.
+        let lastLine = data.split(separator: UInt8(ascii: "\n")).last ?? data[...]
+        guard let report = try JSONSerialization.jsonObject(with: Data(lastLine)) as? [String: Any],
             let deliveries = report["deliveries"] as? [String: Any],
             let latency = (report["latencyMs"] as? [String: Any])?["intentToDelivery"] as? [String: Any]
         else { throw BenchError("tablecast load printed no report (exit \(load.terminationStatus))") }
         let convergence = (report["convergence"] as? [String: Any])?["ok"] as? Bool ?? false
         let delivered = deliveries["count"] as? Double ?? 0
+        let runSeconds = (report["serverCPU"] as? [String: Any])?["seconds"] as? Double ?? .nan
         return Figures(
             perSecond: deliveries["perSecond"] as? Double ?? 0, p50: latency["p50"] as? Double ?? 0,
             p99: latency["p99"] as? Double ?? 0, cpuPerDelivery: server.cpuSeconds * 1e6 / max(1, delivered),
+            cpuPerDeliveryAlone: runSeconds * 1e6 / max(1, delivered),
             note: convergence ? "" : "  (tablecast: convergence FAILED)")
     }
 

@@ -93,3 +93,41 @@ def test_a_file_that_cannot_be_written_is_a_usage_error_before_the_run(tmp_path)
                              capture_output=True, text=True, timeout=30)
         assert run.returncode == 64 and reason in run.stderr, (option, path, run.stderr)
         assert not os.path.exists(path)
+
+
+def server_cpu_seconds(pid):
+    """The server's user + system time so far, from /proc, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_with_server_pid_the_report_gives_the_servers_cpu_over_the_run(tmp_path):
+    """`serverCPU`: the server's CPU time from the first intent to the last delivery, per delivery and per acked
+    intent; part of what the server spent while the command ran (connecting and the checks are left out), and
+    null without --server-pid."""
+    server = Server("--intents-per-second", "100000").start()
+    try:
+        arguments = [tablecast_binary(), "load", "--url", server.url, "--create", "--subscribers", "50", "--writers",
+                     "2", "--count", "600", "--mix", "edit=1"]
+        before = server_cpu_seconds(server.process.pid)
+        run = subprocess.run(arguments + ["--server-pid", str(server.process.pid), "--json", "--quiet"],
+                             capture_output=True, text=True, timeout=120)
+        spent = server_cpu_seconds(server.process.pid) - before
+        text = subprocess.run(arguments + ["--server-pid", str(server.process.pid), "--quiet"],
+                              capture_output=True, text=True, timeout=120)
+        without = subprocess.run(arguments + ["--json", "--quiet"], capture_output=True, text=True, timeout=120)
+    finally:
+        server.stop()
+    assert run.returncode == 0 and text.returncode == 0 and without.returncode == 0, run.stderr + text.stderr
+    report = json.loads(run.stdout.splitlines()[-1])
+    cpu = report["serverCPU"]
+    deliveries, acked = report["deliveries"]["count"], report["intents"]["acked"]
+    assert deliveries == 600 * 50 and acked == 600
+    # /proc counts in ticks of 10 ms: the run's share is above none and at most what the whole command cost.
+    assert 0 < cpu["seconds"] <= spent + 0.011, (cpu, spent)
+    assert abs(cpu["microsPerDelivery"] - cpu["seconds"] * 1e6 / deliveries) < 0.01, cpu
+    assert abs(cpu["microsPerAckedIntent"] - cpu["seconds"] * 1e6 / acked) < 0.01, cpu
+    line = next(line for line in text.stdout.splitlines() if line.startswith("server CPU: "))
+    assert " over the run: " in line and " µs per delivery, " in line and line.endswith(" µs per acked intent"), line
+    assert json.loads(without.stdout.splitlines()[-1])["serverCPU"] is None

@@ -166,7 +166,7 @@ struct LoadCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "The server's process id (on this machine): print its RSS per connection with everyone connected (before subscribing) and once everyone subscribed and presence settled."
+            "The server's process id (on this machine): print its RSS per connection with everyone connected (before subscribing) and once everyone subscribed and presence settled, and report its CPU time over the run (from the first intent to the last delivery, after everyone connected) per delivery and per acked intent."
     )
     var serverPid: Int32?
 
@@ -370,6 +370,7 @@ struct LoadCommand: AsyncParsableCommand {
         let start = ContinuousClock.now
         let startUptime = LoadStats.now()
         let sampler = LoadSampler(stats: stats, serverPid: serverPid, start: start)
+        let serverCPUAtStart = serverPid.flatMap(ProcessMetrics.cpuSeconds(of:))
         let runSeconds = plan?.seconds ?? duration
         let deadline: ContinuousClock.Instant? = count == nil ? start + .milliseconds(Int(runSeconds * 1000)) : nil
         let progressTask = Task { await self.showProgress(stats, start: start) }
@@ -405,6 +406,10 @@ struct LoadCommand: AsyncParsableCommand {
             for: .milliseconds(500), atMost: .seconds(timeout), polling: .milliseconds(50)
         ) {
             stats.deliveries.load(ordering: .relaxed)
+        }
+        // Before the convergence check's snapshots: the server's CPU for the run alone.
+        let serverCPUSeconds = serverCPUAtStart.flatMap { atStart in
+            serverPid.flatMap(ProcessMetrics.cpuSeconds(of:)).map { $0 - atStart }
         }
 
         // Convergence: every replica equals a fresh snapshot of its table.
@@ -452,6 +457,7 @@ struct LoadCommand: AsyncParsableCommand {
             LoadOutcome(
                 stats: stats.snapshot, sendingSeconds: sendingSeconds, deliverySeconds: deliverySeconds,
                 failures: failures, replicasCompared: compared, series: series,
-                server: admin.server.map { [$0.name, $0.version] }), stats: stats, plan: plan)
+                server: admin.server.map { [$0.name, $0.version] }, serverCPUSeconds: serverCPUSeconds), stats: stats,
+            plan: plan)
     }
 }

@@ -24,7 +24,8 @@ extension LoadCommand {
                 "windowUntil": .string(windowUntil.rawValue),
                 "replicas": .number(Double(replicas.map { min($0, subscribers) } ?? subscribers)),
             ].merging(driveSettings) { $1 }, series: outcome.series,
-            server: outcome.server.flatMap { $0.count == 2 ? (name: $0[0], version: $0[1]) : nil })
+            server: outcome.server.flatMap { $0.count == 2 ? (name: $0[0], version: $0[1]) : nil },
+            serverCPUSeconds: outcome.serverCPUSeconds)
         if let warning = report.rateWarning { Output.error("tablecast load: warning: \(warning)") }
         let verdicts = thresholds.map { ($0, $0.verdict(in: report.json)) }
         print(json ? report.json(with: verdicts).jsonText : report.text(with: verdicts))

@@ -19,6 +19,15 @@ struct LoadReport {
     var series = LoadSeries()
     /// What the server's welcome said it is.
     var server: (name: String, version: String)?
+    /// With --server-pid, the server's CPU time (user + system) over the run, in seconds.
+    var serverCPUSeconds: Double?
+
+    /// The server's CPU time over the run per delivery and per acked intent, in microseconds (nil for none).
+    var serverCPUMicroseconds: (perDelivery: Double?, perAckedIntent: Double?)? {
+        guard let serverCPUSeconds else { return nil }
+        func per(_ count: Int) -> Double? { count > 0 ? serverCPUSeconds * 1e6 / Double(count) : nil }
+        return (per(stats.deliveries.load(ordering: .relaxed)), per(stats.acked.load(ordering: .relaxed)))
+    }
 
     /// The rate the paced writers reached: the requested rate scaled by the share of send slots they did not miss.
     var reachedRate: Double? {
@@ -66,6 +75,14 @@ struct LoadReport {
         return .object([
             "settings": .object(settings),
             "server": server.map { .object(["name": .string($0.name), "version": .string($0.version)]) } ?? .null,
+            "serverCPU": serverCPUMicroseconds.map { micros in
+                .object([
+                    "seconds": .number((serverCPUSeconds! * 1000).rounded() / 1000),
+                    "microsPerDelivery": micros.perDelivery.map { .number(($0 * 1000).rounded() / 1000) } ?? .null,
+                    "microsPerAckedIntent": micros.perAckedIntent.map { .number(($0 * 1000).rounded() / 1000) }
+                        ?? .null,
+                ])
+            } ?? .null,
             "series": series.json,
             "seconds": Self.milliseconds(sendingSeconds),
             "intents": .object([
@@ -134,6 +151,14 @@ struct LoadReport {
             line("intent → ack", stats.ackHistogram),
             line("intent → delivery", stats.deliveryHistogram),
         ]
+        if let serverCPUSeconds, let micros = serverCPUMicroseconds {
+            let parts = [(micros.perDelivery, "delivery"), (micros.perAckedIntent, "acked intent")].compactMap {
+                value, name in value.map { String(format: "%.2f µs per %@", $0, name as NSString) }
+            }
+            lines.insert(
+                String(format: "server CPU: %.3fs over the run", serverCPUSeconds)
+                    + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", ")), at: 4)
+        }
         if let churn = subscriberLine {
             lines.insert(churn, at: lines.count - 4)
             lines.append(line("resume → caught up", stats.resumeHistogram))

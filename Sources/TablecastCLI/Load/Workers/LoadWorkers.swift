@@ -13,6 +13,8 @@ struct LoadOutcome: Codable, Sendable {
     var series: LoadSeries
     /// The server's name and version, as its welcome said.
     var server: [String]?
+    /// With --server-pid, the server's CPU time over the run in seconds.
+    var serverCPUSeconds: Double?
 }
 
 /// One line-oriented TCP connection between a coordinator and a worker (`tablecast load --workers`, --worker-of).
@@ -212,6 +214,10 @@ extension LoadCommand {
             stats.merge(outcome.stats)
             merged.sendingSeconds = max(merged.sendingSeconds, outcome.sendingSeconds)
             merged.deliverySeconds = max(merged.deliverySeconds, outcome.deliverySeconds)
+            // Workers start together, so each measured the same server over about the same span.
+            if let seconds = outcome.serverCPUSeconds {
+                merged.serverCPUSeconds = max(merged.serverCPUSeconds ?? 0, seconds)
+            }
             merged.failures += outcome.failures.map { "worker \(index): \($0)" }
             merged.replicasCompared += outcome.replicasCompared
             merged.series.merge(outcome.series)
