@@ -158,6 +158,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "PEM private key of --tls-cert.")
     var tlsKey: String?
 
+    @Option(
+        help:
+            "Seconds an HTTP API request may wait for its answer before the server answers 503 unavailable in its place (its intent may still be committed: a retry with the same Idempotency-Key is safe)."
+    )
+    var httpAnswerTimeout: Double = 120
+
     @Option(help: ArgumentHelp("Test only: delay every commit by this many milliseconds.", visibility: .hidden))
     var debugCommitDelayMs = 0
 
@@ -181,6 +187,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535, not \(port)") }
+        guard httpAnswerTimeout >= 0.1, httpAnswerTimeout <= 86_400 else {
+            throw ValidationError("--http-answer-timeout must be 0.1…86400 seconds, not \(httpAnswerTimeout)")
+        }
     }
 
     func run() async throws {
@@ -271,6 +280,7 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.openAPISchemas[String(name.dropFirst("schema/".count))] = bytes
         }
         configuration.eventStreamHeartbeat = .milliseconds(max(10, debugHeartbeatMs))
+        configuration.httpAnswerTimeout = .milliseconds(Int(httpAnswerTimeout * 1000))
         // The signals are trapped before anything starts: one that arrives while the server starts is handled
         // once it has, rather than killing it with the default action.
         let stops = await UnixSignalsSequence(trapping: .sigterm, .sigint)

@@ -138,6 +138,47 @@ def test_an_intent_with_an_idempotency_key_is_applied_once_even_across_a_restart
         server.stop()
 
 
+def test_a_request_not_answered_in_time_gets_503_and_its_retry_is_safe():
+    """`serve --http-answer-timeout 1` with every commit 2.5 s slow (the test-only `--debug-commit-delay-ms`, as a
+    stalled store would be): an intent's request is answered 503 `unavailable` with Retry-After after about a
+    second, not held; the log has the request's id; its intent is still committed, and a retry with the same
+    Idempotency-Key gets the ack and applies nothing more."""
+    server = Server("--debug-commit-delay-ms", "2500", "--http-answer-timeout", "1").start()
+    try:
+        def timed_out(result, started):
+            body = refused(result, 503, "unavailable")
+            assert 0.9 <= time.monotonic() - started <= 2.4, time.monotonic() - started
+            assert result[1]["retry-after"] == "5", result[1]
+            assert re.fullmatch(r"no answer within 1 s \(request ws#\d+\): it may still take effect; retry it "
+                                r"with the same Idempotency-Key", body["message"]), body
+            return body["message"]
+
+        assert api(server, "POST", "/v1/tables", GROCERIES)[0] == 201
+        insert = {"type": "insert", "at": [0, 2], "value": "Kiwis"}
+        key = {"Idempotency-Key": "slow-1"}
+        started = time.monotonic()
+        message = timed_out(api(server, "POST", "/v1/tables/groceries/intents", insert, key), started)
+        request = re.search(r"ws#\d+", message).group(0)
+        assert any("HTTP request unanswered in time" in line and request in line and "/v1/tables/groceries/intents"
+                   in line for line in server.read_log().splitlines()), server.read_log()
+        # A read waits behind the commit too: it is answered 503 with a message of its own until the commit is done.
+        started = time.monotonic()
+        while True:
+            status, _, body = api(server, "GET", "/v1/tables/groceries")
+            if status == 200 and body["version"] == 1:
+                break
+            if status == 503:
+                assert re.fullmatch(r"no answer within 1 s \(request ws#\d+\): try again", body["message"]), body
+            assert time.monotonic() - started < 10, "the intent was never committed"
+        status, _, ack = api(server, "POST", "/v1/tables/groceries/intents", insert, key)
+        assert status == 200 and ack["version"] == 1, ack
+        assert version(server) == 1
+        rows = api(server, "GET", "/v1/tables/groceries")[2]["sections"][0]["rows"]
+        assert [r["value"] for r in rows] == ["Apples", "Figs", "Kiwis"]
+    finally:
+        server.stop()
+
+
 def test_bad_requests_are_refused_with_their_status_and_change_nothing(server):
     api(server, "POST", "/v1/tables", GROCERIES)
     intents = "/v1/tables/groceries/intents"

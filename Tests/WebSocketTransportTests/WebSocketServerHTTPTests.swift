@@ -1,5 +1,6 @@
 import Foundation
 import Prometheus
+import Synchronization
 import WebSocketTransport
 import XCTest
 
@@ -59,6 +60,53 @@ final class WebSocketServerHTTPTests: XCTestCase {
             XCTAssertEqual(try HTTPGet(port: server.port, path: path).status, 404, path)
         }
         await server.shutdown()
+    }
+
+    /// An API request the application leaves unanswered is answered by the transport after `answerTimeout` with
+    /// the API's `timeoutReply`; the application is told the exchange ended, and its late answer goes nowhere. A
+    /// request answered in time is not touched.
+    func testAnAPIRequestLeftUnansweredGetsTheTimeoutReplyInTime() async throws {
+        let server = Mutex<WebSocketServer?>(nil)
+        let requests = Mutex<[WebSocketConnectionID]>([])
+        let ended = Mutex<[WebSocketConnectionID]>([])
+        var configuration = WebSocketServer.Configuration(host: "127.0.0.1", port: 0)
+        configuration.api = HTTPAPI(
+            prefix: "/v1/", maxBodyBytes: 1024, answerTimeout: .milliseconds(500),
+            timeoutReply: { HTTPAPIReply(status: 503, body: Array("no answer to \($0.method) \($0.path)".utf8)) },
+            onEvent: { event in
+                switch event {
+                case .request(let request):
+                    requests.withLock { $0.append(request.id) }
+                    if request.path == "/v1/fast" {
+                        server.withLock { $0 }?.respond(request.id, HTTPAPIReply(status: 200, body: Array("ok".utf8)))
+                    }
+                case .ended(let id): ended.withLock { $0.append(id) }
+                case .message: break
+                }
+            })
+        let transport = try WebSocketServer(configuration: configuration, onEvent: { _ in })
+        server.withLock { $0 = transport }
+
+        let started = ContinuousClock.now
+        let slow = try HTTPGet(port: transport.port, path: "/v1/slow")
+        let waited = ContinuousClock.now - started
+        XCTAssertEqual(slow.status, 503)
+        XCTAssertEqual(slow.text, "no answer to GET /v1/slow")
+        XCTAssertGreaterThanOrEqual(waited, .milliseconds(450))
+        XCTAssertLessThan(waited, .seconds(3))
+        let id = try XCTUnwrap(requests.withLock { $0.first })
+        for _ in 0..<100 where !ended.withLock({ $0.contains(id) }) { try await Task.sleep(for: .milliseconds(10)) }
+        XCTAssertEqual(ended.withLock { $0 }, [id])
+        // The application's late answer is dropped: nothing is written to a later request.
+        transport.respond(id, HTTPAPIReply(status: 200, body: Array("late".utf8)))
+
+        let fast = try HTTPGet(port: transport.port, path: "/v1/fast")
+        XCTAssertEqual(fast.status, 200)
+        XCTAssertEqual(fast.text, "ok")
+        try await Task.sleep(for: .milliseconds(700))
+        XCTAssertEqual(requests.withLock { $0.count }, 2)
+        XCTAssertEqual(ended.withLock { $0.count }, 2)
+        await transport.shutdown()
     }
 
     func testUpgradeBeyondMaxConnectionsIsRefusedWith503() async throws {

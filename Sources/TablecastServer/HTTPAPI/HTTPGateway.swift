@@ -66,6 +66,20 @@ final class HTTPGateway: Sendable {
         transport.withLock { $0 = server }
     }
 
+    /// The transport's answer to a request the server did not answer within `timeout`: 503 `unavailable`, with
+    /// `Retry-After` and the request's CORS headers. A change may still be committed later, so for one the message
+    /// says to retry with the same `Idempotency-Key`; the request's id finds the transport's log line.
+    func timeoutReply(_ request: HTTPAPIRequest, after timeout: Duration) -> HTTPAPIReply {
+        let cors = pending.withLock { $0[request.id]?.cors } ?? []
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) * 1e-18
+        let advice =
+            request.method == "GET" || request.method == "HEAD"
+            ? "try again" : "it may still take effect; retry it with the same Idempotency-Key"
+        let error = ProtocolError(
+            .unavailable, "no answer within \(String(format: "%g", seconds)) s (request \(request.id)): \(advice)")
+        return APIStatus.reply(error, headers: cors)
+    }
+
     /// The transport's API handler (service thread: quick).
     func handle(_ event: HTTPAPIEvent) {
         switch event {

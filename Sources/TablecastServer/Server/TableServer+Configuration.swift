@@ -85,6 +85,9 @@ extension TableServer {
         public var openAPISchemas: [String: [UInt8]] = [:]
         /// How often an HTTP event stream with nothing to say writes a comment (15 s; shorter in tests).
         public var eventStreamHeartbeat: Duration = .seconds(15)
+        /// How long an HTTP API request may wait for its answer (a commit behind a stalled store, say) before the
+        /// server answers 503 `unavailable` in its place.
+        public var httpAnswerTimeout: Duration = .seconds(120)
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, databasePath: String = "tablecast.db",

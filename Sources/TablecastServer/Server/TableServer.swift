@@ -135,9 +135,11 @@ public final class TableServer: Service {
                 endpointAccess: configuration.endpointAccess, tls: configuration.tls,
                 healthStatus: { health.status },
                 memoryBudget: budget)
+            let answerTimeout = configuration.httpAnswerTimeout
             transportConfiguration.api = HTTPAPI(
                 prefix: APIRoute.prefix, maxBodyBytes: configuration.maxMessageBytes,
-                heartbeat: configuration.eventStreamHeartbeat, onEvent: gateway.handle)
+                heartbeat: configuration.eventStreamHeartbeat, answerTimeout: answerTimeout,
+                timeoutReply: { gateway.timeoutReply($0, after: answerTimeout) }, onEvent: gateway.handle)
             transport = try WebSocketServer(
                 configuration: transportConfiguration, logger: logger,
                 onEvent: { events.yield(.transport($0)) })

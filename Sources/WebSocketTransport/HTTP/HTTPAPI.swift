@@ -10,17 +10,32 @@ public struct HTTPAPI: Sendable {
     public var maxBodyBytes: Int
     /// How often a stream with nothing to say writes its heartbeat.
     public var heartbeat: Duration
+    /// How long the application may take to answer a request (or start its stream) before the transport answers
+    /// with `timeoutReply` in its place (checked at each of the loop's wake-ups, at least every 0.1 s).
+    public var answerTimeout: Duration
+    /// The answer to a request the application did not answer within `answerTimeout` (called on the service thread;
+    /// the request's body is not kept). The application's own answer, if it comes later, is dropped.
+    public var timeoutReply: @Sendable (HTTPAPIRequest) -> HTTPAPIReply
     /// Called on the service thread; must return quickly (see ``WebSocketEventHandler``).
     public var onEvent: @Sendable (HTTPAPIEvent) -> Void
 
     public init(
-        prefix: String, maxBodyBytes: Int, heartbeat: Duration = .seconds(15),
+        prefix: String, maxBodyBytes: Int, heartbeat: Duration = .seconds(15), answerTimeout: Duration = .seconds(120),
+        timeoutReply: @escaping @Sendable (HTTPAPIRequest) -> HTTPAPIReply = HTTPAPI.plainTimeoutReply,
         onEvent: @escaping @Sendable (HTTPAPIEvent) -> Void
     ) {
         self.prefix = prefix
         self.maxBodyBytes = maxBodyBytes
         self.heartbeat = heartbeat
+        self.answerTimeout = answerTimeout
+        self.timeoutReply = timeoutReply
         self.onEvent = onEvent
+    }
+
+    /// 503 with `{"code":"unavailable","message":"no answer within the server's time"}`.
+    public static let plainTimeoutReply: @Sendable (HTTPAPIRequest) -> HTTPAPIReply = { _ in
+        HTTPAPIReply(
+            status: 503, body: Array(#"{"code":"unavailable","message":"no answer within the server's time"}"#.utf8))
     }
 }
 

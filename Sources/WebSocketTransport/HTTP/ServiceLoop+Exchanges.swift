@@ -1,11 +1,9 @@
 import CLibWebSockets
+import Dispatch
 
 /// API requests on the service thread: read the body (bounded by the API's size and the handshake timeout), hand
 /// the request to the application, and carry out its answer.
 extension ServiceLoop {
-    /// How long the application may take to answer a request before its connection is dropped.
-    static let answerTimeoutSeconds: Int32 = 120
-
     func beginExchange(
         _ wsi: OpaquePointer, _ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>, path: String, api: HTTPAPI
     ) -> Int32 {
@@ -90,11 +88,27 @@ extension ServiceLoop {
         exchange.state = .waiting
         exchange.dispatched = true
         exchanges[exchange.id] = exchange
-        // Not a stalled handshake: the request is complete.
+        // Not a stalled handshake: the request is complete, and the application's time is kept by the loop
+        // (`answerOverdueExchanges`). An lws timeout here would be inserted behind every other one pending.
         handshakeEnded(exchange.wsi)
-        lws_set_timeout(exchange.wsi, PENDING_TIMEOUT_HTTP_CONTENT, Self.answerTimeoutSeconds)
+        lws_set_timeout(exchange.wsi, NO_PENDING_TIMEOUT, 0)
+        answersDue.add(exchange.id, at: DispatchTime.now().uptimeNanoseconds)
         api.onEvent(.request(exchange.request))
         exchange.body = []
+    }
+
+    /// Answers, with the API's `timeoutReply`, every exchange still waiting for the application `answerTimeout`
+    /// after it was dispatched (those answered, streaming or gone since are skipped).
+    func answerOverdueExchanges(at now: UInt64) {
+        while let id = answersDue.popDue(at: now) {
+            guard let exchange = exchanges[id], case .waiting = exchange.state, case .server(let router) = role,
+                let api = router.api
+            else { continue }
+            logger.warning(
+                "HTTP request unanswered in time",
+                metadata: ["request": "\(id)", "method": "\(exchange.method)", "path": "\(exchange.path)"])
+            exchange.answer(api.timeoutReply(exchange.request))
+        }
     }
 
     /// The application's answer to exchange `id` (gone already: ignored).

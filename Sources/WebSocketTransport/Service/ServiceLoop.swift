@@ -96,6 +96,8 @@ final class ServiceLoop: @unchecked Sendable {
     private var nextIdleSweep: UInt64 = 0
     /// Server role: when each event stream writes its next heartbeat (see ``writeDueHeartbeats(at:)``).
     var heartbeatsDue: DeadlineQueue<WebSocketConnectionID>
+    /// Server role: when each API exchange's answer is overdue (see ``answerOverdueExchanges(at:)``).
+    var answersDue: DeadlineQueue<WebSocketConnectionID>
     /// Connections to close before the loop next waits (see ``closeSoon(_:)``).
     private var closing: [WebSocketConnectionID] = []
     /// Connections whose queues the commands being processed filled from empty: written once they all are (see
@@ -123,6 +125,9 @@ final class ServiceLoop: @unchecked Sendable {
         var heartbeat = Duration.microseconds(1)
         if case .server(let router) = role, let api = router.api { heartbeat = max(heartbeat, api.heartbeat) }
         heartbeatsDue = DeadlineQueue(span: heartbeat)
+        var answerTimeout = Duration.seconds(120)
+        if case .server(let router) = role, let api = router.api { answerTimeout = api.answerTimeout }
+        answersDue = DeadlineQueue(span: answerTimeout)
         LibWebSocketsLog.install(logger)
         storage = ContextStorage(settings: settings, isServer: settings.port != nil)
 
@@ -382,12 +387,13 @@ final class ServiceLoop: @unchecked Sendable {
     }
 
     /// At each wake-up (the ticker's come every 0.1 s), against one reading of the clock: the idle sweep when it is
-    /// due, and the lingering and heartbeats whose time came.
+    /// due, and the lingering, heartbeats and API answers whose time came.
     func runDueTimers() {
         let now = DispatchTime.now().uptimeNanoseconds
         sweepIdleConnections(at: now)
         endExpiredLingers(at: now)
         writeDueHeartbeats(at: now)
+        answerOverdueExchanges(at: now)
     }
 
     /// Once a second, at the first wake-up after it is due: every open connection's peer is judged by

@@ -11,6 +11,11 @@ struct HTTPGet {
         socket.write("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         let response = socket.readToEnd()
         let separator = Array("\r\n\r\n".utf8)
+        // No response (the connection ended unanswered, or the read timed out) is status 0.
+        guard response.count >= separator.count else {
+            (status, headers, body) = (0, [:], [])
+            return
+        }
         let end = (0...(response.count - separator.count)).first { Array(response[$0..<$0 + 4]) == separator } ?? 0
         let lines = String(decoding: response[..<end], as: UTF8.self).components(separatedBy: "\r\n")
         status = Int(lines.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
