@@ -57,8 +57,11 @@ final class FanOutClient: Sendable {
         state = Mutex(State(perMessage: [Int32](repeating: 0, count: parameters.messages)))
     }
 
-    /// Connects everyone, calls `starting` once all are open, then publishes and waits for every delivery.
-    func run(port: Int, subprotocol: String, starting: () -> Void = {}) async throws -> Result {
+    /// Connects everyone, calls `starting` once all are open, publishes and waits for every delivery, then calls
+    /// `finished` before closing the connections.
+    func run(
+        port: Int, subprotocol: String, starting: () -> Void = {}, finished: () -> Void = {}
+    ) async throws -> Result {
         let client = try WebSocketClient(configuration: .init(maxConnections: parameters.subscribers + 16)) {
             self.handle($0)
         }
@@ -82,6 +85,7 @@ final class FanOutClient: Sendable {
             $0.completed == self.parameters.messages || $0.unexpectedCloses > 0 || $0.malformed > 0
         }
         state.withLock { $0.ended = true }
+        finished()
         await client.shutdown()
         return state.withLock { state in
             Result(

@@ -74,17 +74,18 @@ struct VersusCommand: AsyncParsableCommand {
         let process = try ServerProcess(
             name: "lws C mirror server", executable: lwsServer, arguments: ["--port=\(port)", "-d", "1"], port: port)
         defer { process.stop() }
-        var connectingSeconds = Double.nan
+        var (atStart, atEnd) = (Double.nan, Double.nan)
         let result = try await FanOutClient(
             .init(subscribers: subscribers, messages: messages, size: size, window: window)
-        ).run(port: port, subprotocol: "lws-mirror-protocol") { connectingSeconds = process.cpuSeconds }
+        ).run(
+            port: port, subprotocol: "lws-mirror-protocol", starting: { atStart = process.cpuSeconds },
+            finished: { atEnd = process.cpuSeconds })
         let latency = result.latencyMicroseconds
         let deliveries = Double(max(1, result.deliveries))
-        let cpuSeconds = process.cpuSeconds
         return Figures(
             perSecond: result.deliveriesPerSecond, p50: Double(latency.valueAtPercentile(50)) / 1000,
-            p99: Double(latency.valueAtPercentile(99)) / 1000, cpuPerDelivery: cpuSeconds * 1e6 / deliveries,
-            cpuPerDeliveryAlone: (cpuSeconds - connectingSeconds) * 1e6 / deliveries,
+            p99: Double(latency.valueAtPercentile(99)) / 1000, cpuPerDelivery: process.cpuSeconds * 1e6 / deliveries,
+            cpuPerDeliveryAlone: (atEnd - atStart) * 1e6 / deliveries,
             note: result.unexpectedCloses > 0 ? "  (mirror: \(result.unexpectedCloses) unexpected closes)" : "")
     }
 
