@@ -55,3 +55,36 @@ def test_a_delete_shows_before_the_server_answers_and_ctrl_z_brings_it_back(serv
     finally:
         a.close()
         b.close()
+
+
+def test_a_press_is_not_lost_when_someone_arrives_under_it(server, browser, admin, table_name):  # noqa: F811
+    """A press on a row's Delete takes a moment; someone arriving meanwhile (a presence change) must not swallow it.
+    The page updates presence in place: drawing the rows again put a new button under the pointer between the press
+    and the release, and the click went to the list instead (the row stayed, revealed)."""
+    admin.ok({"type": "createTable", "table": table_name, "sections": sections(["one", "two", "three"])})
+    a = View(browser, server, table_name)
+    other = None
+    try:
+        x, y = a.row_center("two")
+        a.page.touch_drag((x + 120, y), (x - 80, y))
+        a.page.wait_for("__t.row('two').classList.contains('revealed')")
+        # The page's own presence (editing that row) has come back before the press starts.
+        a.page.wait_for("tablecast.ui.presence.clients.some((p) => p.key === tablecast.ui.presence.you && p.row)")
+        button = "__t.row('two').querySelector('.swipe-delete')"
+        a.page.wait_for(f"__t.hittable({button})")
+        bx, by = a.center(button)
+        a.page.mouse("mouseMoved", bx, by, buttons=0)
+        a.page.mouse("mousePressed", bx, by)
+        people = a.page.eval("tablecast.ui.presence.clients.length")
+        other = server.client(name="Ben")
+        other.subscribe(table_name)
+        a.page.wait_for(f"tablecast.ui.presence.clients.length === {people + 1}")
+        assert "Ben" in a.page.eval("document.querySelector('#presence').textContent")
+        a.page.mouse("mouseReleased", bx, by, buttons=0)
+        a.wait_values([["one", "three"]], timeout=0.5)
+        a.page.wait_for(f"({PENDING}) === 0")
+        assert server_values(admin, table_name) == [["one", "three"]]
+    finally:
+        if other:
+            other.close()
+        a.close()

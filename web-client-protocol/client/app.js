@@ -17,7 +17,7 @@ import { $, showError, showState } from './dom.js';
 import { installGestures } from './gestures.js';
 import { installHome, loadTables } from './home.js';
 import { installMenu } from './menu.js';
-import { render, renderPresence } from './render.js';
+import { render, renderPresenceChange } from './render.js';
 import { historyPanel, route } from './routing.js';
 import { client, clientId, identity, setClient, ui } from './state.js';
 
@@ -43,8 +43,7 @@ function makeClient() {
   c.on('presence', (d) => {
     if (!mine(d)) return;
     ui.presence = { you: d.you, clients: d.clients, viewers: d.viewers };
-    renderPresence();
-    render();
+    renderPresenceChange();
   });
   c.on('dropped', (d) => {
     if (!mine(d)) return;

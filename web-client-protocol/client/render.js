@@ -1,4 +1,5 @@
-// Drawing the page from the state: the presence list and the table view, each render from scratch. The view
+// Drawing the page from the state: the presence list and the table view, each render from scratch (a presence
+// change alone updates the list and the row badges in place, see `renderPresenceChange`). The view
 // is the predicted table (the replica plus this page's changes not yet answered, ../optimistic.md): a change
 // shows at once, a refused one springs back, and a row settles where the server put it. What each row offers
 // (delete, reorder, an insertion control) follows the table's rules (rules.js).
@@ -23,6 +24,16 @@ export function renderPresence() {
   });
   const watching = viewers > 0 ? [el('li', { class: 'viewers', text: `+${viewers} watching` })] : [];
   list.replaceChildren(...people, ...watching);
+}
+
+/** Presence alone changed: the list of people and each row's badges, in place. The rows are not drawn again, so a
+ *  press under way (down on a row's button, up on it a moment later) is not lost to a new element under the pointer
+ *  when someone else comes, goes or starts editing. */
+export function renderPresenceChange() {
+  renderPresence();
+  for (const badges of $('#sections').querySelectorAll('.row .badges')) {
+    badges.replaceChildren(...rowBadges(badges.closest('.row').dataset.id));
+  }
 }
 
 function rowBadges(id) {
