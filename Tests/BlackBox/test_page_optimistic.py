@@ -88,3 +88,30 @@ def test_a_press_is_not_lost_when_someone_arrives_under_it(server, browser, admi
         if other:
             other.close()
         a.close()
+
+
+def test_a_press_is_not_lost_when_an_update_arrives_under_it(server, browser, admin, table_name):  # noqa: F811
+    """The same with someone else's edit arriving while Delete is held down: the page holds back drawing what
+    arrives until the press has ended and its click was dispatched, then shows both."""
+    admin.ok({"type": "createTable", "table": table_name, "sections": sections(["one", "two", "three"])})
+    a = View(browser, server, table_name)
+    try:
+        x, y = a.row_center("two")
+        a.page.touch_drag((x + 120, y), (x - 80, y))
+        a.page.wait_for("__t.row('two').classList.contains('revealed')")
+        a.page.wait_for("tablecast.ui.presence.clients.some((p) => p.key === tablecast.ui.presence.you && p.row)")
+        button = "__t.row('two').querySelector('.swipe-delete')"
+        a.page.wait_for(f"__t.hittable({button})")
+        bx, by = a.center(button)
+        a.page.mouse("mouseMoved", bx, by, buttons=0)
+        a.page.mouse("mousePressed", bx, by)
+        admin.ok({"type": "edit", "table": table_name, "at": [0, 0], "value": "ONE"})
+        # The page has the edit (its predicted table) but has not drawn it: the press is under way.
+        a.page.wait_for(f"tablecast.client.predicted({table_name!r}).sections[0].rows[0].value === 'ONE'")
+        assert a.values() == [["one", "two", "three"]]
+        a.page.mouse("mouseReleased", bx, by, buttons=0)
+        a.wait_values([["ONE", "three"]], timeout=0.5)
+        a.page.wait_for(f"({PENDING}) === 0")
+        assert server_values(admin, table_name) == [["ONE", "three"]]
+    finally:
+        a.close()

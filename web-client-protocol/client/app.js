@@ -17,7 +17,7 @@ import { $, showError, showState } from './dom.js';
 import { installGestures } from './gestures.js';
 import { installHome, loadTables } from './home.js';
 import { installMenu } from './menu.js';
-import { render, renderPresenceChange } from './render.js';
+import { renderArrival, renderPresenceChange } from './render.js';
 import { historyPanel, route } from './routing.js';
 import { client, clientId, identity, setClient, ui } from './state.js';
 
@@ -34,12 +34,12 @@ function makeClient() {
     if (!ui.table) loadTables();
   });
   const mine = (detail) => detail.table === ui.table;
-  c.on('snapshot', (d) => mine(d) && render());
-  c.on('update', (d) => mine(d) && render());
+  c.on('snapshot', (d) => mine(d) && renderArrival());
+  c.on('update', (d) => mine(d) && renderArrival());
   c.on('update', (d) => mine(d) && historyPanel.changed());
-  c.on('predicted', (d) => mine(d) && render());
-  c.on('subscribed', (d) => mine(d) && render());
-  c.on('rules', (d) => mine(d) && render());
+  c.on('predicted', (d) => mine(d) && renderArrival());
+  c.on('subscribed', (d) => mine(d) && renderArrival());
+  c.on('rules', (d) => mine(d) && renderArrival());
   c.on('presence', (d) => {
     if (!mine(d)) return;
     ui.presence = { you: d.you, clients: d.clients, viewers: d.viewers };

@@ -17,6 +17,12 @@ let touchPull = null; // a touch at the top of the list, which pulls once it pan
 
 /** Listens for presses, moves and releases of pointers, and for touches, on the scroller. */
 export function installGestures() {
+  // A press on the list holds back the drawing of what arrives (`renderArrival`) until its click is dispatched:
+  // the click comes in the same task as the release, so the drawing waits for the next task. The release is
+  // heard anywhere (the pointer may leave the list), and a window that loses focus ends the press too.
+  scroller.addEventListener('pointerdown', () => { ui.pressing = true; }, { capture: true });
+  for (const type of ['pointerup', 'pointercancel']) document.addEventListener(type, () => setTimeout(endPress), { capture: true });
+  window.addEventListener('blur', endPress);
   scroller.addEventListener('pointerdown', (event) => {
     ui.gestureEnded = null; // a new press: whatever click follows is its own
     if (event.button !== 0 || gesture) return;
@@ -100,6 +106,15 @@ export function installGestures() {
     if (touchPull?.pulling) releasePull(touchPull.dy);
     touchPull = null;
   });
+}
+
+function endPress() {
+  if (!ui.pressing) return;
+  ui.pressing = false;
+  if (ui.deferred && !ui.drag) {
+    ui.deferred = false;
+    render();
+  }
 }
 
 function endGesture(event, cancelled) {

@@ -1,5 +1,6 @@
 // Drawing the page from the state: the presence list and the table view, each render from scratch (a presence
-// change alone updates the list and the row badges in place, see `renderPresenceChange`). The view
+// change alone updates the list and the row badges in place, and what arrives while a pointer is down on the list
+// waits for the press to end: see `renderPresenceChange` and `renderArrival`). The view
 // is the predicted table (the replica plus this page's changes not yet answered, ../optimistic.md): a change
 // shows at once, a refused one springs back, and a row settles where the server put it. What each row offers
 // (delete, reorder, an insertion control) follows the table's rules (rules.js).
@@ -24,6 +25,17 @@ export function renderPresence() {
   });
   const watching = viewers > 0 ? [el('li', { class: 'viewers', text: `+${viewers} watching` })] : [];
   list.replaceChildren(...people, ...watching);
+}
+
+/** Draws what arrived from the server, unless a pointer is down on the list: every row drawn again under a press
+ *  puts a new element under the pointer before its release, and the click is lost. The press's end draws it
+ *  (see `installGestures`). */
+export function renderArrival() {
+  if (ui.pressing) {
+    ui.deferred = true;
+    return;
+  }
+  render();
 }
 
 /** Presence alone changed: the list of people and each row's badges, in place. The rows are not drawn again, so a

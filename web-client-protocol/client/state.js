@@ -28,7 +28,8 @@ export const ui = {
   revealed: null, // row id whose Delete button is uncovered
   inline: null, // {kind: 'row'|'header'|'footer'|'new', id, draft}
   drag: null,
-  deferred: false, // a render was skipped during a drag
+  deferred: false, // a render was skipped during a drag or a press
+  pressing: false, // a pointer is down on the list: what arrives is drawn once it is up (see renderArrival)
   presence: { you: null, clients: [], viewers: 0 }, // this connection's key, who is listed, how many only watch
   resolved: new Map(), // row id → "s,r" where the server put this page's last move of it
   confirmSection: null, // section id whose delete is waiting for its confirmation
