@@ -57,6 +57,21 @@ def test_a_delete_shows_before_the_server_answers_and_ctrl_z_brings_it_back(serv
         b.close()
 
 
+def hold_delete(view, text):
+    """Swipes row `text` open and presses its Delete without releasing it, once the page's own presence on that row
+    has come back; returns where, for the release."""
+    x, y = view.row_center(text)
+    view.page.touch_drag((x + 120, y), (x - 80, y))
+    view.page.wait_for(f"__t.row({text!r}).classList.contains('revealed')")
+    view.page.wait_for("tablecast.ui.presence.clients.some((p) => p.key === tablecast.ui.presence.you && p.row)")
+    button = f"__t.row({text!r}).querySelector('.swipe-delete')"
+    view.page.wait_for(f"__t.hittable({button})")
+    bx, by = view.center(button)
+    view.page.mouse("mouseMoved", bx, by, buttons=0)
+    view.page.mouse("mousePressed", bx, by)
+    return bx, by
+
+
 def test_a_press_is_not_lost_when_someone_arrives_under_it(server, browser, admin, table_name):  # noqa: F811
     """A press on a row's Delete takes a moment; someone arriving meanwhile (a presence change) must not swallow it.
     The page updates presence in place: drawing the rows again put a new button under the pointer between the press
@@ -65,16 +80,7 @@ def test_a_press_is_not_lost_when_someone_arrives_under_it(server, browser, admi
     a = View(browser, server, table_name)
     other = None
     try:
-        x, y = a.row_center("two")
-        a.page.touch_drag((x + 120, y), (x - 80, y))
-        a.page.wait_for("__t.row('two').classList.contains('revealed')")
-        # The page's own presence (editing that row) has come back before the press starts.
-        a.page.wait_for("tablecast.ui.presence.clients.some((p) => p.key === tablecast.ui.presence.you && p.row)")
-        button = "__t.row('two').querySelector('.swipe-delete')"
-        a.page.wait_for(f"__t.hittable({button})")
-        bx, by = a.center(button)
-        a.page.mouse("mouseMoved", bx, by, buttons=0)
-        a.page.mouse("mousePressed", bx, by)
+        bx, by = hold_delete(a, "two")
         people = a.page.eval("tablecast.ui.presence.clients.length")
         other = server.client(name="Ben")
         other.subscribe(table_name)
@@ -96,15 +102,7 @@ def test_a_press_is_not_lost_when_an_update_arrives_under_it(server, browser, ad
     admin.ok({"type": "createTable", "table": table_name, "sections": sections(["one", "two", "three"])})
     a = View(browser, server, table_name)
     try:
-        x, y = a.row_center("two")
-        a.page.touch_drag((x + 120, y), (x - 80, y))
-        a.page.wait_for("__t.row('two').classList.contains('revealed')")
-        a.page.wait_for("tablecast.ui.presence.clients.some((p) => p.key === tablecast.ui.presence.you && p.row)")
-        button = "__t.row('two').querySelector('.swipe-delete')"
-        a.page.wait_for(f"__t.hittable({button})")
-        bx, by = a.center(button)
-        a.page.mouse("mouseMoved", bx, by, buttons=0)
-        a.page.mouse("mousePressed", bx, by)
+        bx, by = hold_delete(a, "two")
         admin.ok({"type": "edit", "table": table_name, "at": [0, 0], "value": "ONE"})
         # The page has the edit (its predicted table) but has not drawn it: the press is under way.
         a.page.wait_for(f"tablecast.client.predicted({table_name!r}).sections[0].rows[0].value === 'ONE'")
