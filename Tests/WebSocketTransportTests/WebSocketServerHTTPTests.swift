@@ -109,6 +109,36 @@ final class WebSocketServerHTTPTests: XCTestCase {
         await transport.shutdown()
     }
 
+    /// An answer the reader does not take within `answerTimeout` of the request is cut off there: the connection is
+    /// dropped, so a reader that stopped reading cannot hold it, and the answer's bytes, for good.
+    func testAnAnswerTheReaderDoesNotTakeInTimeIsCutOff() async throws {
+        let server = Mutex<WebSocketServer?>(nil)
+        let ended = Mutex<[WebSocketConnectionID]>([])
+        let body = [UInt8](repeating: UInt8(ascii: "x"), count: 8 << 20)
+        var configuration = WebSocketServer.Configuration(host: "127.0.0.1", port: 0)
+        configuration.api = HTTPAPI(
+            prefix: "/v1/", maxBodyBytes: 1024, answerTimeout: .milliseconds(500),
+            onEvent: { event in
+                switch event {
+                case .request(let request):
+                    server.withLock { $0 }?.respond(request.id, HTTPAPIReply(status: 200, body: body))
+                case .ended(let id): ended.withLock { $0.append(id) }
+                case .message: break
+                }
+            })
+        let transport = try WebSocketServer(configuration: configuration, onEvent: { _ in })
+        server.withLock { $0 = transport }
+
+        let reader = try RawSocket(port: transport.port, receiveBuffer: 4096)
+        reader.write("GET /v1/big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        for _ in 0..<300 where ended.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+        XCTAssertEqual(ended.withLock { $0.count }, 1, "the exchange did not end")
+        let received = reader.readToEnd()
+        XCTAssertGreaterThan(received.count, 0)
+        XCTAssertLessThan(received.count, body.count)
+        await transport.shutdown()
+    }
+
     func testUpgradeBeyondMaxConnectionsIsRefusedWith503() async throws {
         let events = EventRecorder()
         let server = try WebSocketServer(

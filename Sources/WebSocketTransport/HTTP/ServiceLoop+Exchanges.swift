@@ -97,17 +97,24 @@ extension ServiceLoop {
         exchange.body = []
     }
 
-    /// Answers, with the API's `timeoutReply`, every exchange still waiting for the application `answerTimeout`
-    /// after it was dispatched (those answered, streaming or gone since are skipped).
+    /// `answerTimeout` after an exchange was dispatched: one still waiting for the application is answered with the
+    /// API's `timeoutReply`; one whose answer the reader has not taken yet is dropped, so that a reader that stopped
+    /// reading does not hold the connection and the answer's bytes for good. Streams (their heartbeats say when
+    /// they are gone) and exchanges that ended are skipped.
     func answerOverdueExchanges(at now: UInt64) {
         while let id = answersDue.popDue(at: now) {
-            guard let exchange = exchanges[id], case .waiting = exchange.state, case .server(let router) = role,
-                let api = router.api
-            else { continue }
-            logger.warning(
-                "HTTP request unanswered in time",
-                metadata: ["request": "\(id)", "method": "\(exchange.method)", "path": "\(exchange.path)"])
-            exchange.answer(api.timeoutReply(exchange.request))
+            guard let exchange = exchanges[id], case .server(let router) = role, let api = router.api else { continue }
+            switch exchange.state {
+            case .waiting:
+                logger.warning(
+                    "HTTP request unanswered in time",
+                    metadata: ["request": "\(id)", "method": "\(exchange.method)", "path": "\(exchange.path)"])
+                exchange.answer(api.timeoutReply(exchange.request))
+            case .answering:
+                killSoon(exchange.wsi, PENDING_TIMEOUT_HTTP_CONTENT)
+            case .receiving, .streaming:
+                break
+            }
         }
     }
 
