@@ -2,8 +2,8 @@ import DequeModule
 
 /// Deadlines that each fall a fixed `span` after they are set, so that setting them in order keeps them in order:
 /// a queue with O(1) per deadline, where lws' sorted timer list walks past every other one (see `Liveness`). The
-/// service loop keeps one per kind (lingering connections' ends, event streams' heartbeats, API answers). Time is given (uptime,
-/// ns), never read, so tests step it.
+/// service loop keeps one per kind (lingering connections' ends, event streams' heartbeats, API answers). Time is
+/// given (uptime, ns), never read, so tests step it.
 struct DeadlineQueue<ID> {
     /// How long after it is set each deadline falls (ns).
     let span: UInt64

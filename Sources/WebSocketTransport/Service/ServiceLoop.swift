@@ -121,13 +121,11 @@ final class ServiceLoop: @unchecked Sendable {
         clientTLS = settings.clientTLS
         idlePolicy = Liveness.Policy(
             pingAfterSeconds: settings.pingAfterIdleSeconds, hangUpAfterSeconds: settings.hangUpAfterIdleSeconds)
-        // At least a microsecond: a heartbeat due again at once would never let the loop go on.
-        var heartbeat = Duration.microseconds(1)
-        if case .server(let router) = role, let api = router.api { heartbeat = max(heartbeat, api.heartbeat) }
-        heartbeatsDue = DeadlineQueue(span: heartbeat)
-        var answerTimeout = Duration.seconds(120)
-        if case .server(let router) = role, let api = router.api { answerTimeout = api.answerTimeout }
-        answersDue = DeadlineQueue(span: answerTimeout)
+        // Without an API neither queue is used. A heartbeat is at least a microsecond: one due again at once would
+        // never let the loop go on.
+        let api: HTTPAPI? = if case .server(let router) = role { router.api } else { nil }
+        heartbeatsDue = DeadlineQueue(span: max(.microseconds(1), api?.heartbeat ?? .zero))
+        answersDue = DeadlineQueue(span: api?.answerTimeout ?? .zero)
         LibWebSocketsLog.install(logger)
         storage = ContextStorage(settings: settings, isServer: settings.port != nil)
 

@@ -22,11 +22,11 @@ struct LoadReport {
     /// With --server-pid, the server's CPU time (user + system) over the run, in seconds.
     var serverCPUSeconds: Double?
 
-    /// The server's CPU time over the run per delivery and per acked intent, in microseconds (nil for none).
-    var serverCPUMicroseconds: (perDelivery: Double?, perAckedIntent: Double?)? {
-        guard let serverCPUSeconds else { return nil }
-        func per(_ count: Int) -> Double? { count > 0 ? serverCPUSeconds * 1e6 / Double(count) : nil }
-        return (per(stats.deliveries.load(ordering: .relaxed)), per(stats.acked.load(ordering: .relaxed)))
+    /// The server's CPU time over the run per one of `count` (deliveries, acked intents) in microseconds; nil
+    /// without --server-pid or without any.
+    private func serverCPUMicroseconds(per count: Int) -> Double? {
+        guard let serverCPUSeconds, count > 0 else { return nil }
+        return serverCPUSeconds * 1e6 / Double(count)
     }
 
     /// The rate the paced writers reached: the requested rate scaled by the share of send slots they did not miss.
@@ -56,7 +56,8 @@ struct LoadReport {
         return sent > 0 ? Double(stats.errorsByCode.values.reduce(0, +)) / sent : 0
     }
 
-    private static func milliseconds(_ seconds: Double) -> JSONValue { .number((seconds * 1000).rounded() / 1000) }
+    /// `value` to three decimals (seconds to the millisecond, milliseconds and microseconds to the thousandth).
+    private static func rounded(_ value: Double) -> JSONValue { .number((value * 1000).rounded() / 1000) }
 
     private static let percentiles: [(String, Double)] = [("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9)]
 
@@ -68,23 +69,22 @@ struct LoadReport {
 
     var json: JSONValue {
         func object(_ pairs: [(String, Double)]) -> JSONValue {
-            .object(Dictionary(uniqueKeysWithValues: pairs.map { ($0.0, .number(($0.1 * 1000).rounded() / 1000)) }))
+            .object(Dictionary(uniqueKeysWithValues: pairs.map { ($0.0, Self.rounded($0.1)) }))
         }
         let acked = stats.acked.load(ordering: .relaxed)
         let deliveries = stats.deliveries.load(ordering: .relaxed)
         return .object([
             "settings": .object(settings),
             "server": server.map { .object(["name": .string($0.name), "version": .string($0.version)]) } ?? .null,
-            "serverCPU": serverCPUMicroseconds.map { micros in
+            "serverCPU": serverCPUSeconds.map { seconds in
                 .object([
-                    "seconds": .number((serverCPUSeconds! * 1000).rounded() / 1000),
-                    "microsPerDelivery": micros.perDelivery.map { .number(($0 * 1000).rounded() / 1000) } ?? .null,
-                    "microsPerAckedIntent": micros.perAckedIntent.map { .number(($0 * 1000).rounded() / 1000) }
-                        ?? .null,
+                    "seconds": Self.rounded(seconds),
+                    "microsPerDelivery": serverCPUMicroseconds(per: deliveries).map(Self.rounded) ?? .null,
+                    "microsPerAckedIntent": serverCPUMicroseconds(per: acked).map(Self.rounded) ?? .null,
                 ])
             } ?? .null,
             "series": series.json,
-            "seconds": Self.milliseconds(sendingSeconds),
+            "seconds": Self.rounded(sendingSeconds),
             "intents": .object([
                 "sent": .number(Double(stats.sent.load(ordering: .relaxed))), "acked": .number(Double(acked)),
                 "noop": .number(Double(stats.noops.load(ordering: .relaxed))),
@@ -101,7 +101,7 @@ struct LoadReport {
             "deliveries": .object([
                 "count": .number(Double(deliveries)),
                 "perSecond": .number((Double(deliveries) / deliverySeconds).rounded()),
-                "seconds": Self.milliseconds(deliverySeconds),
+                "seconds": Self.rounded(deliverySeconds),
             ]),
             "latencyMs": .object([
                 "intentToAck": object(latency(stats.ackHistogram)),
@@ -151,9 +151,9 @@ struct LoadReport {
             line("intent → ack", stats.ackHistogram),
             line("intent → delivery", stats.deliveryHistogram),
         ]
-        if let serverCPUSeconds, let micros = serverCPUMicroseconds {
-            let parts = [(micros.perDelivery, "delivery"), (micros.perAckedIntent, "acked intent")].compactMap {
-                value, name in value.map { String(format: "%.2f µs per %@", $0, name as NSString) }
+        if let serverCPUSeconds {
+            let parts = [(deliveries, "delivery"), (acked, "acked intent")].compactMap { count, name in
+                serverCPUMicroseconds(per: count).map { String(format: "%.2f µs per %@", $0, name as NSString) }
             }
             lines.insert(
                 String(format: "server CPU: %.3fs over the run", serverCPUSeconds)
