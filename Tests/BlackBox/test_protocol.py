@@ -248,6 +248,36 @@ def test_idempotent_retry_returns_the_original_ack(server, table_name):
     again.close()
 
 
+def test_a_retry_after_its_client_came_back_while_it_was_being_stored_is_applied_once(table_name):
+    """An intent's ref is held in memory from when it is resolved. Here its client's only connection closes while
+    the intent waits behind another group's commit (each takes 1.5 s), and the client says hello again, which loads
+    its stored refs before the intent is stored: the ref is not among them. Once the intent is stored, the server
+    must know the ref all the same, or the retry that follows is applied a second time."""
+    server = Server("--debug-commit-delay-ms", "1500").start()
+    try:
+        other = server.client()
+        create(other, table_name, [section()])
+        other.subscribe(table_name)
+        a = server.client(client_id="bb-came-back")
+        other.send({"type": "insert", "table": table_name, "at": [0, 0], "value": "first", "ref": "o-1"})
+        time.sleep(0.3)
+        message = {"type": "insert", "table": table_name, "at": [0, 0], "value": "once", "ref": "back-1"}
+        a.send(message)
+        time.sleep(0.3)
+        a.close()
+        time.sleep(0.3)  # its close is heard: the client has no connection left
+        again = server.client(client_id="bb-came-back")
+        assert other.next("ack", timeout=10, ref="o-1")["version"] == 1
+        other.next("update", timeout=10, version=2)  # the intent is stored: its retry is not answered in flight
+        ack = again.ok(message)
+        assert ack["version"] == 2, ack
+        assert values(snapshot_of(again, table_name)) == [["once", "first"]]
+        again.close()
+        other.close()
+    finally:
+        server.stop()
+
+
 def test_a_ref_names_one_intent_reuse_elsewhere_is_refused(server, table_name):
     """The issue's `--client laptop --ref del-1` on table a, then on table b: b must not get a's ack."""
     a = server.client(client_id="bb-laptop-" + table_name)

@@ -13,13 +13,39 @@ final class RefRegistryTests: XCTestCase {
         registry.load(alice, refs: ["a": use])
         XCTAssertTrue(registry.isLoaded(alice))
         registry.forget(alice)
-        XCTAssertNil(registry.claim(alice, "b", for: use))
+        XCTAssertNil(registry.claim(alice, "b", for: use).prior)
         XCTAssertFalse(registry.isLoaded(alice))
         XCTAssertEqual(registry.lookup(alice, "b").use, use)
         registry.load(alice, refs: ["a": use, "b": use])
         XCTAssertTrue(registry.isLoaded(alice))
         XCTAssertEqual(registry.lookup(alice, "a").use, use)
         XCTAssertEqual(registry.lookup(alice, "b").use, use)
+    }
+
+    /// An intent's ref is claimed when it is resolved. If its owner's last connection closes before it is stored,
+    /// and the owner says hello again and loads its stored refs meanwhile, the ref is not among them: keeping the
+    /// claim once the intent is stored claims it again, or a retry would be applied twice. Without a forget in
+    /// between, keeping changes nothing (the claim is still there).
+    func testAKeptClaimOutlivesItsOwnerBeingForgottenAndLoadedAgain() {
+        let registry = RefRegistry(limit: 10)
+        registry.load(alice, refs: [:])
+        let bob = RefOwner(principal: "", client: "b")
+        let kept = registry.claim(alice, "r", for: use).claim
+        let bobs = registry.claim(bob, "s", for: use).claim
+        registry.forget(alice)
+        registry.load(alice, refs: ["a": use])
+        XCTAssertNil(registry.lookup(alice, "r").use)
+        registry.keep(alice, "r", kept)
+        XCTAssertEqual(registry.lookup(alice, "r").use, use)
+        XCTAssertTrue(registry.isLoaded(alice))
+        // Bob's claim predates the forget too, so it is claimed again, which finds it there.
+        registry.keep(bob, "s", bobs)
+        XCTAssertEqual(registry.lookup(bob, "s").use, use)
+        // A claim made after the last forget is not looked up again: released meanwhile, it stays released.
+        let late = registry.claim(alice, "t", for: use).claim
+        registry.release(alice, "t", late)
+        registry.keep(alice, "t", late)
+        XCTAssertNil(registry.lookup(alice, "t").use)
     }
 
     func testKeepsTheLatestRefsUpToTheLimit() {
@@ -35,13 +61,15 @@ final class RefRegistryTests: XCTestCase {
     func testAClaimReturnsTheUseTheRefAlreadyNames() {
         let registry = RefRegistry(limit: 10)
         let other = RefUse(table: "u", epoch: 7, intent: use.intent)
-        XCTAssertNil(registry.claim(alice, "r", for: use))
-        XCTAssertEqual(registry.claim(alice, "r", for: other), use)
-        XCTAssertNil(registry.claim(RefOwner(principal: "p2", client: "c"), "r", for: other))
-        registry.release(alice, "r", use: other)
+        let first = registry.claim(alice, "r", for: use)
+        XCTAssertNil(first.prior)
+        let second = registry.claim(alice, "r", for: other)
+        XCTAssertEqual(second.prior, use)
+        XCTAssertNil(registry.claim(RefOwner(principal: "p2", client: "c"), "r", for: other).prior)
+        registry.release(alice, "r", second.claim)
         XCTAssertEqual(registry.lookup(alice, "r").use, use, "only the use that claimed it releases a ref")
-        registry.release(alice, "r", use: use)
-        XCTAssertNil(registry.claim(alice, "r", for: other))
+        registry.release(alice, "r", first.claim)
+        XCTAssertNil(registry.claim(alice, "r", for: other).prior)
         XCTAssertTrue(
             use.admits(use) && !use.admits(other) && RefUse(table: "t", epoch: 0, intent: .unknown).admits(use))
     }

@@ -83,6 +83,13 @@ enum IntentFingerprint: Hashable, Sendable {
 /// intent about to be applied claims its ref, across tables. Only uses are held, not acks; a retry of a committed
 /// intent fetches the stored ack.
 final class RefRegistry: Sendable {
+    /// A ref claimed for an intent, until it is committed (see ``keep(_:_:_:)``) or released.
+    struct Claim: Equatable {
+        var use: RefUse
+        /// How many owners had been forgotten when it was claimed.
+        fileprivate var era: Int
+    }
+
     private struct OwnerRefs {
         var uses: [String: RefUse] = [:]
         var order: Deque<String> = []
@@ -110,9 +117,15 @@ final class RefRegistry: Sendable {
         private static func value(of use: inout RefUse) -> RefUse { use }
     }
 
+    private struct State {
+        var owners: [RefOwner: OwnerRefs] = [:]
+        /// Owners forgotten so far: a claim made before the latest may be gone (see ``keep(_:_:_:)``).
+        var forgets = 0
+    }
+
     /// Most refs remembered per owner (the store keeps at least as many).
     let limit: Int
-    private let owners = Mutex<[RefOwner: OwnerRefs]>([:])
+    private let state = Mutex(State())
 
     init(limit: Int) {
         self.limit = limit
@@ -120,45 +133,64 @@ final class RefRegistry: Sendable {
 
     /// Whether the stored refs of `owner` are loaded.
     func isLoaded(_ owner: RefOwner) -> Bool {
-        owners.withLock { $0[owner]?.loaded ?? false }
+        state.withLock { $0.owners[owner]?.loaded ?? false }
     }
 
     /// Adds the refs `owner` has in the store.
     func load(_ owner: RefOwner, refs stored: [String: RefUse]) {
-        owners.withLock { owners in
+        state.withLock { state in
             // In place (`default:` subscript): copying the entry out and back would copy up to `limit` refs.
-            for (ref, use) in stored { _ = owners[owner, default: OwnerRefs()].add(ref, use, limit: limit) }
-            owners[owner, default: OwnerRefs()].loaded = true
+            for (ref, use) in stored { _ = state.owners[owner, default: OwnerRefs()].add(ref, use, limit: limit) }
+            state.owners[owner, default: OwnerRefs()].loaded = true
         }
     }
 
     /// What `ref` of `owner` was used for, if the registry knows it, and whether the owner's stored refs are loaded
     /// (see ``isLoaded(_:)``): one lookup of the owner for both, as every intent with a ref asks.
     func lookup(_ owner: RefOwner, _ ref: String) -> (use: RefUse?, ownerLoaded: Bool) {
-        owners.withLock { owners in
-            guard let refs = owners[owner] else { return (nil, false) }
+        state.withLock { state in
+            guard let refs = state.owners[owner] else { return (nil, false) }
             return (refs.uses[ref], refs.loaded)
         }
     }
 
-    /// Claims `ref` for `use` before the intent is applied; returns the use the ref already names instead, if any
-    /// (which may be `use` itself). O(1): called once per intent with a ref.
-    func claim(_ owner: RefOwner, _ ref: String, for use: RefUse) -> RefUse? {
-        owners.withLock { $0[owner, default: OwnerRefs()].add(ref, use, limit: limit) }
+    /// Claims `ref` for `use` before the intent is applied. Returns the use the ref already names instead, if any
+    /// (which may be `use` itself), and the claim, to ``keep(_:_:_:)`` once the intent is committed. O(1): called
+    /// once per intent with a ref.
+    func claim(_ owner: RefOwner, _ ref: String, for use: RefUse) -> (prior: RefUse?, claim: Claim) {
+        state.withLock { state in
+            (state.owners[owner, default: OwnerRefs()].add(ref, use, limit: limit), Claim(use: use, era: state.forgets))
+        }
+    }
+
+    /// Makes sure a committed intent's ref is still known: when an owner was forgotten since it was claimed (its
+    /// last connection closed, maybe this owner's, and it may have said hello again and loaded its refs from the
+    /// store before this intent was stored), it is claimed again. Otherwise nothing is looked up: called once per
+    /// committed intent with a ref.
+    func keep(_ owner: RefOwner, _ ref: String, _ claim: Claim) {
+        state.withLock { state in
+            guard state.forgets != claim.era else { return }
+            _ = state.owners[owner, default: OwnerRefs()].add(ref, claim.use, limit: limit)
+        }
     }
 
     /// Gives up the claim of an intent that was not stored after all, so a retry may use the ref again.
-    func release(_ owner: RefOwner, _ ref: String, use: RefUse) {
-        owners.withLock { owners in
-            guard owners[owner]?.uses[ref] == use else { return }
-            owners[owner]!.uses[ref] = nil
+    func release(_ owner: RefOwner, _ ref: String, _ claim: Claim) {
+        state.withLock { state in
+            guard state.owners[owner]?.uses[ref] == claim.use else { return }
+            state.owners[owner]!.uses[ref] = nil
             // Released refs are the latest claimed (a group that failed or is rebased): searched from the end.
-            if let index = owners[owner]!.order.lastIndex(of: ref) { owners[owner]!.order.remove(at: index) }
+            if let index = state.owners[owner]!.order.lastIndex(of: ref) {
+                state.owners[owner]!.order.remove(at: index)
+            }
         }
     }
 
     /// Drops what is held for `owner` (its last connection closed); the store still has its refs.
     func forget(_ owner: RefOwner) {
-        owners.withLock { _ = $0.removeValue(forKey: owner) }
+        state.withLock { state in
+            state.owners[owner] = nil
+            state.forgets += 1
+        }
     }
 }

@@ -11,7 +11,7 @@ struct PendingGroup {
         var requester: Requester
         var ref: String?
         /// What `ref` was claimed for in the registry (stable clients' refs only).
-        var claim: RefUse?
+        var claim: RefRegistry.Claim?
         var use: RefUse?
         var update: WebSocketMessage
         var ack: [UInt8]
@@ -71,7 +71,8 @@ extension PendingGroup.Entry {
     /// `snapshotInterval` versions).
     static func committing(
         _ resolution: Resolution, of source: PendingGroup.Source, on table: Table, named name: String, epoch: Int64,
-        ack: ServerMessage, claim: RefUse?, use: RefUse?, snapshotInterval: UInt64, editedRowsDeleted: [String]
+        ack: ServerMessage, claim: RefRegistry.Claim?, use: RefUse?, snapshotInterval: UInt64,
+        editedRowsDeleted: [String]
     ) -> (PendingGroup.Entry, CommitRecord) {
         let requester = source.requester
         let keepsRef = claim != nil

@@ -75,12 +75,15 @@ final class TableCommits {
             context.metrics.intent(.noop, table: name)
             return pipeline.takeNoop(.init(connection: requester.connection, ref: ref, message: ack), source: source)
         }
-        let keepsRef = requester.stable && ref != nil
-        if keepsRef, let ref, let use, let prior = context.refs.claim(requester.refOwner, ref, for: use),
-            !prior.admits(use)
-        {
-            // Claimed meanwhile by the same client on another table (the check above found it free).
-            return refuse(source, IntentRef.reused(ref, of: requester.client, by: prior, for: use), counted: .rejected)
+        var claim: RefRegistry.Claim?
+        if requester.stable, let ref, let use {
+            let claimed = context.refs.claim(requester.refOwner, ref, for: use)
+            if let prior = claimed.prior, !prior.admits(use) {
+                // Claimed meanwhile by the same client on another table (the check above found it free).
+                return refuse(
+                    source, IntentRef.reused(ref, of: requester.client, by: prior, for: use), counted: .rejected)
+            }
+            claim = claimed.claim
         }
         let editedRowsDeleted = audience.editedRows(deletedBy: resolution.batch, from: engine.table)
         pipeline.willChange(engine)
@@ -93,7 +96,7 @@ final class TableCommits {
             return refuse(source, ProtocolError(.internal, "the table could not apply a resolved change"))
         }
         let (entry, record) = PendingGroup.Entry.committing(
-            resolution, of: source, on: engine.table, named: name, epoch: epoch, ack: ack, claim: keepsRef ? use : nil,
+            resolution, of: source, on: engine.table, named: name, epoch: epoch, ack: ack, claim: claim,
             use: use,
             snapshotInterval: context.snapshotInterval, editedRowsDeleted: editedRowsDeleted)
         pipeline.take(entry, key: key, record: record, source: source)
@@ -193,9 +196,9 @@ final class TableCommits {
             audience.clear(rows: entries[index].editedRowsDeleted)
             let connection = entries[index].requester.connection
             context.transport.send(WebSocketMessage(kind: .text, bytes: entries[index].ack), to: connection)
-            // Claimed when resolved; claimed again in case the owner's last connection closed meanwhile.
+            // Claimed when resolved, and kept in case an owner was forgotten meanwhile.
             if let ref = entries[index].ref, let claim = entries[index].claim {
-                _ = context.refs.claim(entries[index].requester.refOwner, ref, for: claim)
+                context.refs.keep(entries[index].requester.refOwner, ref, claim)
             }
             context.metrics.intent(.committed, table: name)
         }
@@ -209,7 +212,7 @@ final class TableCommits {
     private func releaseClaims(_ entries: [PendingGroup.Entry]) {
         for entry in entries {
             if let ref = entry.ref, let claim = entry.claim {
-                context.refs.release(entry.requester.refOwner, ref, use: claim)
+                context.refs.release(entry.requester.refOwner, ref, claim)
             }
         }
     }
