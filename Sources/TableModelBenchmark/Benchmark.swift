@@ -18,7 +18,7 @@ func measure(_ name: String, iterations: Int, prepare: () throws -> Void = {}, _
     }
     samples.sort()
     func micros(_ duration: Duration) -> String {
-        let value = Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
+        let value = duration / .microseconds(1)
         return String(Int((value * 10).rounded())).inserting(".") + " µs"
     }
     print(

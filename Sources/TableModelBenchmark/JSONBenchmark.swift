@@ -118,9 +118,7 @@ extension Benchmark {
                 let elapsed = clock.measure {
                     for _ in 0..<count { try? body() }
                 }
-                samples.append(
-                    (Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12)
-                        / Double(count))
+                samples.append(elapsed / .microseconds(1) / Double(count))
             }
             return samples.sorted()[samples.count / 2]
         }

@@ -94,8 +94,7 @@ func run(synchronous: TableStoreOptions.Synchronous, groupSize: Int, settings: S
 }
 
 func microseconds(_ duration: Duration) -> String {
-    let (seconds, attoseconds) = duration.components
-    return String(format: "%8.1f", Double(seconds) * 1e6 + Double(attoseconds) / 1e12)
+    String(format: "%8.1f", duration / .microseconds(1))
 }
 
 let settings = Settings(arguments: CommandLine.arguments)
@@ -106,7 +105,7 @@ print("sync    group   commits/s   records/s   mean µs    p50 µs    p99 µs")
 for synchronous in [TableStoreOptions.Synchronous.full, .normal] {
     for groupSize in [1, 16, 64] {
         let result = try run(synchronous: synchronous, groupSize: groupSize, settings: settings)
-        let seconds = Double(result.elapsed.components.seconds) + Double(result.elapsed.components.attoseconds) / 1e18
+        let seconds = result.elapsed / .seconds(1)
         print(
             String(
                 format: "%-6@ %6d %11.0f %11.0f  %@  %@  %@", synchronous.rawValue, groupSize,

@@ -22,7 +22,7 @@ final class FanOutClient: Sendable {
         var malformed: Int
 
         var deliveriesPerSecond: Double {
-            Double(deliveries) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+            Double(deliveries) / (elapsed / .seconds(1))
         }
     }
 

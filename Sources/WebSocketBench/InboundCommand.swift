@@ -62,6 +62,6 @@ struct InboundCommand: AsyncParsableCommand {
         await client.shutdown()
         await server.shutdown()
         consumer?.cancel()
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        return elapsed / .seconds(1)
     }
 }

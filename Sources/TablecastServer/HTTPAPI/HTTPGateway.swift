@@ -71,7 +71,7 @@ final class HTTPGateway: Sendable {
     /// says to retry with the same `Idempotency-Key`; the request's id finds the transport's log line.
     func timeoutReply(_ request: HTTPAPIRequest, after timeout: Duration) -> HTTPAPIReply {
         let cors = pending.withLock { $0[request.id]?.cors } ?? []
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) * 1e-18
+        let seconds = timeout / .seconds(1)
         let advice =
             request.method == "GET" || request.method == "HEAD"
             ? "try again" : "it may still take effect; retry it with the same Idempotency-Key"

@@ -312,8 +312,7 @@ final class HistoryReader: Sendable {
     }
 
     private var now: Double {
-        let (seconds, attoseconds) = (clock.now - origin).components
-        return Double(seconds) + Double(attoseconds) / 1e18
+        (clock.now - origin) / .seconds(1)
     }
 
     /// Hands waiting requests to idle readers while the reply account has room; when only paced requests wait, looks

@@ -175,9 +175,7 @@ final class Committer: Sendable {
         guard !groups.isEmpty else { return }
         if debugDelay > .zero {
             // The committer has its own thread: blocking it delays commits and nothing else.
-            Thread.sleep(
-                forTimeInterval: Double(debugDelay.components.seconds) + Double(debugDelay.components.attoseconds)
-                    / 1e18)
+            Thread.sleep(forTimeInterval: debugDelay / .seconds(1))
         }
         let start = ContinuousClock.now
         do {
