@@ -14,18 +14,11 @@ final class WebSocketServerBatchSendTests: XCTestCase {
 
     private func sequence(of bytes: [UInt8]) -> Int { bytes[0..<4].reduce(0) { $0 << 8 | Int($1) } }
 
-    private func counter(_ name: String, in metrics: String) -> Int? {
-        metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) }
-    }
-
     func testMessagesSentTogetherGoOutInOneWriteAsSeparateMessagesInOrder() async throws {
         let registry = PrometheusCollectorRegistry()
         let serverEvents = EventRecorder()
         let server = try WebSocketServer(
-            configuration: .init(
-                host: "127.0.0.1", port: 0, metricsFactory: PrometheusMetricsFactory(registry: registry),
-                metricsPage: { registry.emitToBuffer() }),
-            onEvent: serverEvents.handler)
+            configuration: .withMetrics(in: registry), onEvent: serverEvents.handler)
         let clientEvents = EventRecorder()
         let client = try WebSocketClient(onEvent: clientEvents.handler)
         let ids = (0..<3).map { _ in client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port)) }
@@ -43,10 +36,9 @@ final class WebSocketServerBatchSendTests: XCTestCase {
             XCTAssertEqual(received.map { sequence(of: $0.bytes) }, Array(0..<sizes.count))
             XCTAssertEqual(received.map(\.bytes), sent.map { $0.withUnsafeBytes { Array($0) } })
         }
-        let metrics = try HTTPGet(port: server.port, path: "/metrics").text
-        XCTAssertEqual(counter("websocket_messages_sent_total", in: metrics), 3 * sizes.count, metrics)
+        XCTAssertEqual(try metric("websocket_messages_sent_total", port: server.port), 3 * sizes.count)
         // All ten in one write per connection: together they fit one write's budget.
-        XCTAssertEqual(counter("websocket_writes_total", in: metrics), 3, metrics)
+        XCTAssertEqual(try metric("websocket_writes_total", port: server.port), 3)
         await client.shutdown()
         await server.shutdown()
     }

@@ -3,13 +3,6 @@ import WebSocketTransport
 import XCTest
 
 final class WebSocketServerBigMessageTests: XCTestCase {
-    /// The server's `websocket_sent_bytes_total`: payload bytes handed to lws.
-    private func sentBytes(port: Int) throws -> Int {
-        let metrics = try HTTPGet(port: port, path: "/metrics").text
-        let line = metrics.split(separator: "\n").first { $0.hasPrefix("websocket_sent_bytes_total ") }
-        return line.flatMap { Int($0.split(separator: " ")[1]) } ?? 0
-    }
-
     /// One 32 MiB message to a reader and to eight peers that read nothing: the reader gets it whole (sent as
     /// fragments), and the stalled peers are handed only what their sockets take plus one fragment each. Written
     /// whole, lws would copy what the socket does not take, 32 MiB for every peer.
@@ -17,10 +10,7 @@ final class WebSocketServerBigMessageTests: XCTestCase {
         let registry = PrometheusCollectorRegistry()
         let serverEvents = EventRecorder()
         let server = try WebSocketServer(
-            configuration: .init(
-                host: "127.0.0.1", port: 0, metricsFactory: PrometheusMetricsFactory(registry: registry),
-                metricsPage: { registry.emitToBuffer() }),
-            onEvent: serverEvents.handler)
+            configuration: .withMetrics(in: registry), onEvent: serverEvents.handler)
         let clientEvents = EventRecorder()
         let client = try WebSocketClient(configuration: .init(maxMessageSize: 64 << 20), onEvent: clientEvents.handler)
         let reader = client.connect(WebSocketConnectRequest(host: "127.0.0.1", port: server.port, path: "/reader"))
@@ -34,7 +24,8 @@ final class WebSocketServerBigMessageTests: XCTestCase {
         server.send(big, to: ids)
         try await clientEvents.wait("the reader got it", timeout: .seconds(60)) { $0.messages(on: reader).count == 1 }
         XCTAssertEqual(clientEvents.messages(on: reader).first?.bytes, big.withUnsafeBytes { Array($0) })
-        let handed = try sentBytes(port: server.port) - size
+        // `websocket_sent_bytes_total`: payload bytes handed to lws.
+        let handed = try XCTUnwrap(metric("websocket_sent_bytes_total", port: server.port)) - size
         XCTAssertGreaterThan(handed, 0, "the stalled peers were written to")
         XCTAssertLessThan(handed, 8 * (8 << 20), "the stalled peers were handed \(handed) bytes")
         await client.shutdown()

@@ -281,11 +281,7 @@ final class WebSocketServerTests: XCTestCase {
     func testConnectDisconnectCyclesLeaveNoLeakedConnection() async throws {
         let registry = PrometheusCollectorRegistry()
         let serverEvents = EventRecorder()
-        let server = try makeServer(
-            .init(
-                host: "127.0.0.1", port: 0, metricsFactory: PrometheusMetricsFactory(registry: registry),
-                metricsPage: { registry.emitToBuffer() }),
-            events: serverEvents)
+        let server = try makeServer(.withMetrics(in: registry), events: serverEvents)
         let clientEvents = EventRecorder()
         let client = try WebSocketClient(onEvent: clientEvents.handler)
         for batch in 0..<20 {
