@@ -85,6 +85,8 @@ final class HistoryReader: Sendable {
         var queue = HistoryReadQueue<Request>()
         var idle: [Reader]
         var wakeScheduled = false
+        /// Set by ``stop()``: requests from then on are refused, never queued for readers that have ended.
+        var stopped = false
     }
 
     /// The most bytes of batches one `changes` page carries; a page with more stops there and gives `next`.
@@ -273,12 +275,15 @@ final class HistoryReader: Sendable {
 
     /// Ends the reader threads once the requests they took are answered; returns when they have ended.
     func stop() async {
-        for request in state.withLock({ $0.queue.removeAll() }) {
-            request.answer(
-                Self.encoded(.error(ProtocolError(.unavailable, "the server is shutting down", ref: request.ref))))
-        }
-        for reader in readers { reader.stop() }
+        // Under the lock that `dispatch()` hands requests over in: every request taken before is queued on its
+        // reader ahead of the reader's end, and none is taken after.
         let readers = readers
+        let waiting = state.withLock { state in
+            state.stopped = true
+            for reader in readers { reader.stop() }
+            return state.queue.removeAll()
+        }
+        for request in waiting { request.answer(Self.shuttingDown(request.ref)) }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             // Waiting blocks: not on the cooperative pool.
             Thread {
@@ -306,9 +311,20 @@ final class HistoryReader: Sendable {
     ) async -> WebSocketMessage {
         await withCheckedContinuation { continuation in
             let request = Request(ref: ref, body: body) { continuation.resume(returning: $0) }
-            state.withLock { $0.queue.add(request, table: table, connection: connection, principal: principal) }
+            // A request made after the readers stopped (by a task the router started just before) is refused: queued,
+            // it would wait for good, and so would the shutdown, which waits for every task.
+            let queued = state.withLock { state in
+                guard !state.stopped else { return false }
+                state.queue.add(request, table: table, connection: connection, principal: principal)
+                return true
+            }
+            guard queued else { return request.answer(Self.shuttingDown(ref)) }
             dispatch()
         }
+    }
+
+    private static func shuttingDown(_ ref: String?) -> WebSocketMessage {
+        encoded(.error(ProtocolError(.unavailable, "the server is shutting down", ref: ref)))
     }
 
     private var now: Double {
@@ -320,19 +336,26 @@ final class HistoryReader: Sendable {
     private func dispatch() {
         while true {
             let now = now
-            let next: (Reader, Request, String, WebSocketConnectionID, String)?
+            let handed: Bool
             let wake: Double?
-            (next, wake) = state.withLock { state in
+            (handed, wake) = state.withLock { state in
+                guard !state.stopped else { return (false, nil) }
                 if !account.isOver {
                     for (index, reader) in state.idle.enumerated() {
                         guard let taken = state.queue.next(now: now, lightOnly: reader.isLight) else { continue }
                         state.idle.remove(at: index)
-                        return ((reader, taken.request, taken.table, taken.connection, taken.principal), nil)
+                        // Handed over under the lock, so that `stop()` cannot end the reader before it has it.
+                        reader.async { [self] in
+                            run(
+                                taken.request, on: reader, table: taken.table, connection: taken.connection,
+                                principal: taken.principal)
+                        }
+                        return (true, nil)
                     }
                 }
                 let wake = state.wakeScheduled ? nil : state.queue.wakeTime(now: now)
                 if wake != nil { state.wakeScheduled = true }
-                return (nil, wake)
+                return (false, wake)
             }
             if let wake {
                 failures.tasks.spawn { [self] in
@@ -341,10 +364,7 @@ final class HistoryReader: Sendable {
                     dispatch()
                 }
             }
-            guard let (reader, request, table, connection, principal) = next else { return }
-            reader.async { [self] in
-                run(request, on: reader, table: table, connection: connection, principal: principal)
-            }
+            guard handed else { return }
         }
     }
 
