@@ -47,10 +47,23 @@ final class HTTPAPITests: XCTestCase {
         XCTAssertEqual(route("GET", "/v1/tables/t/events"), .success(.events("t")))
         XCTAssertEqual(route("GET", "/v1/openapi.yaml"), .success(.openAPI))
         XCTAssertEqual(route("GET", "/v1/tables/a%20b"), .success(.snapshot("a b")))
+        XCTAssertEqual(route("GET", "/v1/tables/%e2%9C%93"), .success(.snapshot("✓")))
         XCTAssertEqual(
             route("GET", "/v1/tables/t/history", "from=2&limit=10&order=oldest"),
             .success(.history("t", query: ["from": "2", "limit": "10", "order": "oldest"])))
         XCTAssertEqual(route("GET", "/v1/tables/t/snapshot", "version=7"), .success(.snapshotAt("t", version: 7)))
+    }
+
+    /// Only `%` and two hex digits is an escape: a sign is not a digit, though `UInt8("+1", radix: 16)` is 1.
+    func testMalformedEscapesAreKeptAsTheyAre() {
+        XCTAssertEqual(route("GET", "/v1/tables/a%+1"), .success(.snapshot("a%+1")))
+        XCTAssertEqual(route("GET", "/v1/tables/a%-0b"), .success(.snapshot("a%-0b")))
+        XCTAssertEqual(route("GET", "/v1/tables/a%2"), .success(.snapshot("a%2")))
+        XCTAssertEqual(route("GET", "/v1/tables/%%41"), .success(.snapshot("%A")))
+        XCTAssertEqual(
+            route("GET", "/v1/tables/t/history", "order=%2Boldest").failureStatus, 400, "%2B is +, not a digit")
+        XCTAssertEqual(
+            route("GET", "/v1/tables/t/history", "order=old%65st"), .success(.history("t", query: ["order": "oldest"])))
     }
 
     func testUnknownPathsWrongMethodsAndBadQueriesAreRefused() {

@@ -112,22 +112,32 @@ enum APIRoute: Hashable, Sendable {
         return arguments
     }
 
-    /// `%41` as `A`, `+` kept; a malformed escape is kept as it is.
+    /// `%41` as `A`, `+` kept; a malformed escape (not `%` and two hex digits, RFC 3986 §2.1) is kept as it is.
     static func percentDecoded(_ text: String) -> String {
         guard text.contains("%") else { return text }
         var bytes: [UInt8] = []
         var utf8 = Array(text.utf8)[...]
         while let byte = utf8.popFirst() {
-            if byte == UInt8(ascii: "%"), utf8.count >= 2,
-                let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16)
+            if byte == UInt8(ascii: "%"), utf8.count >= 2, let high = hexDigit(utf8.first!),
+                let low = hexDigit(utf8.dropFirst().first!)
             {
-                bytes.append(value)
+                bytes.append(high << 4 | low)
                 utf8 = utf8.dropFirst(2)
             } else {
                 bytes.append(byte)
             }
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The value of one hex digit; nil for anything else (`UInt8(_:radix:)` would also take a sign: `%+1`).
+    private static func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }
 
