@@ -208,6 +208,37 @@ def test_bad_requests_are_refused_with_their_status_and_change_nothing(server):
     assert api(server, "GET", "/healthz")[0] == 200
 
 
+def test_a_patch_sets_some_fields_of_a_row_and_keeps_the_others(server):
+    """Every intent of the protocol is taken, `patch` too: a backend marks an order shipped without rewriting it,
+    and another field changed meanwhile stays (an `edit` would have put its own copy back)."""
+    api(server, "POST", "/v1/tables", {"table": "orders", "sections": [{"rows": [{"value": {"order": 7, "qty": 2}}]}]})
+    row = api(server, "GET", "/v1/tables/orders")[2]["sections"][0]["rows"][0]["id"]
+    intents = "/v1/tables/orders/intents"
+    status, _, ack = api(server, "POST", intents, {"type": "edit", "at": [0, 0], "value": {"order": 7, "qty": 3}})
+    assert status == 200 and ack["version"] == 1, ack
+    patch = {"type": "patch", "base": 0, "at": [0, 0], "row": row, "patch": {"shipped": True, "note": None}}
+    status, _, ack = api(server, "POST", intents, patch, headers={"Idempotency-Key": "ship-7"})
+    assert status == 200 and ack["version"] == 2, ack
+    assert api(server, "POST", intents, patch, headers={"Idempotency-Key": "ship-7"})[2] == ack
+    snapshot = api(server, "GET", "/v1/tables/orders")[2]
+    assert snapshot["version"] == 2
+    assert snapshot["sections"][0]["rows"][0]["value"] == {"order": 7, "qty": 3, "shipped": True}
+    body = refused(api(server, "POST", intents, {"type": "subscribe"}), 400, "bad_request")
+    assert "patch" in body["message"], body
+    assert version(server, "orders") == 2
+
+
+def test_an_idempotency_key_longer_than_a_ref_is_refused_naming_the_header(server):
+    api(server, "POST", "/v1/tables", GROCERIES)
+    intents = "/v1/tables/groceries/intents"
+    insert = {"type": "insert", "at": [0, 0], "value": "Kiwis"}
+    body = refused(api(server, "POST", intents, insert, headers={"Idempotency-Key": "k" * 65}), 400, "bad_request")
+    assert "Idempotency-Key" in body["message"] and "64" in body["message"], body
+    assert version(server) == 0
+    status, _, ack = api(server, "POST", intents, insert, headers={"Idempotency-Key": "k" * 64})
+    assert status == 200 and ack["version"] == 1, ack
+
+
 def test_bodies_are_bounded_in_size_and_time(tmp_path):
     server = Server("--max-message-bytes", "4096", "--handshake-timeout", "2").start()
     try:

@@ -9,6 +9,9 @@ extension ClientMessage {
         "editSection": .reloadSections, "patch": .patchRows,
     ]
 
+    /// The wire names of every edit intent: the single-change ones and `batch`.
+    package static let intentTypes = Set(singleChangeIntents.keys).union(["batch"])
+
     /// The members of a batch entry of each list.
     static let entryKeys: [BatchList: Set<String>] = [
         .deleteSections: ["at", "section"],

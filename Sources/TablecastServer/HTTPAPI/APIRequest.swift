@@ -4,11 +4,6 @@ import TablecastProtocol
 /// The WebSocket request an API route stands for, built as the JSON text a WebSocket client would send, so that
 /// the router decodes and checks it as it does theirs.
 enum APIRequest {
-    /// The message types that are edit intents.
-    static let intentTypes: Set<String> = [
-        "insert", "delete", "move", "edit", "insertSection", "deleteSection", "moveSection", "editSection", "batch",
-    ]
-
     /// The ref of the API's requests other than intents: their answers are matched by exchange, not by ref.
     static let ref = "http"
 
@@ -46,18 +41,25 @@ enum APIRequest {
             switch object(body) {
             case .failure(let error): return .failure(error)
             case .success(let fields):
-                guard case .string(let type)? = fields["type"], intentTypes.contains(type) else {
+                guard case .string(let type)? = fields["type"], ClientMessage.intentTypes.contains(type) else {
                     return .failure(
                         ProtocolError(
                             .badRequest,
                             "the body must be an intent: an object whose 'type' is one of "
-                                + intentTypes.sorted().joined(separator: ", ")))
+                                + ClientMessage.intentTypes.sorted().joined(separator: ", ")))
                 }
                 if let named = fields["table"], named != .string(table) {
                     return .failure(ProtocolError(.badRequest, "the body's 'table' is not the path's '\(table)'"))
                 }
                 if fields["ref"] != nil {
                     return .failure(ProtocolError(.badRequest, "the body may not have 'ref': send Idempotency-Key"))
+                }
+                // The key becomes the ref: refused here, so that the message names the header, not 'ref'.
+                let maxKeyLength = ProtocolLimits().maxRefLength
+                if let idempotencyKey, idempotencyKey.count > maxKeyLength {
+                    return .failure(
+                        ProtocolError(
+                            .badRequest, "the Idempotency-Key header must be at most \(maxKeyLength) characters"))
                 }
                 message = fields.merging(["table": .string(table)]) { $1 }
                 if let idempotencyKey { message["ref"] = .string(idempotencyKey) }
