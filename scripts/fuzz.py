@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Coverage-guided fuzzing (libFuzzer, with AddressSanitizer) of what a client sends the server: the WebSocket frame
-parser and one client message through the decoder and the table engine.
+parser, one client message through the decoder and the table engine, and an HTTP API request as the gateway makes
+it a message.
 
     python3 scripts/fuzz.py                       # each target for 60 s
     python3 scripts/fuzz.py --seconds 600 --only messages
@@ -14,6 +15,7 @@ it finds in .build/fuzz/TARGET/corpus, so later runs go on from there. A failing
 import argparse
 import glob
 import hashlib
+import json
 import os
 import random
 import re
@@ -24,6 +26,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = os.path.join(ROOT, "Sources")
 OUT = os.path.join(ROOT, ".build", "fuzz")
+BUILT = set()
 FLAGS = ["-O", "-sanitize=fuzzer,address", "-parse-as-library", "-swift-version", "6",
          "-enable-upcoming-feature", "ExistentialAny", "-package-name", "tablecast"]
 
@@ -51,17 +54,38 @@ def build_frames(directory):
     return executable
 
 
-def build_messages(directory):
-    modules = os.path.join(directory, "modules")
-    os.makedirs(modules, exist_ok=True)
-    for module in ["TableModel", "TablecastProtocol"]:
-        swiftc(["-I", modules, "-module-name", module, "-emit-module", "-emit-module-path",
-                os.path.join(modules, module + ".swiftmodule"), "-emit-library", "-static", "-o",
-                os.path.join(modules, "lib" + module + ".a"), *swift_files(module)])
-    executable = os.path.join(directory, "fuzz-messages")
-    swiftc(["-I", modules, os.path.join(ROOT, "scripts", "fuzz", "messages.swift"), "-L", modules,
-            "-lTablecastProtocol", "-lTableModel", "-lm", "-o", executable])
+def build_modules():
+    """TableModel and TablecastProtocol as instrumented static libraries (once per run); their folder."""
+    modules = os.path.join(OUT, "modules")
+    if modules not in BUILT:
+        os.makedirs(modules, exist_ok=True)
+        for module in ["TableModel", "TablecastProtocol"]:
+            swiftc(["-I", modules, "-module-name", module, "-emit-module", "-emit-module-path",
+                    os.path.join(modules, module + ".swiftmodule"), "-emit-library", "-static", "-o",
+                    os.path.join(modules, "lib" + module + ".a"), *swift_files(module)])
+        BUILT.add(modules)
+    return modules
+
+
+def build_on_modules(name, directory, sources=()):
+    """Target `name` (scripts/fuzz/NAME.swift, `-` read as `_`), which imports TableModel and TablecastProtocol,
+    compiled with `sources` beside it."""
+    modules = build_modules()
+    harness = os.path.join(ROOT, "scripts", "fuzz", name.replace("-", "_") + ".swift")
+    executable = os.path.join(directory, "fuzz-" + name)
+    swiftc(["-I", modules, "-module-name", "Fuzz", harness, *sources, "-L", modules, "-lTablecastProtocol",
+            "-lTableModel", "-lm", "-o", executable])
     return executable
+
+
+def build_messages(directory):
+    return build_on_modules("messages", directory)
+
+
+def build_http_api(directory):
+    api = os.path.join(SOURCES, "TablecastServer", "HTTPAPI")
+    files = ["APIRoute.swift", "APIRequest.swift", "EventStreamFraming.swift"]
+    return build_on_modules("http-api", directory, [os.path.join(api, name) for name in files])
 
 
 def frame(opcode, payload, rng, fin=True, mask=True):
@@ -107,6 +131,33 @@ def message_seeds():
     return seeds
 
 
+def http_api_seeds():
+    """A method's index in http_api.swift's list, then path, query, Idempotency-Key, Last-Event-ID and body."""
+    get, post, delete, patch = 0, 2, 3, 4
+
+    def request(method, path, query="", key="", last_event_id="", body=b""):
+        return bytes([method]) + "\n".join([path, query, key, last_event_id]).encode() + b"\n" + body
+
+    seeds = [
+        request(post, "/v1/tables", body=b'{"table":"t","sections":[{"rows":[{"value":1}]}]}'),
+        request(get, "/v1/tables"),
+        request(get, "/v1/tables/t"),
+        request(delete, "/v1/tables/a%20b"),
+        request(patch, "/v1/tables/t/rules", body=b'{"moves":"none"}'),
+        request(get, "/v1/tables/t/history", "from=1&limit=5&order=newest"),
+        request(get, "/v1/tables/t/snapshot", "version=3"),
+        request(get, "/v1/tables/t/events", last_event_id="0a1b:5"),
+        request(get, "/v1/schema/ack.json"),
+    ]
+    # The examples' messages as bodies, as a backend sends them: without `ref`, with their own table or none.
+    for message in map(json.loads, message_seeds()):
+        message.pop("ref", None)
+        seeds.append(request(post, "/v1/tables/t/intents", key="k-1", body=json.dumps(message).encode()))
+        message.pop("table", None)
+        seeds.append(request(post, "/v1/tables/t/intents", body=json.dumps(message).encode()))
+    return seeds
+
+
 # Tokens of the protocol, so that mutations make messages the decoder reads further into.
 MESSAGE_DICTIONARY = [
     "{", "}", "[", "]", ":", ",", "null", "true", "false", "-0", "1e400", "9007199254740993", "\\u0000", "\\ud800",
@@ -117,9 +168,13 @@ MESSAGE_DICTIONARY = [
         "insertSections", "moveSections", "reloadSections", "movable", "editingStyle"]),
 ]
 
+HTTP_DICTIONARY = [*MESSAGE_DICTIONARY, "/v1/", "tables", "/intents", "/rules", "/history", "/snapshot", "/events",
+                   "/v1/schema/", "openapi.yaml", "%2F", "%25", "from=", "limit=", "order=", "version=", "&"]
+
 TARGETS = {
     "frames": (build_frames, frame_seeds, [], 8192),
     "messages": (build_messages, message_seeds, MESSAGE_DICTIONARY, 4096),
+    "http-api": (build_http_api, http_api_seeds, HTTP_DICTIONARY, 4096),
 }
 
 
