@@ -14,6 +14,7 @@ runs go on from there. A failing input is saved as
 .build/fuzz/TARGET/crash-*; rerun it with `.build/fuzz/TARGET/fuzz-TARGET FILE`. Exits 1 if a target failed.
 """
 import argparse
+import functools
 import glob
 import hashlib
 import json
@@ -26,8 +27,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = os.path.join(ROOT, "Sources")
+FUZZ = os.path.join(ROOT, "scripts", "fuzz")
+CHECKS = os.path.join(FUZZ, "checks.swift")
 OUT = os.path.join(ROOT, ".build", "fuzz")
-BUILT = set()
 FLAGS = ["-O", "-sanitize=fuzzer,address", "-parse-as-library", "-swift-version", "6",
          "-enable-upcoming-feature", "ExistentialAny", "-package-name", "tablecast"]
 
@@ -48,23 +50,22 @@ def swiftc(arguments):
 def build_frames(directory):
     transport = os.path.join(SOURCES, "WebSocketTransport")
     executable = os.path.join(directory, "fuzz-frames")
-    swiftc(["-module-name", "FrameFuzz", os.path.join(ROOT, "scripts", "fuzz", "frames.swift"),
+    swiftc(["-module-name", "FrameFuzz", os.path.join(FUZZ, "frames.swift"), CHECKS,
             os.path.join(transport, "Service", "FrameParser.swift"),
             os.path.join(transport, "Service", "UTF8Validation.swift"),
             os.path.join(transport, "Messages", "WebSocketCloseCode.swift"), "-o", executable])
     return executable
 
 
+@functools.cache
 def build_modules():
     """TableModel and TablecastProtocol as instrumented static libraries (once per run); their folder."""
     modules = os.path.join(OUT, "modules")
-    if modules not in BUILT:
-        os.makedirs(modules, exist_ok=True)
-        for module in ["TableModel", "TablecastProtocol"]:
-            swiftc(["-I", modules, "-module-name", module, "-emit-module", "-emit-module-path",
-                    os.path.join(modules, module + ".swiftmodule"), "-emit-library", "-static", "-o",
-                    os.path.join(modules, "lib" + module + ".a"), *swift_files(module)])
-        BUILT.add(modules)
+    os.makedirs(modules, exist_ok=True)
+    for module in ["TableModel", "TablecastProtocol"]:
+        swiftc(["-I", modules, "-module-name", module, "-emit-module", "-emit-module-path",
+                os.path.join(modules, module + ".swiftmodule"), "-emit-library", "-static", "-o",
+                os.path.join(modules, "lib" + module + ".a"), *swift_files(module)])
     return modules
 
 
@@ -72,9 +73,9 @@ def build_on_modules(name, directory, sources=()):
     """Target `name` (scripts/fuzz/NAME.swift, `-` read as `_`), which imports TableModel and TablecastProtocol,
     compiled with `sources` beside it."""
     modules = build_modules()
-    harness = os.path.join(ROOT, "scripts", "fuzz", name.replace("-", "_") + ".swift")
+    harness = os.path.join(FUZZ, name.replace("-", "_") + ".swift")
     executable = os.path.join(directory, "fuzz-" + name)
-    swiftc(["-I", modules, "-module-name", "Fuzz", harness, *sources, "-L", modules, "-lTablecastProtocol",
+    swiftc(["-I", modules, "-module-name", "Fuzz", harness, CHECKS, *sources, "-L", modules, "-lTablecastProtocol",
             "-lTableModel", "-lm", "-o", executable])
     return executable
 
@@ -207,7 +208,8 @@ def run(name, seconds):
     if result.returncode != 0:
         print(log[-6000:])
         crashes = re.findall(r"Test unit written to (\S+)", log)
-        print(f"{name}: FAILED; the input: {', '.join(crashes) or 'see above'}")
+        checks = re.findall(r"Fatal error: (.*)", log)
+        print(f"{name}: FAILED{': ' + checks[0] if checks else ''}; the input: {', '.join(crashes) or 'see above'}")
         return False
     print(f"{name}: ok, {stats[-1] if stats else '?'} inputs, coverage {coverage[-1] if coverage else '?'} edges",
           flush=True)

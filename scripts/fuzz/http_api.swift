@@ -9,15 +9,6 @@
 import TableModel
 import TablecastProtocol
 
-func failure(_ message: String) -> Never {
-    print("FAILED: \(message)")
-    fatalError(message)
-}
-
-func check(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { failure(message()) }
-}
-
 let methods = ["GET", "HEAD", "POST", "DELETE", "PATCH", "PUT", "OPTIONS", "get"]
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -8,15 +8,6 @@
 import TableModel
 import TablecastProtocol
 
-func failure(_ message: String) -> Never {
-    print("FAILED: \(message)")
-    fatalError(message)
-}
-
-func check(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { failure(message()) }
-}
-
 func message(_ text: String) -> ClientMessage {
     do { return try ClientMessage.decode(Array(text.utf8)) } catch { failure("\(error) in \(text)") }
 }
