@@ -87,6 +87,9 @@ def test_a_loopback_server_accepts_only_loopback_names_as_its_own(server):
     assert accepted(port, f"localhost:{port}", f"http://localhost:{port}")
     assert accepted(port, f"127.0.0.1:{port}", f"http://127.0.0.1:{port}")
     assert not accepted(port, f"rebound.example:{port}", f"http://rebound.example:{port}")
+    # Not an address (a number's sign is no digit), so not a loopback name either.
+    assert not accepted(port, f"127.+0.0.1:{port}", f"http://127.+0.0.1:{port}")
+    assert not accepted(port, f"127.0.0.256:{port}", f"http://127.0.0.256:{port}")
 
 
 def test_allow_origin_adds_to_the_servers_own_origin():

@@ -35,6 +35,11 @@ struct OriginPolicy: Sendable {
         }
         if name == "localhost" || name == "::1" { return true }
         let octets = name.split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy(isOctet)
+    }
+
+    /// A number from 0 to 255 in decimal digits only: `UInt8("+0")` is 0, but `127.+0.0.1` names no address.
+    private static func isOctet(_ text: Substring) -> Bool {
+        text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } && UInt8(text) != nil
     }
 }
