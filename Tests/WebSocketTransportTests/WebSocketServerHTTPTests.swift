@@ -139,6 +139,39 @@ final class WebSocketServerHTTPTests: XCTestCase {
         await transport.shutdown()
     }
 
+    /// A keep-alive connection is closed once it has waited `httpIdleTimeout` for its next request, not before, and
+    /// one whose requests keep coming stays open past it. The transport keeps these waits itself (`IdleKeepAlives`),
+    /// not in lws' sorted timer list.
+    func testKeepAliveConnectionsCloseAfterWaitingTheIdleTimeoutButNotWhileInUse() async throws {
+        let server = try WebSocketServer(
+            configuration: .init(host: "127.0.0.1", port: 0, httpIdleTimeout: .seconds(1)), onEvent: { _ in })
+        func get(_ socket: RawSocket) -> String {
+            socket.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            var response: [UInt8] = []
+            while !response.ends(with: Array("}".utf8)), case let chunk = socket.read(), !chunk.isEmpty {
+                response += chunk
+            }
+            return String(decoding: response, as: UTF8.self)
+        }
+
+        let idle = try RawSocket(port: server.port)
+        XCTAssertTrue(get(idle).hasPrefix("HTTP/1.1 200"))
+        let answered = ContinuousClock.now
+        XCTAssertEqual(idle.readToEnd(), [], "closed without a byte more")
+        let waited = ContinuousClock.now - answered
+        XCTAssertGreaterThanOrEqual(waited, .milliseconds(950), "closed before the timeout")
+        XCTAssertLessThan(waited, .seconds(3), "not closed in time")
+
+        let busy = try RawSocket(port: server.port)
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < .seconds(2) {
+            XCTAssertTrue(get(busy).hasPrefix("HTTP/1.1 200"), "a request 0.4 s after the last one")
+            try await Task.sleep(for: .milliseconds(400))
+        }
+        XCTAssertEqual(busy.readToEnd(), [], "closed once it waited in turn")
+        await server.shutdown()
+    }
+
     func testUpgradeBeyondMaxConnectionsIsRefusedWith503() async throws {
         let events = EventRecorder()
         let server = try WebSocketServer(

@@ -5,6 +5,7 @@ import CLibWebSockets
 extension ServiceLoop {
     func serveHTTP(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?) -> Int32 {
         guard case .server(let router) = role, let slot = Self.responseSlot(user) else { return -1 }
+        stopWaiting(wsi)
         let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
         releaseSlot(user)
         if let api = router.api, path.hasPrefix(api.prefix) {
@@ -17,7 +18,7 @@ extension ServiceLoop {
             ifNoneMatch: Self.header(wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH), host: Self.header(wsi, WSI_TOKEN_HOST))
         let response = router.respond(to: request, openConnections: connections.count)
         guard response.writeHeaders(wsi) else { return -1 }
-        if response.omitsBody { return lws_http_transaction_completed(wsi) == 0 ? 0 : -1 }
+        if response.omitsBody { return transactionCompleted(wsi) }
         slot.pointee = Unmanaged.passRetained(response as AnyObject).toOpaque()
         lws_callback_on_writable(wsi)
         return 0
@@ -65,7 +66,14 @@ extension ServiceLoop {
     private func completeTransaction(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, closes: Bool) -> Int32 {
         releaseSlot(user)
         if closes { return -1 }
-        return lws_http_transaction_completed(wsi) == 0 ? 0 : -1
+        return transactionCompleted(wsi)
+    }
+
+    /// lws readies the connection for its next request (0), or says to close it (-1).
+    private func transactionCompleted(_ wsi: OpaquePointer) -> Int32 {
+        guard lws_http_transaction_completed(wsi) == 0 else { return -1 }
+        keepAlive(wsi)
+        return 0
     }
 
     /// Lets go of what hangs off the connection; an exchange ends (the application is told).

@@ -6,6 +6,7 @@ extension ServiceLoop {
     /// another version number and then ignore the frames), with 503 when at the connection limit or shutting
     /// down; lets it proceed otherwise.
     func confirmUpgrade(_ wsi: OpaquePointer) -> Int32 {
+        stopWaiting(wsi)
         if lws_hdr_total_length(wsi, WSI_TOKEN_UPGRADE) > 0, Self.header(wsi, WSI_TOKEN_VERSION) != "13" {
             return refuseVersion(wsi)
         }

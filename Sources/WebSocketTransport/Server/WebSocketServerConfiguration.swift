@@ -58,7 +58,8 @@ extension WebSocketServer {
         ///     not completed their WebSocket handshake a second after they were accepted (plain HTTP ones until
         ///     they close). While it has that many, its new connections are closed as soon as they are accepted;
         ///     quicker handshakes are not counted, so a burst of them is not refused. `nil` (the default): no cap.
-        ///   - httpIdleTimeout: How long an idle keep-alive HTTP connection is kept. Default 60 s.
+        ///   - httpIdleTimeout: How long a keep-alive HTTP connection is kept waiting for its next request. Default
+        ///     60 s. Counted in whole seconds by the once-a-second sweep: the connection closes up to a second later.
         ///   - pingAfterIdle: A WebSocket connection idle this long is sent a PING. Default 30 s. Both idle spans are
         ///     counted in whole seconds, by a once-a-second sweep: a PING follows up to a second later.
         ///   - hangUpAfterIdle: A WebSocket connection with no PONG or traffic for this long is closed. Default 60 s.

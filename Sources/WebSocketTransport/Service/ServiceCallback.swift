@@ -41,6 +41,7 @@ extension ServiceLoop {
 
         case LWS_CALLBACK_WSI_DESTROY:
             handshakeEnded(wsi)
+            stopWaiting(wsi)
 
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             return confirmUpgrade(wsi)

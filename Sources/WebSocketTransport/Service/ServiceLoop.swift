@@ -105,6 +105,8 @@ final class ServiceLoop: @unchecked Sendable {
     var unflushed: [Connection] = []
     /// When each lingering connection's lingering ends (see ``endLinger(of:)``).
     private var lingerEnds = DeadlineQueue<WebSocketConnectionID>(span: .seconds(Connection.lingerSeconds))
+    /// Server role: HTTP connections waiting for their next request (see ``keepAlive(_:)``).
+    var idleKeepAlives: IdleKeepAlives
 
     init(
         role: Role, settings: ContextSettings, limits: ConnectionLimits, budget: MemoryBudget = .unlimited,
@@ -126,6 +128,9 @@ final class ServiceLoop: @unchecked Sendable {
         let api: HTTPAPI? = if case .server(let router) = role { router.api } else { nil }
         heartbeatsDue = DeadlineQueue(span: max(.microseconds(1), api?.heartbeat ?? .zero))
         answersDue = DeadlineQueue(span: api?.answerTimeout ?? .zero)
+        // lws takes a keep-alive timeout of 0 as its default, 5 s.
+        idleKeepAlives = IdleKeepAlives(
+            timeout: .seconds(settings.httpIdleTimeoutSeconds > 0 ? settings.httpIdleTimeoutSeconds : 5))
         LibWebSocketsLog.install(logger)
         storage = ContextStorage(settings: settings, isServer: settings.port != nil)
 
@@ -395,12 +400,14 @@ final class ServiceLoop: @unchecked Sendable {
     }
 
     /// Once a second, at the first wake-up after it is due: every open connection's peer is judged by
-    /// ``Connection/sweepIdle(_:)``. Counting sweeps, not reading a clock per connection: a service thread held up
-    /// for a while pings and hangs up later, never sooner.
+    /// ``Connection/sweepIdle(_:)`` (counting sweeps, not reading a clock per connection: a service thread held up
+    /// for a while pings and hangs up later, never sooner), and keep-alive HTTP connections that waited too long for
+    /// their next request are closed.
     private func sweepIdleConnections(at now: UInt64) {
         guard now >= nextIdleSweep else { return }
         nextIdleSweep = now + 1_000_000_000
         for connection in connections.values { connection.sweepIdle(idlePolicy) }
+        closeIdleKeepAlives(at: now)
     }
 
     /// Has `connection`'s lingering end after `Connection.lingerSeconds` (at the first wake-up after, within 0.1 s).
