@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Coverage-guided fuzzing (libFuzzer, with AddressSanitizer) of what a client sends the server: the WebSocket frame
-parser, one client message through the decoder and the table engine, and an HTTP API request as the gateway makes
-it a message.
+parser, one client message through the decoder and the table engine, programs of intents through the engine and
+through clients that predict them, and an HTTP API request as the gateway makes it a message.
 
     python3 scripts/fuzz.py                       # each target for 60 s
     python3 scripts/fuzz.py --seconds 600 --only messages
@@ -84,6 +84,12 @@ def build_messages(directory):
     return build_on_modules("messages", directory)
 
 
+def build_engine(directory):
+    tests = os.path.join(ROOT, "Tests", "TableModelTests")
+    return build_on_modules("engine", directory, [os.path.join(tests, name)
+                                                  for name in ["RandomTables.swift", "OptimisticHarness.swift"]])
+
+
 def build_http_api(directory):
     api = os.path.join(SOURCES, "TablecastServer", "HTTPAPI")
     files = ["APIRoute.swift", "APIRequest.swift", "EventStreamFraming.swift"]
@@ -123,6 +129,14 @@ def frame_seeds():
             bytes([role]) + make(10, b"") + make(1, b"z" * 200),
         ]
     return seeds
+
+
+def engine_seeds():
+    """Random choices (see engine.swift), short and long: a first byte of 0 is the engine's program, 1 the
+    clients'."""
+    rng = random.Random(25)
+    return [bytes([kind]) + bytes(rng.randrange(256) for _ in range(length))
+            for kind in (0, 1) for length in (16, 64, 256, 1000)]
 
 
 def message_seeds():
@@ -177,6 +191,7 @@ TARGETS = {
     "frames": (build_frames, frame_seeds, [], 8192),
     "messages": (build_messages, message_seeds, MESSAGE_DICTIONARY, 4096),
     "http-api": (build_http_api, http_api_seeds, HTTP_DICTIONARY, 4096),
+    "engine": (build_engine, engine_seeds, [], 1024),
 }
 
 
@@ -198,8 +213,10 @@ def run(name, seconds):
             file.writelines(f'"{token.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"\n'
                             for token in dictionary)
         arguments.insert(1, "-dict=" + path)
-    # The Swift runtime's backtracer would wait on the crashed process; libFuzzer prints the stack itself.
-    environment = dict(os.environ, SWIFT_BACKTRACE="enable=no", ASAN_OPTIONS="detect_leaks=0")
+    # The Swift runtime's backtracer would wait on the crashed process; libFuzzer prints the stack itself. Recording
+    # where each allocation was made costs the engine target a fifth of its speed; rerunning a failing input by hand
+    # (without these options) records it.
+    environment = dict(os.environ, SWIFT_BACKTRACE="enable=no", ASAN_OPTIONS="detect_leaks=0:malloc_context_size=0")
     print(f"{name}: fuzzing for {seconds} s", flush=True)
     result = subprocess.run(arguments, capture_output=True, text=True, env=environment)
     log = result.stdout + result.stderr

@@ -187,7 +187,8 @@ final class OptimisticTableTests: XCTestCase {
                     let client = Int.random(in: 0..<3, using: &generator)
                     switch Int.random(in: 0..<10, using: &generator) {
                     case 0..<4:
-                        let intent = Self.randomIntent(harness.clients[client].predicted, using: &generator)
+                        let intent = RandomTables.clientIntent(
+                            for: harness.clients[client].predicted, using: &generator)
                         _ = try? harness.submit(client, intent)
                     case 4: _ = try? harness.undo(client)
                     case 5: _ = try? harness.redo(client)
@@ -212,71 +213,5 @@ final class OptimisticTableTests: XCTestCase {
                 if harness.clients.contains(where: { $0.predicted != harness.server.table }) { return }
             }
         }
-    }
-
-    /// A random intent against `table`, usually valid, sometimes not.
-    static func randomIntent(_ table: Table, using generator: inout SeededGenerator) -> Intent {
-        let sections = table.sections
-        func randomRow() -> RowRef? {
-            let paths = sections.indices.flatMap { s in sections[s].rows.indices.map { RowPath(section: s, row: $0) } }
-            guard let path = paths.randomElement(using: &generator) else { return nil }
-            return RowRef(path, id: table.row(at: path)!.id)
-        }
-        func randomSlot(growing: Bool) -> RowPath? {
-            guard let section = sections.indices.randomElement(using: &generator) else { return nil }
-            return RowPath(
-                section: section,
-                row: Int.random(in: 0...max(0, sections[section].rows.count - (growing ? 0 : 1)), using: &generator))
-        }
-        let value = JSONValue.number(Double(Int.random(in: 100..<1000, using: &generator)))
-        switch Int.random(in: 0..<10, using: &generator) {
-        case 0, 1:
-            if let at = randomSlot(growing: true) { return .insert(at: at, row: RowContent(value: value)) }
-        case 2:
-            if let row = randomRow() { return .delete(row) }
-        case 3, 4:
-            if let row = randomRow(), let to = randomSlot(growing: false) { return .move(from: row, to: to) }
-        case 5:
-            guard let row = randomRow() else { break }
-            if Bool.random(using: &generator) { return .edit(row, value: value) }
-            // Patches of a field or two: concurrent ones of different fields all stay.
-            let field = ["done", "qty", "note"].randomElement(using: &generator)!
-            return .patch(row, patch: .object([field: Bool.random(using: &generator) ? value : .null, "title": "t"]))
-        case 6:
-            return .insertSection(
-                at: Int.random(in: 0...sections.count, using: &generator),
-                section: SectionContent(header: "h", rows: [RowContent(value: value)]))
-        case 7:
-            if let s = sections.indices.randomElement(using: &generator) {
-                return Bool.random(using: &generator)
-                    ? .deleteSection(SectionRef(s, id: sections[s].id))
-                    : .moveSection(
-                        from: SectionRef(s, id: sections[s].id),
-                        to: Int.random(in: 0..<sections.count, using: &generator))
-            }
-        case 8:
-            if let s = sections.indices.randomElement(using: &generator) {
-                return .editSection(
-                    SectionRef(s, id: sections[s].id), header: .some("e\(value)"),
-                    rows: Bool.random(using: &generator) ? [RowContent(value: value)] : nil)
-            }
-        default:
-            var batch = ClientBatch()
-            var used: Set<RowPath> = []
-            for _ in 0..<Int.random(in: 1...3, using: &generator) {
-                if let row = randomRow(), used.insert(row.path).inserted { batch.deleteRows.append(row) }
-            }
-            if Bool.random(using: &generator), let row = randomRow(), used.insert(row.path).inserted {
-                batch.reloadRows.append(.init(row: row, value: value))
-            }
-            if Bool.random(using: &generator), let row = randomRow(), used.insert(row.path).inserted {
-                batch.patchRows.append(.init(row: row, patch: ["qty": value]))
-            }
-            if Bool.random(using: &generator), let at = randomSlot(growing: false) {
-                batch.insertRows.append(.init(at: at, row: RowContent(value: value)))
-            }
-            if !batch.deleteRows.isEmpty || !batch.insertRows.isEmpty { return .batch(batch) }
-        }
-        return .insertSection(at: 0, section: SectionContent(header: "fallback"))
     }
 }

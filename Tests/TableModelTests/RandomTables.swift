@@ -1,9 +1,9 @@
 import TableModel
-import TablecastTesting
 
-/// Random tables and random valid batches for the property tests.
+/// Random tables, random valid batches and random intents for the property tests and for the engine's fuzz target
+/// (scripts/fuzz/engine.swift), which draws their choices from its input.
 enum RandomTables {
-    static func table(using generator: inout SeededGenerator) -> Table {
+    static func table(using generator: inout some RandomNumberGenerator) -> Table {
         let sections = (0..<Int.random(in: 0...4, using: &generator)).map { section in
             SectionContent(
                 header: Bool.random(using: &generator) ? "h\(section)" : nil,
@@ -14,7 +14,7 @@ enum RandomTables {
 
     /// A random batch that is valid for `table`: each old section and row plays at most one role, and
     /// placements fill distinct final slots below each final count. Ids are the next ones the table assigns.
-    static func validBatch(for table: Table, using generator: inout SeededGenerator) -> Batch {
+    static func validBatch(for table: Table, using generator: inout some RandomNumberGenerator) -> Batch {
         var batch = Batch()
         var nextID = table.nextID
         func newID(_ prefix: String) -> String {
@@ -152,7 +152,7 @@ enum RandomTables {
     }
 
     /// A random intent at the current version of `table`; it may well be refused, which the callers skip.
-    static func intent(for table: Table, using generator: inout SeededGenerator) -> Intent {
+    static func intent(for table: Table, using generator: inout some RandomNumberGenerator) -> Intent {
         let sectionCount = table.sections.count
         func randomPath(extra: Int) -> RowPath {
             let section = Int.random(in: 0..<max(sectionCount, 1), using: &generator)
@@ -183,5 +183,104 @@ enum RandomTables {
                 from: SectionRef(Int.random(in: 0..<max(sectionCount, 1), using: &generator)),
                 to: Int.random(in: 0..<max(sectionCount, 1), using: &generator))
         }
+    }
+
+    /// The client form of a committed batch: no ids on inserted content, ids on some references.
+    static func clientBatch(_ batch: Batch, _ table: Table, using generator: inout some RandomNumberGenerator)
+        -> ClientBatch
+    {
+        func rowRef(_ path: RowPath) -> RowRef {
+            RowRef(path, id: Bool.random(using: &generator) ? table.row(at: path)!.id : nil)
+        }
+        func sectionRef(_ index: Int) -> SectionRef {
+            SectionRef(index, id: Bool.random(using: &generator) ? table.sections[index].id : nil)
+        }
+        func content(_ row: Row) -> RowContent {
+            RowContent(value: row.value, editable: row.editable, movable: row.movable)
+        }
+        return ClientBatch(
+            deleteSections: batch.deleteSections.map(sectionRef),
+            insertSections: batch.insertSections.map {
+                .init(
+                    at: $0.at,
+                    section: SectionContent(
+                        header: $0.section.header, footer: $0.section.footer, rows: $0.section.rows.map(content)))
+            },
+            reloadSections: batch.reloadSections.map {
+                .init(section: sectionRef($0.at), header: .some($0.header), footer: .some($0.footer))
+            },
+            moveSections: batch.moveSections.map { .init(from: sectionRef($0.from), to: $0.to) },
+            deleteRows: batch.deleteRows.map(rowRef),
+            insertRows: batch.insertRows.map { .init(at: $0.at, row: content($0.row)) },
+            reloadRows: batch.reloadRows.map {
+                .init(row: rowRef($0.at), value: $0.value, editable: $0.editable, movable: $0.movable)
+            },
+            moveRows: batch.moveRows.map { .init(from: rowRef($0.from), to: $0.to) })
+    }
+
+    /// A random intent against `table` as a client makes it (rows named with their ids), usually valid, sometimes not.
+    static func clientIntent(for table: Table, using generator: inout some RandomNumberGenerator) -> Intent {
+        let sections = table.sections
+        func randomRow() -> RowRef? {
+            let paths = sections.indices.flatMap { s in sections[s].rows.indices.map { RowPath(section: s, row: $0) } }
+            guard let path = paths.randomElement(using: &generator) else { return nil }
+            return RowRef(path, id: table.row(at: path)!.id)
+        }
+        func randomSlot(growing: Bool) -> RowPath? {
+            guard let section = sections.indices.randomElement(using: &generator) else { return nil }
+            return RowPath(
+                section: section,
+                row: Int.random(in: 0...max(0, sections[section].rows.count - (growing ? 0 : 1)), using: &generator))
+        }
+        let value = JSONValue.number(Double(Int.random(in: 100..<1000, using: &generator)))
+        switch Int.random(in: 0..<10, using: &generator) {
+        case 0, 1:
+            if let at = randomSlot(growing: true) { return .insert(at: at, row: RowContent(value: value)) }
+        case 2:
+            if let row = randomRow() { return .delete(row) }
+        case 3, 4:
+            if let row = randomRow(), let to = randomSlot(growing: false) { return .move(from: row, to: to) }
+        case 5:
+            guard let row = randomRow() else { break }
+            if Bool.random(using: &generator) { return .edit(row, value: value) }
+            // Patches of a field or two: concurrent ones of different fields all stay.
+            let field = ["done", "qty", "note"].randomElement(using: &generator)!
+            return .patch(row, patch: .object([field: Bool.random(using: &generator) ? value : .null, "title": "t"]))
+        case 6:
+            return .insertSection(
+                at: Int.random(in: 0...sections.count, using: &generator),
+                section: SectionContent(header: "h", rows: [RowContent(value: value)]))
+        case 7:
+            if let s = sections.indices.randomElement(using: &generator) {
+                return Bool.random(using: &generator)
+                    ? .deleteSection(SectionRef(s, id: sections[s].id))
+                    : .moveSection(
+                        from: SectionRef(s, id: sections[s].id),
+                        to: Int.random(in: 0..<sections.count, using: &generator))
+            }
+        case 8:
+            if let s = sections.indices.randomElement(using: &generator) {
+                return .editSection(
+                    SectionRef(s, id: sections[s].id), header: .some("e\(value)"),
+                    rows: Bool.random(using: &generator) ? [RowContent(value: value)] : nil)
+            }
+        default:
+            var batch = ClientBatch()
+            var used: Set<RowPath> = []
+            for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                if let row = randomRow(), used.insert(row.path).inserted { batch.deleteRows.append(row) }
+            }
+            if Bool.random(using: &generator), let row = randomRow(), used.insert(row.path).inserted {
+                batch.reloadRows.append(.init(row: row, value: value))
+            }
+            if Bool.random(using: &generator), let row = randomRow(), used.insert(row.path).inserted {
+                batch.patchRows.append(.init(row: row, patch: ["qty": value]))
+            }
+            if Bool.random(using: &generator), let at = randomSlot(growing: false) {
+                batch.insertRows.append(.init(at: at, row: RowContent(value: value)))
+            }
+            if !batch.deleteRows.isEmpty || !batch.insertRows.isEmpty { return .batch(batch) }
+        }
+        return .insertSection(at: 0, section: SectionContent(header: "fallback"))
     }
 }

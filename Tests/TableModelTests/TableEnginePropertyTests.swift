@@ -125,7 +125,7 @@ final class TableEnginePropertyTests: XCTestCase {
                 var engine = TableEngine(table: RandomTables.table(using: &generator))
                 let base = engine.table
                 let batch = RandomTables.validBatch(for: base, using: &generator)
-                let client = Self.clientBatch(batch, base, using: &generator)
+                let client = RandomTables.clientBatch(batch, base, using: &generator)
                 var expected = base
                 try expected.apply(batch)
                 let fresh = try engine.resolve(.batch(client))
@@ -197,36 +197,5 @@ final class TableEnginePropertyTests: XCTestCase {
             }
             return section
         }
-    }
-
-    /// The client form of a committed batch: no ids on inserted content, ids on some references.
-    static func clientBatch(_ batch: Batch, _ table: Table, using generator: inout SeededGenerator) -> ClientBatch {
-        func rowRef(_ path: RowPath) -> RowRef {
-            RowRef(path, id: Bool.random(using: &generator) ? table.row(at: path)!.id : nil)
-        }
-        func sectionRef(_ index: Int) -> SectionRef {
-            SectionRef(index, id: Bool.random(using: &generator) ? table.sections[index].id : nil)
-        }
-        func content(_ row: Row) -> RowContent {
-            RowContent(value: row.value, editable: row.editable, movable: row.movable)
-        }
-        return ClientBatch(
-            deleteSections: batch.deleteSections.map(sectionRef),
-            insertSections: batch.insertSections.map {
-                .init(
-                    at: $0.at,
-                    section: SectionContent(
-                        header: $0.section.header, footer: $0.section.footer, rows: $0.section.rows.map(content)))
-            },
-            reloadSections: batch.reloadSections.map {
-                .init(section: sectionRef($0.at), header: .some($0.header), footer: .some($0.footer))
-            },
-            moveSections: batch.moveSections.map { .init(from: sectionRef($0.from), to: $0.to) },
-            deleteRows: batch.deleteRows.map(rowRef),
-            insertRows: batch.insertRows.map { .init(at: $0.at, row: content($0.row)) },
-            reloadRows: batch.reloadRows.map {
-                .init(row: rowRef($0.at), value: $0.value, editable: $0.editable, movable: $0.movable)
-            },
-            moveRows: batch.moveRows.map { .init(from: rowRef($0.from), to: $0.to) })
     }
 }

@@ -21,7 +21,7 @@ final class TableEngineRulesPropertyTests: XCTestCase {
                         Bool.random(using: &generator)
                         ? RandomTables.intent(for: engine.table, using: &generator)
                         : .batch(
-                            TableEnginePropertyTests.clientBatch(
+                            RandomTables.clientBatch(
                                 RandomTables.validBatch(for: engine.table, using: &generator), engine.table,
                                 using: &generator))
                     let base = UInt64.random(in: engine.oldestBase...engine.table.version, using: &generator)
@@ -56,7 +56,7 @@ final class TableEngineRulesPropertyTests: XCTestCase {
                 let reserveLastRow = Bool.random(using: &generator)
                 table.rules = TableRules(moves: .withinSection, reserveLastRow: reserveLastRow)
                 let engine = TableEngine(table: table)
-                let client = TableEnginePropertyTests.clientBatch(
+                let client = RandomTables.clientBatch(
                     RandomTables.validBatch(for: table, using: &generator), table, using: &generator)
                 do {
                     let resolution = try engine.resolve(.batch(client))
