@@ -235,6 +235,40 @@ final class WebSocketServerTests: XCTestCase {
         await server.shutdown()
     }
 
+    /// A reader that stopped reading altogether cannot take its 4000 close frame: it is cut off once it has had
+    /// `slowConsumerCloseTimeout` to take it.
+    func testAReaderThatNeverTakesItsCloseFrameIsCutOffAfterTheSlowCloseTimeout() async throws {
+        let serverEvents = EventRecorder()
+        let server = try makeServer(
+            .init(
+                host: "127.0.0.1", port: 0, maxQueuedBytes: 1 << 20, maxQueuedMessages: 100,
+                slowConsumerCloseTimeout: .seconds(1)),
+            events: serverEvents)
+        let stalled = try RawSocket(port: server.port, receiveBuffer: 4096)
+        _ = stalled.upgrade()
+        try await serverEvents.wait("open") { $0.opened.count == 1 }
+        let id = try XCTUnwrap(serverEvents.opened.first?.id)
+
+        // 16 MiB in messages of 256 KiB, paced so that the socket buffers fill before the queue passes its bound:
+        // what lws buffered of the message being written, and the close frame behind it, then stay unwritten.
+        let payload = [UInt8](repeating: 0x2A, count: 256 << 10)
+        for _ in 0..<64 {
+            server.broadcast(WebSocketMessage(bytes: payload))
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let broadcast = ContinuousClock.now
+        try await serverEvents.wait("cut off", timeout: .seconds(5)) { !$0.closes(on: id).isEmpty }
+        XCTAssertLessThan(ContinuousClock.now - broadcast, .seconds(3))
+        XCTAssertEqual(
+            serverEvents.closes(on: id).first,
+            WebSocketCloseFrame(code: .slowConsumer, reason: "outbound queue overflow"))
+        // Frames of 0x2A bytes (headers 0x82 0x7F, then the length's 0x00 0x00 0x00 0x00 0x00 0x04 0x00 0x00) up to
+        // where the connection was cut: a close frame (0x88) would mean that it got out, and that the connection
+        // closed after lingering instead.
+        XCTAssertFalse(stalled.readToEnd().contains(0x88), "the close frame got out")
+        await server.shutdown()
+    }
+
     /// `outboundBacklog` counts messages not yet written, at most 64 per connection: back to nothing once the
     /// readers have everything, 64 for a reader that stopped reading with thousands queued, nothing once it is gone.
     func testOutboundBacklogCountsUnwrittenMessagesAtMost64PerConnection() async throws {

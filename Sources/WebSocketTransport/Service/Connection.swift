@@ -151,7 +151,7 @@ final class Connection {
         if isOpen, let wsi {
             beginClosing()
             lws_callback_on_writable(wsi)
-            lws_set_timeout(wsi, PENDING_TIMEOUT_LAGGING, Int32(loop.limits.slowConsumerCloseSeconds))
+            loop.cutOffAfterSlowClose(of: self)
         }
     }
 

@@ -105,6 +105,8 @@ final class ServiceLoop: @unchecked Sendable {
     var unflushed: [Connection] = []
     /// When each lingering connection's lingering ends (see ``endLinger(of:)``).
     private var lingerEnds = DeadlineQueue<WebSocketConnectionID>(span: .seconds(Connection.lingerSeconds))
+    /// When each slow reader being closed is cut off (see ``cutOffAfterSlowClose(of:)``).
+    private var slowCloseEnds: DeadlineQueue<WebSocketConnectionID>
     /// Server role: HTTP connections waiting for their next request (see ``keepAlive(_:)``).
     var idleKeepAlives: IdleKeepAlives
 
@@ -128,6 +130,7 @@ final class ServiceLoop: @unchecked Sendable {
         let api: HTTPAPI? = if case .server(let router) = role { router.api } else { nil }
         heartbeatsDue = DeadlineQueue(span: max(.microseconds(1), api?.heartbeat ?? .zero))
         answersDue = DeadlineQueue(span: api?.answerTimeout ?? .zero)
+        slowCloseEnds = DeadlineQueue(span: .seconds(limits.slowConsumerCloseSeconds))
         // lws takes a keep-alive timeout of 0 as its default, 5 s.
         idleKeepAlives = IdleKeepAlives(
             timeout: .seconds(settings.httpIdleTimeoutSeconds > 0 ? settings.httpIdleTimeoutSeconds : 5))
@@ -395,6 +398,7 @@ final class ServiceLoop: @unchecked Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         sweepIdleConnections(at: now)
         endExpiredLingers(at: now)
+        cutOffSlowCloses(at: now)
         writeDueHeartbeats(at: now)
         answerOverdueExchanges(at: now)
     }
@@ -420,6 +424,25 @@ final class ServiceLoop: @unchecked Sendable {
     /// Ends the lingering of the connections whose time is over (those that closed meanwhile are gone).
     private func endExpiredLingers(at now: UInt64) {
         while let id = lingerEnds.popDue(at: now) { connections[id]?.lingerExpired() }
+    }
+
+    /// Has `connection`, a slow reader being closed with 4000, cut off after `slowConsumerCloseSeconds` if it is
+    /// still open then (its close frame never went out, or it lingers still). Not an lws timeout set now, for the
+    /// reason lingering is not: when a broadcast leaves thousands of readers behind, each would be inserted behind
+    /// all the others.
+    func cutOffAfterSlowClose(of connection: Connection) {
+        slowCloseEnds.add(connection.id, at: DispatchTime.now().uptimeNanoseconds)
+    }
+
+    /// Cuts off the slow readers whose time to take their close frame is over (those that closed meanwhile are
+    /// gone): through lws' timeout, due now, whose close does not first wait up to 5 s more for what lws buffered of
+    /// the frame being written, as any other close would. It is inserted behind only the kills of this wake-up.
+    private func cutOffSlowCloses(at now: UInt64) {
+        while let id = slowCloseEnds.popDue(at: now) {
+            guard let connection = connections[id], let wsi = connection.wsi else { continue }
+            connection.stopReading()
+            killSoon(wsi, PENDING_TIMEOUT_LAGGING)
+        }
     }
 
     // MARK: Service thread: connection lifecycle
