@@ -9,8 +9,7 @@ struct IdleKeepAlives {
     private var since: [UInt: UInt64] = [:]
 
     init(timeout: Duration) {
-        let (seconds, attoseconds) = timeout.components
-        self.timeout = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds)) / 1_000_000_000
+        self.timeout = timeout.nanoseconds
     }
 
     /// How many connections are waiting.

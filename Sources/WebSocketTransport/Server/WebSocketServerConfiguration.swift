@@ -157,4 +157,9 @@ extension WebSocketServer {
 extension Duration {
     /// Whole seconds, at least 1: lws timeouts are in seconds and 0 means "none".
     var wholeSeconds: Int { max(1, Int(components.seconds)) }
+
+    /// Nanoseconds, as the service loop's uptime clock counts them (a negative span: 0).
+    var nanoseconds: UInt64 {
+        UInt64(max(0, components.seconds)) * 1_000_000_000 + UInt64(max(0, components.attoseconds)) / 1_000_000_000
+    }
 }

@@ -10,8 +10,7 @@ struct DeadlineQueue<ID> {
     private var entries = Deque<(due: UInt64, id: ID)>()
 
     init(span: Duration) {
-        let (seconds, attoseconds) = span.components
-        self.span = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds)) / 1_000_000_000
+        self.span = span.nanoseconds
     }
 
     var isEmpty: Bool { entries.isEmpty }

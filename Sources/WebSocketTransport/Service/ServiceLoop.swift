@@ -131,9 +131,7 @@ final class ServiceLoop: @unchecked Sendable {
         heartbeatsDue = DeadlineQueue(span: max(.microseconds(1), api?.heartbeat ?? .zero))
         answersDue = DeadlineQueue(span: api?.answerTimeout ?? .zero)
         slowCloseEnds = DeadlineQueue(span: .seconds(limits.slowConsumerCloseSeconds))
-        // lws takes a keep-alive timeout of 0 as its default, 5 s.
-        idleKeepAlives = IdleKeepAlives(
-            timeout: .seconds(settings.httpIdleTimeoutSeconds > 0 ? settings.httpIdleTimeoutSeconds : 5))
+        idleKeepAlives = IdleKeepAlives(timeout: .seconds(settings.httpIdleTimeoutSeconds))
         LibWebSocketsLog.install(logger)
         storage = ContextStorage(settings: settings, isServer: settings.port != nil)
 
