@@ -81,6 +81,21 @@ struct OptimisticHarness {
         accepted[client] += outcome.accepted
     }
 
+    /// One step of a random client: an intent against its prediction (4 in 10), an undo, a redo, the server taking
+    /// its next request (2 in 10) or its next message delivered (2 in 10), if it has one.
+    mutating func randomStep(using generator: inout some RandomNumberGenerator) throws {
+        let client = Int.random(in: clients.indices, using: &generator)
+        switch Int.random(in: 0..<10, using: &generator) {
+        case 0..<4:
+            let intent = RandomTables.clientIntent(for: clients[client].predicted, using: &generator)
+            _ = try? submit(client, intent)
+        case 4: _ = try? undo(client)
+        case 5: _ = try? redo(client)
+        case 6, 7: if !requests[client].isEmpty { serve(client) }
+        default: if !inboxes[client].isEmpty { try deliver(client) }
+        }
+    }
+
     var isQuiet: Bool { requests.allSatisfy(\.isEmpty) && inboxes.allSatisfy(\.isEmpty) }
 
     /// Serves and delivers everything, in a fixed order.

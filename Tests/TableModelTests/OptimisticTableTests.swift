@@ -183,19 +183,7 @@ final class OptimisticTableTests: XCTestCase {
                 if Bool.random(using: &generator) { table.rules.moves = .withinSection }
                 if Int.random(in: 0..<4, using: &generator) == 0 { table.rules.maxRowsPerSection = 4 }
                 var harness = OptimisticHarness(table: table, clients: 3)
-                for _ in 0..<Int.random(in: 1...40, using: &generator) {
-                    let client = Int.random(in: 0..<3, using: &generator)
-                    switch Int.random(in: 0..<10, using: &generator) {
-                    case 0..<4:
-                        let intent = RandomTables.clientIntent(
-                            for: harness.clients[client].predicted, using: &generator)
-                        _ = try? harness.submit(client, intent)
-                    case 4: _ = try? harness.undo(client)
-                    case 5: _ = try? harness.redo(client)
-                    case 6, 7: if !harness.requests[client].isEmpty { harness.serve(client) }
-                    default: if !harness.inboxes[client].isEmpty { try harness.deliver(client) }
-                    }
-                }
+                for _ in 0..<Int.random(in: 1...40, using: &generator) { try harness.randomStep(using: &generator) }
                 // Drain in random order.
                 while !harness.isQuiet {
                     let client = Int.random(in: 0..<3, using: &generator)

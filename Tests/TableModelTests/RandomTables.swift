@@ -283,4 +283,35 @@ enum RandomTables {
         }
         return .insertSection(at: 0, section: SectionContent(header: "fallback"))
     }
+
+    /// The first promise of the rules that a commit from `before` to `after` through `batch` broke, or nil: rows
+    /// moved under `withinSection` stay in their section, a reserved last row stays last, and under `limits`
+    /// lowered below the table's content nothing grows past them.
+    static func brokenRule(before: Table, after: Table, batch: Batch, limits: TableRules? = nil) -> String? {
+        if after.rules.moves == .withinSection {
+            for move in batch.moveRows
+            where after.sections[move.to.section].id != before.sections[move.from.section].id {
+                return "row \(move.from) left its section under withinSection"
+            }
+        }
+        if after.rules.reserveLastRow {
+            for section in before.sections {
+                guard let last = section.rows.last, let now = after.sections.first(where: { $0.id == section.id })
+                else { continue }
+                if now.rows.last?.id != last.id { return "the reserved last row \(last.id) is no longer last" }
+            }
+        }
+        if let limits {
+            if after.sections.count > max(limits.maxSections, before.sections.count) {
+                return "sections grew past the limit to \(after.sections.count)"
+            }
+            for section in after.sections where section.rows.count > limits.maxRowsPerSection {
+                let old = before.sections.first { $0.id == section.id }?.rows.count ?? 0
+                if section.rows.count > old {
+                    return "section \(section.id) grew past the limit to \(section.rows.count) rows"
+                }
+            }
+        }
+        return nil
+    }
 }

@@ -68,7 +68,11 @@ func commitIntents(using input: inout InputGenerator) {
         var replica = current
         do { try replica.apply(resolution.batch) } catch { failure("a replica refused \(resolution.batch): \(error)") }
         check(replica == engine.table, "a replica differs after \(intent) at \(base)")
-        checkRules(before: current, after: engine.table, batch: resolution.batch, limits: limits)
+        if let broken = RandomTables.brokenRule(
+            before: current, after: engine.table, batch: resolution.batch, limits: limits)
+        {
+            failure("\(broken) after \(intent) at \(base)")
+        }
     }
     let batches = committed.map { batch in
         do { return try Batch(json: JSONValue(parsing: batch.jsonBytes)) } catch {
@@ -80,64 +84,22 @@ func commitIntents(using input: inout InputGenerator) {
     check(rebuilt?.table == engine.table, "the snapshot and the log rebuild another table")
 }
 
-/// What the table's rules promise whatever is committed: rows moved under `withinSection` stay in their section,
-/// a reserved last row stays last, and under lowered limits nothing grows past them.
-func checkRules(before: Table, after: Table, batch: Batch, limits: TableRules?) {
-    if after.rules.moves == .withinSection {
-        for move in batch.moveRows {
-            check(
-                after.sections[move.to.section].id == before.sections[move.from.section].id,
-                "a row left its section under withinSection")
-        }
-    }
-    if after.rules.reserveLastRow {
-        for section in before.sections {
-            guard let last = section.rows.last, let now = after.sections.first(where: { $0.id == section.id })
-            else { continue }
-            check(now.rows.last?.id == last.id, "a reserved last row \(last.id) is no longer last")
-        }
-    }
-    if let limits {
-        check(after.sections.count <= max(limits.maxSections, before.sections.count), "sections grew past the limit")
-        for section in after.sections where section.rows.count > limits.maxRowsPerSection {
-            let old = before.sections.first { $0.id == section.id }?.rows.count ?? 0
-            check(section.rows.count <= old, "section \(section.id) grew past the limit")
-        }
-    }
-}
-
 func convergeClients(using input: inout InputGenerator) {
     var table = RandomTables.table(using: &input)
     if Bool.random(using: &input) { table.rules.moves = .withinSection }
     if Bool.random(using: &input) { table.rules.maxRowsPerSection = 4 }
     var harness = OptimisticHarness(table: table, clients: 3)
-    for _ in 0..<64 where !input.isExhausted {
-        let client = Int.random(in: 0..<3, using: &input)
-        switch Int.random(in: 0..<10, using: &input) {
-        case 0..<4:
-            _ = try? harness.submit(
-                client, RandomTables.clientIntent(for: harness.clients[client].predicted, using: &input))
-        case 4: _ = try? harness.undo(client)
-        case 5: _ = try? harness.redo(client)
-        case 6, 7: if !harness.requests[client].isEmpty { harness.serve(client) }
-        default: if !harness.inboxes[client].isEmpty { deliver(client, &harness) }
-        }
-    }
-    while !harness.isQuiet {
-        for client in 0..<3 {
-            while !harness.requests[client].isEmpty { harness.serve(client) }
-            while !harness.inboxes[client].isEmpty { deliver(client, &harness) }
-        }
+    do {
+        for _ in 0..<64 where !input.isExhausted { try harness.randomStep(using: &input) }
+        try harness.settle()
+    } catch {
+        failure("a client refused what the server sent: \(error)")
     }
     for client in harness.clients {
         check(client.pendingCount == 0, "a client still has intents pending")
         check(client.predicted == harness.server.table, "a client's prediction is not the server's table")
         check(client.confirmed.table == harness.server.table, "a client's confirmed table is not the server's")
     }
-}
-
-func deliver(_ client: Int, _ harness: inout OptimisticHarness) {
-    do { try harness.deliver(client) } catch { failure("a client refused what the server sent: \(error)") }
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
