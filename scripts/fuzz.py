@@ -9,8 +9,8 @@ through clients that predict them, and an HTTP API request as the gateway makes 
 The targets are scripts/fuzz/*.swift, built with `swiftc -sanitize=fuzzer,address` straight from the sources they
 test (SwiftPM cannot build a libFuzzer target beside the package's own executables), into .build/fuzz/. Each starts
 from seeds written here (frames of every kind; every client message of web-client-protocol/examples/, as itself
-and as an HTTP API body; a request of every route) and keeps what it finds in .build/fuzz/TARGET/corpus, so later
-runs go on from there. A failing input is saved as
+and as an HTTP API body; a request of every route; random choices for the engine's programs) and keeps what it
+finds in .build/fuzz/TARGET/corpus, so later runs go on from there. A failing input is saved as
 .build/fuzz/TARGET/crash-*; rerun it with `.build/fuzz/TARGET/fuzz-TARGET FILE`. Exits 1 if a target failed.
 """
 import argparse

@@ -29,8 +29,4 @@ extension ServiceLoop {
             if let wsi = OpaquePointer(bitPattern: key) { killSoon(wsi, PENDING_TIMEOUT_HTTP_KEEPALIVE_IDLE) }
         }
     }
-
-    private static func key(_ wsi: OpaquePointer) -> UInt {
-        UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(wsi)))
-    }
 }

@@ -32,15 +32,13 @@ extension ServiceLoop {
             }
         }
         if let address {
-            handshakeGate.began(
-                UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(wsi))), from: address,
-                at: DispatchTime.now().uptimeNanoseconds)
+            handshakeGate.began(Self.key(wsi), from: address, at: DispatchTime.now().uptimeNanoseconds)
         }
     }
 
     /// The connection became a WebSocket connection, or was destroyed.
     func handshakeEnded(_ wsi: OpaquePointer) {
-        handshakeGate.ended(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(wsi))))
+        handshakeGate.ended(Self.key(wsi))
     }
 
     /// The numeric address of a peer, IPv4-mapped IPv6 addresses (the listener is dual-stack) as plain IPv4.

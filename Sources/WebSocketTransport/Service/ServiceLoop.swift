@@ -456,6 +456,12 @@ final class ServiceLoop: @unchecked Sendable {
         return Unmanaged<Connection>.fromOpaque(pointer).takeUnretainedValue()
     }
 
+    /// A connection's lws handle as a key, for what is kept of connections that have no `Connection` (handshakes,
+    /// plain HTTP): its address, which lws reuses once the connection is gone.
+    static func key(_ wsi: OpaquePointer) -> UInt {
+        UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(wsi)))
+    }
+
     /// Reports the close, forgets the connection, and stops the loop when a drain has closed the last one.
     func finish(_ connection: Connection, detail: String = "") {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
